@@ -1,0 +1,1 @@
+"""`basedb check`: validators that turn a loaded workspace into findings."""

@@ -1,0 +1,35 @@
+"""Run every validator over a workspace and collect one `CheckResult`."""
+
+from __future__ import annotations
+
+from basedb.check.context import CheckContext
+from basedb.check.result import SKIP_AI_NOTICE, CheckResult
+from basedb.workspace.model import FUNCTION_KINDS, Workspace
+
+
+def check_workspace(ws: Workspace, *, skip_ai: bool = False,
+                    include_contracts: bool = True) -> CheckResult:
+    """Validate a loaded workspace. Never raises on bad input: problems become findings.
+
+    `include_contracts` compares generated contract files on disk with what `contracts
+    generate` would write; the platform, which has no files, turns it off.
+    """
+    from basedb.check import agent_tools, declarations, faas, mutations
+    from basedb.check.sql import rules as sql_rules
+
+    ctx = CheckContext(workspace=ws, skip_ai=skip_ai)
+    ctx.extend(ws.load_findings)
+    declarations.check_declarations(ctx)
+    sql_rules.check_database_functions(ctx)
+    mutations.check_mutations(ctx)
+    faas.check_faas(ctx)
+    agent_tools.check_agent_tools(ctx)
+    if include_contracts and not ctx.errors:
+        from basedb.contracts import stale_findings
+
+        ctx.extend(stale_findings(ws))
+    tools, exclude = agent_tools.plan(ws, skip_ai=skip_ai)
+    counts = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
+    notices = [SKIP_AI_NOTICE] if skip_ai else []
+    return CheckResult(errors=ctx.errors, hints=ctx.hints, tools=tools, exclude=exclude,
+                       counts=counts, notices=notices, root=str(ws.root))

@@ -1,0 +1,107 @@
+"""The `basedb` command line: a thin click layer over the core.
+
+Commands are imported only when invoked, so that `basedb --version` and friends start
+about as fast as the interpreter itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from basedb import __version__
+
+# name -> (module, attribute, one-line help). The help is repeated here so that
+# `basedb --help` does not need to import every command module.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("basedb.cli.init", "init_command", "Create a site workspace (and its site and Base)."),
+    "check": ("basedb.cli.check", "check_command",
+              "Validate the workspace's declarations, SQL and agent-tools policy."),
+    "contracts": ("basedb.cli.contracts", "contracts_group",
+                  "Generate typed contracts from the declarations."),
+    "catalog": ("basedb.cli.catalog", "catalog_group",
+                "Refresh catalog.json from the site's bound tables."),
+    "deploy": ("basedb.cli.deploy", "deploy_command",
+               "Deploy a preview release, or promote it to production."),
+    "deployments": ("basedb.cli.deployments", "deployments_group",
+                    "List deployments, show status, roll back production."),
+    "pull": ("basedb.cli.pull", "pull_command",
+             "Restore a workspace from the latest deployed artifact."),
+    "doctor": ("basedb.cli.doctor", "doctor_command",
+               "Diagnose the installation, profile, login and workspace."),
+    "auth": ("basedb.cli.auth", "auth_group", "Manage profiles and tokens."),
+    "api": ("basedb.cli.api", "api_command", "Call any Open API endpoint (lark-cli conventions)."),
+    "lark-cli": ("basedb.cli.api", "lark_cli_command",
+                 "Run lark-cli with the workspace profile (falls back to `basedb api`)."),
+    "serve": ("basedb.cli.serve", "serve_command", "Run the local platform over HTTP."),
+    "demo": ("basedb.cli.demo", "demo_command",
+             "Run the whole journey on the embedded local platform."),
+    "agent-tools": ("basedb.cli.agent_tools", "agent_tools_group",
+                    "Expose the site's functions to AI agents (site Skill)."),
+    "skill": ("basedb.cli.skill", "skill_group",
+              "Install the basedb developer Skill into coding agents."),
+    "mcp": ("basedb.cli.mcp", "mcp_command",
+            "Serve the site's open functions as MCP tools over stdio."),
+}
+
+
+def _available(module: str) -> bool:
+    """Whether a command module exists (lets the map name commands still being built)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+class LazyGroup(click.Group):
+    """A group that imports each subcommand on first use and maps errors to exit codes."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx)) | set(self._lazy)
+        return sorted(n for n in names if n not in self._lazy or _available(self._lazy[n][0]))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy and _available(self._lazy[cmd_name][0]):
+            module, attr, _ = self._lazy[cmd_name]
+            command = getattr(importlib.import_module(module), attr)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{module}.{attr} is not a click command")
+            return command
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self._lazy[name][2]) for name in self.list_commands(ctx)
+                if name in self._lazy]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from basedb.cli.common import run_guarded
+
+        return run_guarded(ctx, lambda: super(LazyGroup, self).invoke(ctx))
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="basedb",
+                      message="%(prog)s %(version)s")
+def cli() -> None:
+    """basedb: build, check and deploy Base Database sites, locally or on Lark.
+
+    With no profile configured, every command talks to the embedded local platform
+    (data in $BASEDB_DATA_DIR), so the whole journey works on one machine.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv, prog_name="basedb")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Options shared by commands, output helpers, and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from basedb.errors import EXIT_INTERNAL, BasedbError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JSON_MODE_KEY = "basedb.json"
+
+
+def _set_json_mode(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[JSON_MODE_KEY] = True
+    return value
+
+
+def json_option(f: F) -> F:
+    """`--json`: machine-readable output on stdout, error envelopes on stderr."""
+    return click.option("--json", "as_json", is_flag=True, expose_value=True,
+                        callback=_set_json_mode, is_eager=True,
+                        help="Print machine-readable JSON (stable shape).")(f)
+
+
+def workspace_option(f: F) -> F:
+    """`-C/--workspace DIR`: where to look for base-database.jsonc (default: cwd upward)."""
+    return click.option("-C", "--workspace", "workspace_dir",
+                        type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help="Workspace directory (default: search from the current "
+                             "directory upward).")(f)
+
+
+def profile_option(f: F) -> F:
+    return click.option("--profile", default=None, envvar="BASEDB_PROFILE",
+                        help="Profile to use (default: the workspace's, else `local`).")(f)
+
+
+def in_json_mode() -> bool:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if ctx.meta.get(JSON_MODE_KEY):
+            return True
+        ctx = ctx.parent
+    return False
+
+
+def emit_json(data: Any) -> None:
+    """Write one JSON document to stdout."""
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
+def render_error(error: BasedbError) -> str:
+    parts = [f"Error: {error.message}"]
+    if error.code not in (None, ""):
+        parts[0] += f" [{error.code}]"
+    if error.hint:
+        parts.append(f"Hint: {error.hint}")
+    log_id = error.detail.get("log_id")
+    if log_id:
+        parts.append(f"Log ID: {log_id}")
+    return "\n".join(parts)
+
+
+def report_error(error: BasedbError) -> None:
+    from basedb.redact import redact
+
+    if in_json_mode():
+        text = json.dumps(error.to_envelope(), ensure_ascii=False)
+    else:
+        text = render_error(error)
+    click.echo(redact(text), err=True)
+
+
+def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
+    """Run a command, turning basedb errors into stderr messages and exit codes."""
+    try:
+        return call()
+    except BasedbError as error:
+        report_error(error)
+        ctx.exit(error.exit_code)
+    except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
+            BrokenPipeError):
+        raise
+    except Exception as exc:  # a bug: say so plainly, keep the traceback for reports
+        from basedb.errors import InternalError
+
+        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=8))
+        report_error(InternalError(
+            f"basedb hit an unexpected error: {type(exc).__name__}: {exc}",
+            code="INTERNAL",
+            hint="This is a bug in basedb; please report it with the command you ran. "
+                 "Set BASEDB_DEBUG=1 to see the traceback.",
+        ))
+        import os
+
+        if os.environ.get("BASEDB_DEBUG"):
+            click.echo(detail, err=True)
+        ctx.exit(EXIT_INTERNAL)

@@ -1,0 +1,68 @@
+"""How Base tables and fields are laid out as SQLite tables and columns.
+
+This is the contract between the record store (which writes rows), the SQL compiler
+(which rewrites a Database Function from Base names to these names) and the invoke
+runtime (which decodes result cells). Names derive from ids, never from user-chosen
+names, so no Base name can ever inject into a statement.
+
+Cell storage by field type:
+
+    text, formula, lookup      TEXT
+    number                     REAL
+    select (single)            TEXT   the option name
+    select (multiple)          TEXT   JSON array of option names
+    datetime                   TEXT   'YYYY-MM-DD HH:MM:SS' in the site time zone
+    checkbox                   INTEGER 0 / 1
+    user (single)              TEXT   the user id
+    user (multiple)            TEXT   JSON array of user ids
+    link                       TEXT   JSON array of record ids (always multi-valued)
+    attachment                 TEXT   JSON array of {file_token, name, size, mime_type}
+    location                   TEXT   JSON object
+    auto_number                INTEGER
+    created_at, updated_at     TEXT   'YYYY-MM-DD HH:MM:SS'
+    created_by, updated_by     TEXT   the user id
+
+Every record table also has `record_id TEXT PRIMARY KEY` and `_seq INTEGER` (insertion
+order, used for stable listing and auto numbers).
+"""
+
+from __future__ import annotations
+
+import re
+
+from basedb.workspace.model import Field
+
+_ID_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+JSON_TYPES = frozenset({"link", "attachment", "location"})
+
+
+def _safe(identifier: str) -> str:
+    if not _ID_RE.match(identifier):
+        raise ValueError(f"unsafe identifier {identifier!r}")
+    return identifier
+
+
+def table_name(table_id: str) -> str:
+    """The SQLite table holding the records of a Base table."""
+    return f"t_{_safe(table_id)}"
+
+
+def column_name(field_id: str) -> str:
+    """The SQLite column holding a field; `record_id` maps to itself."""
+    if field_id == "record_id":
+        return "record_id"
+    return f"c_{_safe(field_id)}"
+
+
+def column_affinity(field: Field) -> str:
+    if field.type == "number":
+        return "REAL"
+    if field.type in ("checkbox", "auto_number"):
+        return "INTEGER"
+    return "TEXT"
+
+
+def is_json_encoded(field: Field) -> bool:
+    """Whether the stored cell is a JSON document that must be decoded on read."""
+    return field.type in JSON_TYPES or (field.type in ("select", "user") and field.multiple)

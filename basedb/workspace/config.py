@@ -1,0 +1,74 @@
+"""base-database.jsonc: the workspace configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from basedb.check.findings import Finding
+from basedb.workspace.declarations import json_type
+from basedb.workspace.model import Binding, WorkspaceConfig
+
+CONFIG_FILE = "base-database.jsonc"
+
+
+def build_config(doc: Any, *, file: str = CONFIG_FILE) -> tuple[WorkspaceConfig | None, list[Finding]]:
+    findings: list[Finding] = []
+
+    def bad(where: str, message: str, fix: str) -> None:
+        findings.append(Finding("WORKSPACE_CONFIG_INVALID", message, file, where, fix=fix))
+
+    if not isinstance(doc, dict):
+        bad("", f"{file} must contain an object, not {json_type(doc)}.",
+            "Write {\"appToken\": …, \"title\": …, \"binding\": {…}}, or run `basedb init`.")
+        return None, findings
+    strings: dict[str, str] = {}
+    for key, required in (("appToken", True), ("title", False), ("profile", False),
+                          ("timezone", False)):
+        value = doc.get(key)
+        if value is None and not required:
+            continue
+        if not isinstance(value, str) or (required and not value.strip()):
+            bad(f"/{key}", f"/{key} must be a {'non-empty ' if required else ''}string.",
+                f"Set \"{key}\" in {file}.")
+            continue
+        strings[key] = value
+    if "timezone" in strings and not _is_timezone(strings["timezone"]):
+        bad("/timezone", f"/timezone {strings['timezone']!r} is not an IANA time zone.",
+            "Use a zone such as \"Asia/Shanghai\" or \"UTC\".")
+        del strings["timezone"]
+    binding = doc.get("binding", {})
+    base_token, table_ids = "", []
+    if not isinstance(binding, dict):
+        bad("/binding", f"/binding must be an object, not {json_type(binding)}.",
+            "Write \"binding\": {\"baseToken\": …, \"tableIds\": [...]}.")
+    else:
+        base_token = binding.get("baseToken", "")
+        if not isinstance(base_token, str):
+            bad("/binding/baseToken", "/binding/baseToken must be a string.",
+                "Set binding.baseToken to the bound Base's token.")
+            base_token = ""
+        table_ids = binding.get("tableIds", [])
+        if not isinstance(table_ids, list) or not all(isinstance(t, str) for t in table_ids):
+            bad("/binding/tableIds", "/binding/tableIds must be an array of table id strings.",
+                "Run `basedb catalog pull` to merge the bound table ids.")
+            table_ids = []
+    if "appToken" not in strings:
+        return None, findings
+    return WorkspaceConfig(
+        app_token=strings["appToken"],
+        title=strings.get("title", ""),
+        binding=Binding(base_token=base_token, table_ids=tuple(table_ids)),
+        profile=strings.get("profile"),
+        timezone=strings.get("timezone"),
+        raw=doc,
+    ), findings
+
+
+def _is_timezone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True

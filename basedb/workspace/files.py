@@ -1,0 +1,150 @@
+"""Reading workspace files defensively.
+
+Every file a user controls can be missing, a directory, a dangling symlink or a loop,
+binary, not UTF-8, enormous, or not JSON. Each of those becomes one `FileProblem` whose
+message says what is wrong with which file; callers turn it into a finding or an error.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# Generous limits: a declaration is a few KB; the biggest real catalog is a few MB.
+LIMIT_DECLARATION = 1 * MIB
+LIMIT_SQL = 256 * KIB
+LIMIT_CONFIG = 1 * MIB
+LIMIT_CATALOG = 64 * MIB
+
+
+class FileProblem(Exception):
+    """A file that cannot be used, with a sentence on how to fix it."""
+
+    def __init__(self, message: str, fix: str, *, line: int | None = None,
+                 column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        self.line = line
+        self.column = column
+
+
+def _human_size(size: int) -> str:
+    if size >= MIB:
+        return f"{size / MIB:.1f} MB"
+    if size >= KIB:
+        return f"{size / KIB:.1f} KB"
+    return f"{size} bytes"
+
+
+def read_text(path: Path, *, label: str, limit: int) -> str:
+    """Read a UTF-8 text file, refusing anything that is not a reasonable text file."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise FileProblem(f"{label} is a symlink to a file that does not exist.",
+                              f"Point {label} at an existing file or replace it.") from None
+        raise FileProblem(f"{label} does not exist.", f"Create {label}.") from None
+    except OSError as exc:
+        raise _os_problem(exc, label) from None
+    if not path.is_file():
+        raise FileProblem(
+            f"{label} is a directory or special file, not a regular file.",
+            f"Replace {label} with a regular file.",
+        )
+    if st.st_size > limit:
+        raise FileProblem(
+            f"{label} is {_human_size(st.st_size)}; at most {_human_size(limit)} is accepted.",
+            f"Reduce {label} to under {_human_size(limit)}.",
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _os_problem(exc, label) from None
+    if len(data) > limit:  # the file grew between stat and read
+        raise FileProblem(
+            f"{label} is larger than {_human_size(limit)}.",
+            f"Reduce {label} to under {_human_size(limit)}.",
+        )
+    return decode_text(data, label=label)
+
+
+def decode_text(data: bytes, *, label: str) -> str:
+    if b"\x00" in data:
+        raise FileProblem(
+            f"{label} is binary (it contains NUL bytes), not text.",
+            f"Replace {label} with a UTF-8 text file.",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FileProblem(
+            f"{label} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, "
+            f"line {line}).",
+            f"Save {label} as UTF-8.",
+            line=line,
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _os_problem(exc: OSError, label: str) -> FileProblem:
+    if exc.errno == errno.ELOOP:
+        return FileProblem(f"{label} is a symlink loop.",
+                           f"Replace {label} with a regular file.")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return FileProblem(f"{label} cannot be read: permission denied.",
+                           f"Make {label} readable by the current user.")
+    if exc.errno == errno.EISDIR:
+        return FileProblem(f"{label} is a directory, not a file.",
+                           f"Replace {label} with a regular file.")
+    return FileProblem(f"{label} cannot be read: {os.strerror(exc.errno or 0) or exc}.",
+                       f"Check that {label} is a readable regular file.")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(text: str, *, label: str) -> Any:
+    """Strict JSON (no NaN/Infinity), with the line and column of a syntax error."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise FileProblem(
+            f"{label} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.",
+            f"Fix the JSON syntax in {label} (comments and trailing commas are not allowed).",
+            line=exc.lineno,
+            column=exc.colno,
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise FileProblem(f"{label} is not valid JSON: {reason}.",
+                          f"Fix the JSON in {label}.") from None
+
+
+def parse_jsonc(text: str, *, label: str) -> Any:
+    """JSON with comments and trailing commas (the format of base-database.jsonc)."""
+    import json5  # lazily: only the config file needs it
+
+    try:
+        return json5.loads(text)
+    except ValueError as exc:
+        raise FileProblem(
+            f"{label} is not valid JSONC: {exc}.",
+            f"Fix the syntax of {label}; comments and trailing commas are allowed.",
+        ) from None
+    except RecursionError:
+        raise FileProblem(f"{label} is not valid JSONC: it nests too deeply.",
+                          f"Fix the syntax of {label}.") from None
+
+
+def read_json(path: Path, *, label: str, limit: int) -> Any:
+    return parse_json(read_text(path, label=label, limit=limit), label=label)

@@ -1,0 +1,168 @@
+"""Find and load a workspace: the one loader every command uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from basedb.check.findings import Finding
+from basedb.errors import WorkspaceNotFound
+from basedb.workspace import files
+from basedb.workspace.catalog import CATALOG_FILE, build_catalog
+from basedb.workspace.config import CONFIG_FILE, build_config
+from basedb.workspace.declarations import build_declaration, declaration_file
+from basedb.workspace.model import (
+    EMPTY_CATALOG,
+    FUNCTION_ID_RE,
+    FUNCTION_KINDS,
+    KIND_DIRS,
+    AgentToolsConfig,
+    AnyDeclaration,
+    FunctionKind,
+    Workspace,
+)
+
+AGENT_TOOLS_FILE = "agent-tools.json"
+
+
+def find_root(start: Path | str | None = None) -> Path:
+    """The nearest directory at or above `start` holding base-database.jsonc."""
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_FILE).exists():
+            return candidate
+    raise WorkspaceNotFound(str(here))
+
+
+def load_workspace(root: Path | str, *, skip_ai: bool = False) -> Workspace:
+    """Load everything under `root`. Problems become findings; nothing here raises."""
+    root = Path(root)
+    findings: list[Finding] = []
+
+    config = None
+    try:
+        text = files.read_text(root / CONFIG_FILE, label=CONFIG_FILE, limit=files.LIMIT_CONFIG)
+        config, found = build_config(files.parse_jsonc(text, label=CONFIG_FILE))
+        findings += found
+    except files.FileProblem as p:
+        findings.append(_file_finding("WORKSPACE_CONFIG_INVALID", CONFIG_FILE, p))
+
+    catalog, catalog_loaded = EMPTY_CATALOG, False
+    try:
+        doc = files.read_json(root / CATALOG_FILE, label=CATALOG_FILE, limit=files.LIMIT_CATALOG)
+        catalog, found = build_catalog(doc)
+        catalog_loaded = not any(f.pointer in ("", "/tables") for f in found)
+        findings += found
+    except files.FileProblem as p:
+        findings.append(_file_finding("CATALOG_INVALID", CATALOG_FILE, p,
+                                      fix="Run `basedb catalog pull` to fetch catalog.json."))
+
+    ids: dict[str, list[FunctionKind]] = {}
+    declarations: dict[str, AnyDeclaration] = {}
+    for kind in FUNCTION_KINDS:
+        for function_id in _function_dirs(root, kind, findings):
+            ids.setdefault(function_id, []).append(kind)
+            if kind == "ai_function" and skip_ai:
+                continue  # skipping AI sync means not parsing AI drafts at all
+            decl, found = _load_declaration(root, kind, function_id)
+            findings += found
+            if decl is not None and function_id not in declarations:
+                declarations[function_id] = decl
+
+    for function_id, kinds in ids.items():
+        if len(kinds) > 1:
+            dirs = " and ".join(f"{KIND_DIRS[k]}/{function_id}" for k in kinds)
+            for kind in kinds[1:]:
+                findings.append(Finding(
+                    "FUNCTION_ID_DUPLICATE",
+                    f"functionId {function_id!r} is used by {dirs}; ids must be unique "
+                    "across Database Functions, Mutations, FaaS and AI Functions.",
+                    declaration_file(kind, function_id), "", function_id,
+                    "Rename one of the directories."))
+
+    return Workspace(root=root, config=config, catalog=catalog, declarations=declarations,
+                     ids=ids, agent_tools=_load_agent_tools(root, findings),
+                     load_findings=findings, catalog_loaded=catalog_loaded)
+
+
+def _function_dirs(root: Path, kind: FunctionKind, findings: list[Finding]) -> list[str]:
+    base = root / KIND_DIRS[kind]
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        findings.append(Finding("DECLARATION_INVALID", f"{KIND_DIRS[kind]}/ cannot be read: "
+                                f"{exc.strerror}.", KIND_DIRS[kind] + "/",
+                                fix=f"Make {KIND_DIRS[kind]}/ a readable directory."))
+        return []
+    out = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            continue
+        if not FUNCTION_ID_RE.match(entry.name):
+            findings.append(Finding(
+                "FUNCTION_ID_INVALID",
+                f"Directory name {entry.name!r} is not a valid functionId: it must start with "
+                "a letter and contain only letters, digits and _ (at most 64 characters).",
+                f"{KIND_DIRS[kind]}/{entry.name}/", "", entry.name,
+                "Rename the directory, e.g. listTeamLeave or create_period."))
+            continue
+        out.append(entry.name)
+    return out
+
+
+def _load_declaration(root: Path, kind: FunctionKind, function_id: str,
+                      ) -> tuple[AnyDeclaration | None, list[Finding]]:
+    rel = declaration_file(kind, function_id)
+    fdir = root / KIND_DIRS[kind] / function_id
+    try:
+        doc = files.read_json(root / rel, label=rel, limit=files.LIMIT_DECLARATION)
+    except files.FileProblem as p:
+        return None, [_file_finding("DECLARATION_INVALID", rel, p, function_id=function_id)]
+    extra: list[Finding] = []
+    sql: str | None = None
+    has_handler = True
+    if kind == "database_function":
+        sql_rel = f"{KIND_DIRS[kind]}/{function_id}/main.sql"
+        try:
+            sql = files.read_text(fdir / "main.sql", label=sql_rel, limit=files.LIMIT_SQL)
+        except files.FileProblem as p:
+            extra.append(_file_finding("DECLARATION_INVALID", sql_rel, p,
+                                       function_id=function_id))
+    elif kind == "faas":
+        has_handler = (fdir / "index.mjs").is_file()
+    decl, found = build_declaration(kind, function_id, doc, sql=sql, has_handler=has_handler)
+    return decl, extra + found
+
+
+def _load_agent_tools(root: Path, findings: list[Finding]) -> AgentToolsConfig:
+    path = root / AGENT_TOOLS_FILE
+    if not path.exists() and not path.is_symlink():
+        return AgentToolsConfig(present=False)
+    try:
+        doc = files.read_json(path, label=AGENT_TOOLS_FILE, limit=files.LIMIT_CONFIG)
+    except files.FileProblem as p:
+        findings.append(_file_finding("AGENT_TOOLS_INVALID", AGENT_TOOLS_FILE, p))
+        return AgentToolsConfig(present=True, raw=None)
+    exclude = doc.get("exclude") if isinstance(doc, dict) else None
+    ids = tuple(x for x in exclude if isinstance(x, str)) if isinstance(exclude, list) else ()
+    return AgentToolsConfig(present=True, exclude=ids, raw=doc)
+
+
+def _file_finding(code: str, file: str, problem: files.FileProblem, *,
+                  function_id: str | None = None, fix: str | None = None) -> Finding:
+    return Finding(code, problem.message, file, "", function_id, fix or problem.fix,
+                   line=problem.line, column=problem.column)
+
+
+def read_declaration_document(root: Path, kind: FunctionKind, function_id: str) -> Any:
+    rel = declaration_file(kind, function_id)
+    return files.read_json(root / rel, label=rel, limit=files.LIMIT_DECLARATION)
