@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from basedb.cli.common import workspace_option
+from basedb.cli.common import JSON_MODE_KEY, workspace_option
 
+if TYPE_CHECKING:
+    from basedb.check.result import CheckResult
+    from basedb.errors import WorkspaceNotFound
+
+# The formats of basedb.check.reporters, repeated so that --help needs no import.
 FORMATS = ("text", "json", "github", "sarif")
 
 
@@ -29,27 +37,72 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
     is no workspace or the usage is wrong.
     """
     if as_json and fmt not in (None, "json"):
-        raise click.UsageError("--json conflicts with --format " + str(fmt))
+        raise click.UsageError(f"--json conflicts with --format {fmt}; use one of them.")
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
-        from basedb.cli.common import JSON_MODE_KEY
-
         ctx.meta[JSON_MODE_KEY] = True
+    if workspace_dir is not None and not workspace_dir.is_dir():
+        raise click.BadParameter(f"{workspace_dir} is not a directory.",
+                                 param_hint="'-C' / '--workspace'")
 
-    from basedb.check.reporters import render
-    from basedb.check.run import check_workspace
+    from basedb.errors import WorkspaceNotFound
     from basedb.workspace import find_root, load_workspace
 
-    root = find_root(workspace_dir)
+    start = workspace_dir if workspace_dir is not None else Path.cwd()
+    try:
+        root = find_root(start)
+    except WorkspaceNotFound as missing:
+        _report_missing_workspace(ctx, missing, fmt, Path(start), output)
+        return
+
+    from basedb.check.run import check_workspace
+
     result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
                              skip_ai=skip_ai_functions)
-    color = output is None and fmt == "text" and click.get_text_stream("stdout").isatty()
-    text = render(result, fmt, root=root, color=color)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=not text.endswith("\n"), color=color)
-    for notice in result.notices:
-        if fmt != "json":
+    _write_report(result, fmt, root, output)
+    if fmt in ("text", "sarif"):
+        # JSON and GitHub reports carry the notices themselves; the others say them here.
+        for notice in result.notices:
             click.echo(f"Notice: {notice}", err=True)
     ctx.exit(0 if result.ok else 1)
+
+
+def _write_report(result: CheckResult, fmt: str, root: Path, output: Path | None) -> None:
+    from basedb.check.reporters import render
+
+    color = (output is None and fmt == "text" and sys.stdout.isatty()
+             and "NO_COLOR" not in os.environ)
+    text = render(result, fmt, root=root, color=color)
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"), color=color)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        from basedb.errors import InputError
+
+        raise InputError(
+            f"Cannot write the report to {output}: {exc.strerror or exc}.",
+            code="OUTPUT_NOT_WRITABLE",
+            hint="Pass --output a path in an existing, writable directory.",
+        ) from None
+
+
+def _report_missing_workspace(ctx: click.Context, missing: WorkspaceNotFound, fmt: str,
+                              start: Path, output: Path | None) -> None:
+    """Exit 2; structured formats still get a well-formed report naming the problem."""
+    from basedb.cli.common import report_error
+
+    report_error(missing)  # the readable paragraph (or JSON envelope) on stderr
+    if fmt != "text":
+        from basedb.check.findings import Finding
+        from basedb.check.result import CheckResult
+        from basedb.workspace.config import CONFIG_FILE
+        from basedb.workspace.model import FUNCTION_KINDS
+
+        finding = Finding("WORKSPACE_NOT_FOUND", missing.message, CONFIG_FILE, "",
+                          fix=missing.hint)
+        result = CheckResult(errors=[finding], hints=[], tools=[], exclude=[],
+                             counts={kind: 0 for kind in FUNCTION_KINDS})
+        _write_report(result, fmt, start, output)
+    ctx.exit(missing.exit_code)
