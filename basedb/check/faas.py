@@ -1,0 +1,156 @@
+"""FaaS input schemas (and AI Function input schemas) as JSON Schema.
+
+Upstream rejects a FaaS `inputSchema` whose top level is not an object or whose top-level
+properties lack a description; basedb also rejects schemas that are not valid JSON Schema
+(checked against the metaschema of their `$schema`, draft 2020-12 when absent) and
+`required` names that no top-level property declares. A FaaS without `inputSchema` is
+allowed (the platform reports `schemaStatus: "missing"`), and so is `"inputSchema": null`,
+which says the same thing explicitly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from basedb.check.context import CheckContext
+from basedb.check.declarations import SHORT_DESCRIPTION_CHARS
+from basedb.check.findings import Finding, Hint, pointer
+from basedb.check.messages import clip, did_you_mean, show_json
+from basedb.workspace.declarations import json_type
+from basedb.workspace.model import AIFunction, FaaS
+
+SCHEMA_KEY = "inputSchema"
+# Branch keywords whose `required` lists apply to the same object as the top level.
+_BRANCH_KEYWORDS = ("oneOf", "anyOf", "allOf")
+_SUPPORTED_DIALECTS = "draft-04, draft-06, draft-07, 2019-09 or 2020-12"
+
+
+def check_faas(ctx: CheckContext) -> None:
+    """Add schema findings for FaaS and (unless skipped) AI Function input schemas."""
+    ws = ctx.workspace
+    for function_id in sorted(ws.declarations):
+        decl = ws.declarations[function_id]
+        if isinstance(decl, FaaS) and decl.input_schema is not None:
+            ctx.extend(list(_check_faas_schema(decl)))
+        elif (isinstance(decl, AIFunction) and not ctx.skip_ai
+              and isinstance(decl.input_schema, dict)):
+            # A non-object AI schema is DECLARATION_INVALID from the declaration builder.
+            ctx.extend(list(_invalid_schema_findings(decl.input_schema, decl.file,
+                                                     decl.function_id)))
+
+
+def _check_faas_schema(decl: FaaS) -> Iterator[Finding | Hint]:
+    schema = decl.input_schema
+    base = pointer(SCHEMA_KEY)
+    if not isinstance(schema, dict):
+        yield Finding("FAAS_SCHEMA_NOT_OBJECT",
+                      f"inputSchema is {json_type(schema)}; it must be a JSON Schema object "
+                      "whose top level is {\"type\": \"object\"}.",
+                      decl.file, base, decl.function_id,
+                      "Write inputSchema as {\"type\": \"object\", \"properties\": {…}}, or "
+                      "remove it if the function takes no input.")
+        return
+    if schema.get("type") != "object":
+        where = pointer(SCHEMA_KEY, "type") if "type" in schema else base
+        found = (f"has \"type\": {show_json(schema['type'])}" if "type" in schema
+                 else "has no \"type\"")
+        yield Finding("FAAS_SCHEMA_NOT_OBJECT",
+                      f"The top level of inputSchema {found}; it must be \"type\": \"object\" "
+                      "because callers pass named parameters ({\"params\": {…}}).",
+                      decl.file, where, decl.function_id,
+                      "Set \"type\": \"object\" at the top of inputSchema and describe each "
+                      "input under \"properties\".")
+    yield from _invalid_schema_findings(schema, decl.file, decl.function_id)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        yield from _property_descriptions(decl, properties)
+    yield from _undeclared_required(decl, schema, properties if isinstance(properties, dict)
+                                    else {})
+
+
+def _property_descriptions(decl: FaaS, properties: Mapping[str, Any],
+                           ) -> Iterator[Finding | Hint]:
+    for name, prop in properties.items():
+        at = pointer(SCHEMA_KEY, "properties", name)
+        desc = prop.get("description") if isinstance(prop, dict) else None
+        if not isinstance(desc, str) or not desc.strip():
+            problem = ("has no description" if desc is None
+                       else f"has a description that is {json_type(desc)}, not a string"
+                       if not isinstance(desc, str) else "has a blank description")
+            yield Finding("FAAS_PROPERTY_DESCRIPTION_MISSING",
+                          f"Top-level input property {name!r} {problem}.",
+                          decl.file, at, decl.function_id,
+                          f"Add \"description\" to inputSchema.properties.{name}: what the "
+                          "value means, its format or unit, and where a caller gets it.")
+            continue
+        length = len(desc.strip())
+        if length < SHORT_DESCRIPTION_CHARS:
+            yield Hint("param_description_short", decl.function_id,
+                       f"The description of input property {name!r} is only {length} "
+                       f"characters ({desc.strip()!r}). Say what the value means, its format "
+                       "and where it comes from; do not pad it with repeated words.",
+                       decl.file, f"{at}/description", name)
+
+
+def _undeclared_required(decl: FaaS, schema: Mapping[str, Any],
+                         properties: Mapping[str, Any]) -> Iterator[Finding]:
+    places: list[tuple[tuple[str | int, ...], Any]] = [((), schema.get("required"))]
+    for keyword in _BRANCH_KEYWORDS:
+        branches = schema.get(keyword)
+        if isinstance(branches, list):
+            places += [((keyword, i), b.get("required")) for i, b in enumerate(branches)
+                       if isinstance(b, dict)]
+    for at, required in places:
+        if not isinstance(required, list):
+            continue  # a malformed `required` is a metaschema error, reported elsewhere
+        for i, name in enumerate(required):
+            if isinstance(name, str) and name not in properties:
+                yield Finding(
+                    "FAAS_SCHEMA_INVALID",
+                    f"inputSchema requires property {name!r}, which is not declared in the "
+                    f"top-level properties.{did_you_mean(name, properties)}",
+                    decl.file, pointer(SCHEMA_KEY, *at, "required", i), decl.function_id,
+                    f"Declare {name!r} under inputSchema.properties with a type and "
+                    "description, or remove it from required.")
+
+
+def _invalid_schema_findings(schema: Mapping[str, Any], file: str, function_id: str,
+                             ) -> Iterator[Finding]:
+    for tokens, message in schema_problems(schema):
+        yield Finding("FAAS_SCHEMA_INVALID", f"inputSchema is not a valid JSON Schema: "
+                      f"{message}", file, pointer(SCHEMA_KEY, *tokens), function_id,
+                      "Fix the keyword at this place so that the schema follows JSON Schema "
+                      "(draft 2020-12 unless $schema names another draft).")
+
+
+def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Metaschema violations of `schema`, as (path inside the schema, message) pairs."""
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    dialect = schema.get("$schema", None)
+    if "$schema" in schema and not isinstance(dialect, str):
+        return [(("$schema",), f"$schema is {json_type(dialect)}; it must be a URI string "
+                 f"naming a JSON Schema draft ({_SUPPORTED_DIALECTS}).")]
+    cls = validator_for(schema, default=None) if dialect is not None else Draft202012Validator
+    if cls is None:
+        return [(("$schema",), f"$schema {dialect!r} names no JSON Schema draft that can be "
+                 f"checked; use {_SUPPORTED_DIALECTS}, e.g. "
+                 "\"https://json-schema.org/draft/2020-12/schema\", or remove $schema.")]
+    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    try:
+        for error in meta.iter_errors(schema):
+            best = best_match([error])
+            path = tuple(best.absolute_path)
+            if path and path[-1] == "type" and best.validator in ("anyOf", "oneOf"):
+                message = (f"{show_json(best.instance)} is not a JSON Schema type; use one of "
+                           "array, boolean, integer, null, number, object, string.")
+            else:
+                message = clip(best.message) + "."
+            problems.append((path, message))
+    except RecursionError:
+        problems.append(((), "it nests too deeply to be checked."))
+    return problems
+
