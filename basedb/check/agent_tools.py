@@ -7,8 +7,10 @@ and the platform's `PUT draft/agent-tools` judge the file with the same function
 AI keys included even when AI sync is skipped, and ids whose declaration is broken (the
 policy is about the id; fixing the declaration must not change whether it is excluded).
 
-The local plan (`plan`) lists in `tools` only functions whose declaration loaded, since
-only those can be deployed and called; `exclude` lists every legal excluded id. With
+The local plan (`plan`) lists in `tools` only functions whose function.json could be
+built into a declaration (ids whose function.json is missing or not JSON are left out:
+nothing callable would be deployed for them, and check fails on them anyway); `exclude`
+lists every legal excluded id. With
 `--skip-ai-functions` AI ids stay legal in `exclude` but are left out of both lists,
 because this run does not sync AI Functions.
 """
