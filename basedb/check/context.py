@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +22,11 @@ class CheckContext:
     analyses: dict[str, Any] = field(default_factory=dict)
 
     def add(self, item: Finding | Hint) -> None:
-        (self.errors if isinstance(item, Finding) else self.hints).append(item)
+        if isinstance(item, Finding):
+            self.errors.append(item)
+        else:
+            self.hints.append(item)
 
-    def extend(self, items: list[Finding] | list[Hint] | list[Finding | Hint]) -> None:
+    def extend(self, items: Iterable[Finding | Hint]) -> None:
         for item in items:
             self.add(item)

@@ -7,7 +7,6 @@ about as fast as the interpreter itself.
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 import click
@@ -104,4 +103,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -100,7 +100,7 @@ def _fields(raw_fields: Any, ti: int, bad: Any) -> list[Field]:
             multiple=multiple is True,
             options=tuple(options),
             link_table=link_table if isinstance(link_table, str) else None,
-            description=raw.get("description") if isinstance(raw.get("description"), str) else "",
+            description=_string(raw.get("description")),
             pointer=fat,
         ))
     return fields
@@ -124,3 +124,7 @@ def catalog_to_dict(catalog: Catalog) -> dict[str, Any]:
             fields.append(doc)
         tables.append({"tableId": t.table_id, "name": t.name, "fields": fields})
     return {"baseToken": catalog.base_token, "tables": tables}
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
