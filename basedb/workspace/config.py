@@ -11,7 +11,8 @@ from basedb.workspace.model import Binding, WorkspaceConfig
 CONFIG_FILE = "base-database.jsonc"
 
 
-def build_config(doc: Any, *, file: str = CONFIG_FILE) -> tuple[WorkspaceConfig | None, list[Finding]]:
+def build_config(doc: Any, *, file: str = CONFIG_FILE,
+                 ) -> tuple[WorkspaceConfig | None, list[Finding]]:
     findings: list[Finding] = []
 
     def bad(where: str, message: str, fix: str) -> None:

@@ -29,7 +29,7 @@ READ_ONLY_FIELD_TYPES = frozenset(
 SCALAR_KINDS: tuple[str, ...] = ("TEXT", "INT", "NUMBER", "BOOL", "DATE", "DATETIME")
 ARRAY_KINDS: tuple[str, ...] = ("TEXT[]", "INT[]", "NUMBER[]")
 SQL_PARAM_KINDS: tuple[str, ...] = SCALAR_KINDS + ARRAY_KINDS
-MUTATION_PARAM_KINDS: tuple[str, ...] = SQL_PARAM_KINDS + ("RECORD_ID", "USER_ID")
+MUTATION_PARAM_KINDS: tuple[str, ...] = (*SQL_PARAM_KINDS, "RECORD_ID", "USER_ID")
 
 FunctionKind = Literal["database_function", "mutation", "faas", "ai_function"]
 FUNCTION_KINDS: tuple[FunctionKind, ...] = ("database_function", "mutation", "faas", "ai_function")
