@@ -1,0 +1,320 @@
+"""Run an ASGI app in-process behind a synchronous httpx transport.
+
+The embedded `local` profile talks to the local platform without a socket: every
+request is handed to the Starlette app running on one background event loop, shared by
+all transports in the process and started on first use. The calling thread blocks only
+on a queue, so plain synchronous code (and many threads at once) can use
+`httpx.Client(transport=InProcessTransport(app))` as it would any HTTP server.
+
+Bodies stream both ways: a request body that is not already in memory is pulled chunk
+by chunk from a worker thread, and response chunks reach the caller as the app sends
+them, with a bounded number in flight so a slow reader holds back the app rather than
+buffering an unbounded body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from concurrent.futures import Future
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+
+ASGIApp = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[dict[str, Any]]],
+     Callable[[MutableMapping[str, Any]], Awaitable[None]]],
+    Awaitable[None],
+]
+
+# Response chunks the app may send ahead of the reader before it has to wait.
+_CHUNKS_IN_FLIGHT = 16
+# How often a blocked writer re-checks whether the reader has gone away (seconds).
+_POLL_INTERVAL = 0.05
+
+
+class _EventLoopThread:
+    """One daemon thread running an asyncio event loop, shared by every transport.
+
+    Requests are scheduled with `asyncio.run_coroutine_threadsafe`, which hands the app
+    to the loop without waiting for it (an anyio blocking portal waits for the task to be
+    spawned first: one more thread round trip per request, about 40 µs). Daemon, so a
+    forgotten client never keeps the interpreter alive; stopped at exit so in-flight app
+    tasks are cancelled rather than frozen mid-write.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is not None and self._pid == os.getpid():
+            return loop
+        with self._lock:
+            # A forked child inherits the object but not the thread: start afresh.
+            if self._loop is None or self._pid != os.getpid():
+                self._loop = self._start()
+                self._pid = os.getpid()
+            return self._loop
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(started.set)
+            try:
+                loop.run_forever()
+            finally:
+                _cancel_remaining(loop)
+                loop.close()
+
+        thread = threading.Thread(target=run, name="basedb-inprocess-asgi", daemon=True)
+        thread.start()
+        started.wait()
+        self._thread = thread
+        return loop
+
+    def stop(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop, self._thread = None, None
+        if loop is None or thread is None or self._pid != os.getpid():
+            return
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+
+
+def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+
+
+_LOOP = _EventLoopThread()
+atexit.register(_LOOP.stop)
+
+
+class _Exchange:
+    """The state of one request/response exchange between a caller thread and the app."""
+
+    def __init__(self) -> None:
+        # Messages for the caller: ("start", status, headers), ("body", bytes),
+        # ("done", None) or ("error", exception).
+        self.inbox: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
+        self.credits = threading.Semaphore(_CHUNKS_IN_FLIGHT)
+        self.closed = threading.Event()
+        self.future: Future[None] | None = None
+
+    def wait_for_credit(self) -> bool:
+        """Block (in a worker thread) until the reader takes a chunk or goes away."""
+        while not self.closed.is_set():
+            if self.credits.acquire(timeout=_POLL_INTERVAL):
+                return True
+        return False
+
+    def close(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        future = self.future
+        if future is not None and not future.done():
+            future.cancel()  # cancels the app task in the event loop
+
+
+class _ResponseStream(httpx.SyncByteStream):
+    """The response body, read in the caller's thread as the app produces it."""
+
+    def __init__(self, exchange: _Exchange, request: httpx.Request, read_timeout: float | None,
+                 raise_app_exceptions: bool) -> None:
+        self._exchange = exchange
+        self._request = request
+        self._read_timeout = read_timeout
+        self._raise = raise_app_exceptions
+
+    def __iter__(self) -> Iterator[bytes]:
+        exchange = self._exchange
+        while not exchange.closed.is_set():
+            kind, value, _ = _next_message(exchange, self._request, self._read_timeout)
+            if kind == "body":
+                exchange.credits.release()
+                if value:
+                    yield value
+            elif kind == "done":
+                return
+            elif kind == "error":
+                if self._raise:
+                    raise value
+                return
+
+    def close(self) -> None:
+        self._exchange.close()
+
+
+def _next_message(exchange: _Exchange, request: httpx.Request,
+                  timeout: float | None) -> tuple[str, Any, Any]:
+    try:
+        return exchange.inbox.get(timeout=timeout)
+    except queue.Empty:
+        exchange.close()
+        raise httpx.ReadTimeout(
+            f"The in-process app sent nothing for {timeout:g}s.", request=request) from None
+
+
+class InProcessTransport(httpx.BaseTransport):
+    """A synchronous httpx transport that serves requests from an ASGI app in-process.
+
+    `raise_app_exceptions` (default True, as in httpx's ASGITransport) re-raises an
+    exception escaping the app in the calling thread; with False the caller sees the
+    response the app sent, or an empty 500 when it sent none.
+    """
+
+    def __init__(self, app: ASGIApp, *, raise_app_exceptions: bool = True,
+                 root_path: str = "", client: tuple[str, int] = ("127.0.0.1", 123)) -> None:
+        self.app = app
+        self.raise_app_exceptions = raise_app_exceptions
+        self.root_path = root_path
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"InProcessTransport(app={type(self.app).__name__})"
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        timeouts = request.extensions.get("timeout") or {}
+        read_timeout = timeouts.get("read")
+        exchange = _Exchange()
+        exchange.future = asyncio.run_coroutine_threadsafe(self._serve(request, exchange),
+                                                           _LOOP.loop())
+
+        kind, value, extra = _next_message(exchange, request, read_timeout)
+        if kind == "start":
+            stream = _ResponseStream(exchange, request, read_timeout, self.raise_app_exceptions)
+            return httpx.Response(value, headers=extra, stream=stream,
+                                  extensions={"http_version": b"HTTP/1.1"})
+        exchange.close()
+        if kind == "error" and self.raise_app_exceptions:
+            raise value
+        # The app ended (or failed) without starting a response.
+        return httpx.Response(500, headers=[], content=b"")
+
+    def _scope(self, request: httpx.Request) -> dict[str, Any]:
+        url = request.url
+        default_port = 443 if url.scheme == "https" else 80
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.4"},
+            "http_version": "1.1",
+            "method": request.method,
+            "scheme": url.scheme,
+            "path": url.path,
+            "raw_path": url.raw_path.split(b"?", 1)[0],
+            "query_string": url.query,
+            "root_path": self.root_path,
+            "headers": [(name.lower(), value) for name, value in request.headers.raw],
+            "server": (url.host, url.port or default_port),
+            "client": self.client,
+            "extensions": {},
+        }
+
+    async def _serve(self, request: httpx.Request, exchange: _Exchange) -> None:
+        """Run the app for one request (in the event loop thread)."""
+        inbox = exchange.inbox
+        body_chunks = _request_body(request)
+        request_complete = False
+        response_started = False
+        response_complete = anyio.Event()
+
+        async def receive() -> dict[str, Any]:
+            nonlocal request_complete
+            if request_complete:
+                await response_complete.wait()
+                return {"type": "http.disconnect"}
+            chunk = await body_chunks()
+            if chunk is None:
+                request_complete = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return {"type": "http.request", "body": chunk, "more_body": True}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                if response_started:
+                    raise RuntimeError("The app sent http.response.start twice.")
+                response_started = True
+                inbox.put(("start", message["status"], list(message.get("headers", []))))
+            elif message["type"] == "http.response.body":
+                if not response_started or response_complete.is_set():
+                    raise RuntimeError("The app sent a body outside a response.")
+                if exchange.closed.is_set():
+                    # ASGI 2.4: send() raises OSError once the client has gone.
+                    raise OSError("The client closed the response.")
+                body = bytes(message.get("body", b""))
+                if body and request.method != "HEAD":
+                    if (not exchange.credits.acquire(blocking=False)
+                            and not await anyio.to_thread.run_sync(
+                                exchange.wait_for_credit, abandon_on_cancel=True)):
+                        raise OSError("The client closed the response.")
+                    inbox.put(("body", body, None))
+                if not message.get("more_body", False):
+                    response_complete.set()
+
+        try:
+            await self.app(self._scope(request), receive, send)
+        except anyio.get_cancelled_exc_class():
+            inbox.put(("error", httpx.ReadError("The request was cancelled.", request=request),
+                       None))
+            raise
+        except Exception as exc:  # delivered to the caller, who decides whether to raise
+            inbox.put(("error", exc, None))
+            return
+        if not response_started:
+            inbox.put(("error", RuntimeError("The app returned without sending a response."),
+                       None))
+            return
+        inbox.put(("done", None, None))
+
+
+def _request_body(request: httpx.Request) -> Callable[[], Awaitable[bytes | None]]:
+    """A coroutine function returning the next request body chunk, or None at the end.
+
+    A body already in memory (JSON, forms, small uploads) is handed over in one piece;
+    any other stream is iterated in a worker thread so the event loop never blocks on it.
+    """
+    stream = request.stream
+    if isinstance(stream, httpx.ByteStream):
+        content = b"".join(stream)
+        pending: list[bytes] = [content] if content else []
+
+        async def from_memory() -> bytes | None:
+            return pending.pop() if pending else None
+
+        return from_memory
+
+    if not isinstance(stream, httpx.SyncByteStream):
+        raise TypeError("InProcessTransport needs a synchronous request body.")
+    iterator = iter(stream)
+
+    def next_chunk() -> bytes | None:
+        for chunk in iterator:
+            if chunk:
+                return bytes(chunk)
+        return None
+
+    async def from_stream() -> bytes | None:
+        return await anyio.to_thread.run_sync(next_chunk)
+
+    return from_stream

@@ -1,0 +1,224 @@
+"""InProcessTransport: a synchronous httpx transport serving an ASGI app in-process."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import anyio
+import anyio.to_thread
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from basedb.client.transport import InProcessTransport
+
+BASE = "http://basedb.local"
+
+
+class Probe:
+    """Shared state between a test and the app it drives."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.produced = 0
+
+
+def make_app(probe: Probe) -> Starlette:
+    async def echo(request: Request) -> Response:
+        body = await request.body()
+        return JSONResponse({
+            "method": request.method,
+            "path": request.url.path,
+            "query": list(request.query_params.multi_items()),
+            "auth": request.headers.get("authorization"),
+            "content_type": request.headers.get("content-type"),
+            "body": body.decode("utf-8"),
+            "client": request.client.host if request.client else None,
+        })
+
+    async def gated(request: Request) -> Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            yield b"first;"
+            # Only continues once the test has read the first chunk: a transport that
+            # buffered the whole body would never deliver it, and the wait times out.
+            released = await anyio.to_thread.run_sync(probe.release.wait, 5)
+            yield b"second" if released else b"timeout"
+
+        return StreamingResponse(chunks(), media_type="text/plain")
+
+    async def endless(request: Request) -> Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            while True:
+                probe.produced += 1
+                yield b"x" * 1024
+
+        return StreamingResponse(chunks(), media_type="application/octet-stream")
+
+    async def slow(request: Request) -> Response:
+        await anyio.sleep(float(request.query_params.get("s", "5")))
+        return JSONResponse({"slept": True})
+
+    async def boom(request: Request) -> Response:
+        raise RuntimeError("the app failed")
+
+    async def ping(request: Request) -> Response:
+        return JSONResponse({"code": 0, "msg": "ok", "n": request.query_params.get("n")})
+
+    return Starlette(routes=[
+        Route("/echo", echo, methods=["GET", "POST", "PUT", "DELETE"]),
+        Route("/gated", gated),
+        Route("/endless", endless),
+        Route("/slow", slow),
+        Route("/boom", boom),
+        Route("/ping", ping),
+    ])
+
+
+@pytest.fixture
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+def client(probe: Probe) -> Iterator[httpx.Client]:
+    with httpx.Client(transport=InProcessTransport(make_app(probe)), base_url=BASE) as c:
+        yield c
+
+
+def test_get_with_query_and_headers(client: httpx.Client) -> None:
+    response = client.get("/echo", params={"a": "1", "b": ["x", "y"]},
+                          headers={"Authorization": "Bearer abc"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["method"] == "GET"
+    assert body["path"] == "/echo"
+    assert body["query"] == [["a", "1"], ["b", "x"], ["b", "y"]]
+    assert body["auth"] == "Bearer abc"
+    assert body["client"] == "127.0.0.1"
+
+
+def test_json_body_in_memory(client: httpx.Client) -> None:
+    response = client.post("/echo", json={"name": "ü"})
+    assert response.json()["body"] == '{"name":"ü"}'
+    assert response.json()["content_type"] == "application/json"
+
+
+def test_streamed_request_body_arrives_whole(client: httpx.Client) -> None:
+    def chunks() -> Iterator[bytes]:
+        for i in range(50):
+            yield f"{i:03d},".encode()
+
+    response = client.post("/echo", content=chunks())
+    assert response.json()["body"] == "".join(f"{i:03d}," for i in range(50))
+
+
+def test_multipart_upload(client: httpx.Client) -> None:
+    response = client.post("/echo", files={"file": ("site.zip", b"PK\x03\x04data")},
+                           data={"fingerprint": "abc"})
+    body = response.json()
+    assert body["content_type"].startswith("multipart/form-data")
+    assert "fingerprint" in body["body"] and "site.zip" in body["body"]
+
+
+def test_response_streams_before_the_app_finishes(client: httpx.Client, probe: Probe) -> None:
+    with client.stream("GET", "/gated") as response:
+        chunks = response.iter_raw()
+        assert next(chunks) == b"first;"
+        probe.release.set()
+        assert b"".join(chunks) == b"second"
+
+
+def test_slow_reader_holds_the_app_back(client: httpx.Client, probe: Probe) -> None:
+    with client.stream("GET", "/endless") as response:
+        chunks = response.iter_raw()
+        next(chunks)
+        time.sleep(0.3)  # plenty of time for an unbounded producer to run far ahead
+        assert probe.produced <= 40
+    # Closing the response early stops the app instead of leaving it producing.
+    time.sleep(0.2)
+    stopped_at = probe.produced
+    time.sleep(0.3)
+    assert probe.produced == stopped_at
+
+
+def test_app_exception_is_raised_in_the_caller(client: httpx.Client) -> None:
+    with pytest.raises(RuntimeError, match="the app failed"):
+        client.get("/boom")
+
+
+def test_app_exception_can_become_a_500(probe: Probe) -> None:
+    transport = InProcessTransport(make_app(probe), raise_app_exceptions=False)
+    with httpx.Client(transport=transport, base_url=BASE) as c:
+        response = c.get("/boom")
+    assert response.status_code == 500
+
+
+def test_read_timeout(probe: Probe) -> None:
+    transport = InProcessTransport(make_app(probe))
+    with httpx.Client(transport=transport, base_url=BASE, timeout=0.2) as c:
+        started = time.perf_counter()
+        with pytest.raises(httpx.ReadTimeout):
+            c.get("/slow", params={"s": "5"})
+        assert time.perf_counter() - started < 2
+
+
+def test_head_has_no_body(client: httpx.Client) -> None:
+    response = client.head("/ping")
+    assert response.status_code in (200, 405)
+    assert response.content == b""
+
+
+def test_many_threads_share_the_transport(client: httpx.Client) -> None:
+    errors: list[str] = []
+
+    def worker(index: int) -> None:
+        for n in range(40):
+            key = f"{index}-{n}"
+            got = client.get("/ping", params={"n": key}).json()["n"]
+            if got != key:
+                errors.append(f"{key} != {got}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+
+
+def test_requests_from_threads_run_concurrently(client: httpx.Client) -> None:
+    def call() -> None:
+        assert client.get("/slow", params={"s": "0.3"}).json() == {"slept": True}
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    # Serialised, six 0.3 s requests would take 1.8 s.
+    assert time.perf_counter() - started < 1.2
+
+
+def test_per_request_overhead_is_small(client: httpx.Client) -> None:
+    for _ in range(50):
+        client.get("/ping")
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(100):
+            client.get("/ping")
+        samples.append((time.perf_counter() - started) / 100)
+    # Typically about 0.2 ms; the bound only catches a pathological regression
+    # (a new thread or event loop per request costs several milliseconds).
+    assert statistics.median(samples) < 0.005
+
+
+def test_repr_names_the_app(probe: Probe) -> None:
+    assert "Starlette" in repr(InProcessTransport(make_app(probe)))
