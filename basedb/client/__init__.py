@@ -1,0 +1,37 @@
+"""The Open API client: profiles, the envelope and its errors, the in-process transport.
+
+    from basedb.client import connect, resolve_profile
+    with connect(resolve_profile(None, None)) as client:
+        client.request("GET", "/users/me")
+
+Submodules import httpx; this package itself stays light so that importing
+`basedb.client.profiles` costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client, api_path, connect
+    from basedb.client.profiles import Profile, resolve_profile
+    from basedb.client.transport import InProcessTransport
+
+__all__ = ["Client", "InProcessTransport", "Profile", "api_path", "connect", "resolve_profile"]
+
+_HOMES = {
+    "Client": "basedb.client.client",
+    "api_path": "basedb.client.client",
+    "connect": "basedb.client.client",
+    "Profile": "basedb.client.profiles",
+    "resolve_profile": "basedb.client.profiles",
+    "InProcessTransport": "basedb.client.transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        import importlib
+
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'basedb.client' has no attribute {name!r}")
