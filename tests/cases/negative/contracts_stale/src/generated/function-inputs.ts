@@ -1,0 +1,2 @@
+// This file is stale on purpose: it predates every declaration.
+export type DatabaseFunctionInputMap = { removedFunction: { oldParam: string } };

@@ -1,0 +1,3 @@
+SELECT "record_id" AS task_id, "Title" AS title
+FROM "Tasks"
+WHERE "Title" = $1

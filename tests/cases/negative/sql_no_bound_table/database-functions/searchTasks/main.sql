@@ -1,0 +1,1 @@
+SELECT 1 AS one, CURRENT_USER_ID() AS me

@@ -1,0 +1,2 @@
+DELETE FROM "Tasks"
+WHERE "Status" = 'Done'

@@ -1,0 +1,2 @@
+SELECT "Title" AS title FROM "Tasks";
+SELECT "Name" AS name FROM "Projects";

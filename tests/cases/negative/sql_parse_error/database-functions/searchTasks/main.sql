@@ -1,0 +1,3 @@
+SELECT "Title" AS title
+FROM "Tasks"
+WHERE (

@@ -1,0 +1,2 @@
+SELECT "Title" AS title, "Points" AS points
+FROM "Tasks"

@@ -1,0 +1,3 @@
+SELECT t."Title" AS title
+FROM "Tasks" AS t
+CROSS JOIN "Sprints" AS s

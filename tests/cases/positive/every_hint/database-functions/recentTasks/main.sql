@@ -1,0 +1,1 @@
+SELECT "Title" AS title FROM "Tasks" ORDER BY "Updated" DESC LIMIT $1

@@ -1,0 +1,1 @@
+SELECT "Title" AS title FROM "Tasks" WHERE ($1 IS NULL OR "Priority" = $1)
