@@ -1,0 +1,203 @@
+"""The core of `basedb api METHOD PATH`: turn its options into a request, describe it for
+--dry-run, or send it. Every problem with the user's input is an InputError/UsageError
+(exit 2) that names the option and, for JSON, the position of the syntax error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from basedb.errors import InputError, UsageError
+from basedb.workspace import files
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+    from basedb.client.profiles import Profile
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+LIMIT_DATA = 10 * files.MIB
+"""The largest request body read from @file or stdin."""
+
+DEFAULT_PAGE_LIMIT = 10
+"""Pages fetched by --page-all unless --page-limit says otherwise (as lark-cli)."""
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One validated `basedb api` invocation."""
+
+    method: str
+    path: str
+    params: dict[str, Any] = field(default_factory=dict)
+    body: Any = None
+    page_all: bool = False
+    page_limit: int = DEFAULT_PAGE_LIMIT
+
+
+def parse_method(value: str) -> str:
+    method = value.strip().upper()
+    if method not in METHODS:
+        raise UsageError(f"METHOD {value!r} is not an HTTP method basedb api sends.",
+                         code="METHOD_INVALID", hint=f"Use one of {', '.join(METHODS)}.")
+    return method
+
+
+def parse_path(value: str) -> str:
+    path = value.strip()
+    if not path or path == "/":
+        raise UsageError("PATH is empty.", code="PATH_INVALID",
+                         hint="Pass an API path such as /sites/APP_TOKEN/functions.")
+    if any(ch.isspace() for ch in path):
+        raise UsageError(f"PATH {value!r} contains whitespace.", code="PATH_INVALID",
+                         hint="Percent-encode spaces in the path (%20).")
+    return path
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def parse_json_text(text: str, *, label: str) -> Any:
+    """Strict JSON; the error names `label` and the line/column of the problem."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{label} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
+            f"(char {exc.pos}).",
+            code="JSON_INVALID",
+            hint=f"Fix the JSON given to {label}; in a shell, wrap inline JSON in single "
+                 "quotes, e.g. '{\"env\":\"prod\"}'.",
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"{label} is not valid JSON: {reason}.", code="JSON_INVALID",
+                         hint=f"Fix the JSON given to {label}.") from None
+
+
+def parse_params(text: str | None) -> dict[str, Any]:
+    """--params: a JSON object of query parameters with flat values."""
+    if text is None:
+        return {}
+    from basedb.workspace.declarations import json_type
+
+    doc = parse_json_text(text, label="--params")
+    if not isinstance(doc, dict):
+        raise InputError(f"--params must be a JSON object, not {json_type(doc)}.",
+                         code="PARAMS_INVALID",
+                         hint="Pass query parameters as an object: --params '{\"env\":\"prod\"}'.")
+    for key, value in doc.items():
+        items = value if isinstance(value, list) else [value]
+        if not all(item is None or isinstance(item, (str, int, float, bool)) for item in items):
+            raise InputError(
+                f"--params /{key} must be a string, number, boolean, null or an array of "
+                "them; query parameters cannot nest.",
+                code="PARAMS_INVALID",
+                hint="Put nested objects in the request body with --data.")
+    return doc
+
+
+def read_data(value: str | None, *, stdin: BinaryIO) -> Any:
+    """--data: inline JSON, `@file` (UTF-8, at most 10 MB) or `-` (stdin)."""
+    if value is None:
+        return None
+    if value == "-":
+        raw = stdin.read(LIMIT_DATA + 1)
+        if len(raw) > LIMIT_DATA:
+            raise InputError("--data - (stdin) is larger than 10 MB.", code="DATA_TOO_LARGE",
+                             hint="Send a smaller body.")
+        try:
+            text = files.decode_text(raw, label="--data - (stdin)")
+        except files.FileProblem as problem:
+            raise InputError(problem.message, code="DATA_INVALID", hint=problem.fix) from None
+        if not text.strip():
+            raise InputError("--data - read nothing from stdin.", code="DATA_INVALID",
+                             hint="Pipe a JSON body into the command, e.g. "
+                                  "`echo '{}' | basedb api POST PATH --data -`.")
+        return parse_json_text(text, label="--data - (stdin)")
+    if value.startswith("@"):
+        name = value[1:]
+        if not name:
+            raise InputError("--data @ names no file.", code="DATA_INVALID",
+                             hint="Write --data @body.json to send a file's JSON.")
+        label = f"--data @{name}"
+        try:
+            text = files.read_text(Path(name).expanduser(), label=label, limit=LIMIT_DATA)
+        except files.FileProblem as problem:
+            raise InputError(problem.message, code="DATA_INVALID", hint=problem.fix) from None
+        return parse_json_text(text, label=label)
+    return parse_json_text(value, label="--data")
+
+
+def build_call(method: str, path: str, *, params: str | None, data: str | None,
+               stdin: BinaryIO, page_all: bool = False,
+               page_limit: int = DEFAULT_PAGE_LIMIT) -> ApiCall:
+    """Validate every option before anything is sent."""
+    verb = parse_method(method)
+    api_path = parse_path(path)
+    query = parse_params(params)
+    body = read_data(data, stdin=stdin)
+    if body is not None and verb == "GET":
+        raise UsageError("GET requests carry no body, but --data was given.",
+                         code="DATA_UNEXPECTED",
+                         hint="Pass query parameters with --params, or use POST.")
+    if page_limit < 0:
+        raise UsageError("--page-limit must be 0 (no limit but the hard cap) or more.",
+                         code="PAGE_LIMIT_INVALID", hint="Pass --page-limit 10, for example.")
+    return ApiCall(verb, api_path, query, body, page_all, page_limit)
+
+
+def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
+    """What --dry-run prints: the request that would be sent, Authorization redacted."""
+    from basedb.client.client import EMBEDDED_BASE_URL, Client
+    from basedb.client.pagination import MAX_PAGES
+    from basedb.redact import REDACTED
+
+    base_url = EMBEDDED_BASE_URL if profile.embedded else profile.endpoint
+    # Built without the token: the dry run never holds it, so it cannot leak it.
+    with Client(base_url=base_url, token=None) as client:
+        request = client.build_request(call.method, call.path, params=call.params,
+                                       json=call.body)
+    headers = {name.title(): value for name, value in request.headers.items()
+               if name.lower() not in ("content-length", "accept-encoding", "connection")}
+    if profile.embedded or profile.token:
+        headers["Authorization"] = f"Bearer {REDACTED}"
+    query: dict[str, Any] = {}
+    for key, value in request.url.params.multi_items():
+        if key in query:
+            query[key] = [*query[key], value] if isinstance(query[key], list) else [
+                query[key], value]
+        else:
+            query[key] = value
+    described: dict[str, Any] = {
+        "dryRun": True,
+        "profile": profile.name,
+        "endpoint": profile.endpoint,
+        "request": {
+            "method": request.method,
+            "url": str(request.url),
+            "path": request.url.path,
+            "query": query,
+            "headers": dict(sorted(headers.items())),
+            "body": call.body,
+        },
+    }
+    if call.page_all:
+        described["pageAll"] = {"maxPages": call.page_limit or MAX_PAGES}
+    return described
+
+
+def execute_call(call: ApiCall, client: Client) -> dict[str, Any]:
+    """Send the call (following pages with --page-all) and return the envelope."""
+    if call.page_all:
+        return client.paginate(call.method, call.path, params=call.params, json=call.body,
+                               max_pages=call.page_limit)
+    return client.request(call.method, call.path, params=call.params, json=call.body)
+
+
+def more_pages_remain(envelope: dict[str, Any]) -> bool:
+    data = envelope.get("data")
+    return isinstance(data, dict) and bool(data.get("hasMore") or data.get("has_more"))
