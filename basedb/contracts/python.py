@@ -3,8 +3,8 @@
 One `TypedDict` per function input (nested FaaS objects get their own), `Literal[...]` for
 enums, `DATABASE_FUNCTION_PARAMETER_OPTIONS` / `MUTATION_PARAMETER_OPTIONS` (tuples of the
 allowed values) and `DATABASE_FUNCTION_INPUT_MAP` / `MUTATION_INPUT_MAP` (functionId to its
-input type). Classes are written before anything that uses them, so the module also works
-where annotations are evaluated at runtime.
+input type). The module does not postpone annotations, so that `NotRequired` shows in the
+classes' `__required_keys__` at runtime; classes are written before anything that uses them.
 """
 
 from __future__ import annotations
@@ -61,8 +61,6 @@ def render_python(inputs: ContractInputs) -> str:
         "# run `basedb contracts generate` after changing them.",
         f"# input-hash: {inputs.input_hash}",
         '"""Typed inputs of this site\'s Database Functions, FaaS and Mutations."""',
-        "",
-        "from __future__ import annotations",
         "",
     ]
     if writer.uses_not_required:
