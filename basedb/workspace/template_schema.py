@@ -10,10 +10,15 @@
      "records": {"报备周期": [{"_key": "p1", "标题": "2027 春节报备", …}],
                  "休假填报": [{"周期": ["p1"], …}]}}
 
-Record values use the cell encodings of the Open API, except that a link names records of
-its target table by the `_key` given to them here, and a user field may say
-`"@current_user"` for the user who runs `basedb init`. Read-only fields (created_by, …)
-take no values: the platform fills them.
+Record values use the cell encodings of the Open API, with two exceptions, because the
+ids they would hold do not exist before the Base does:
+
+- a link names records of its target table by the `_key` given to them here;
+- a user field names a user as `"@current_user"` (whoever runs `basedb init`) or
+  `"@user:<name>"` (a sample colleague: a provisioner creates such users where it can,
+  as on the local platform, and otherwise leaves the cell empty).
+
+Read-only fields (created_by, …) take no values: the platform fills them.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FIELD_TYPES, READ_ONLY_FIELD_TYPES
 
 CURRENT_USER = "@current_user"
+USER_REFERENCE_PREFIX = "@user:"
 RECORD_KEY = "_key"
 DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d")
 # Types a sample record may give a value; the rest are read-only or have no sample form.
@@ -73,6 +79,27 @@ class TemplateSchema:
 
     def records_of(self, table_name: str) -> tuple[SampleRecord, ...]:
         return self.records.get(table_name, ())
+
+    def sample_user_names(self) -> list[str]:
+        """Names of the `"@user:<name>"` users the sample records refer to, sorted."""
+        names: set[str] = set()
+        for table in self.tables:
+            user_fields = [f.name for f in table.fields if f.type == "user"]
+            for record in self.records_of(table.name):
+                for field_name in user_fields:
+                    value = record.values.get(field_name)
+                    for item in value if isinstance(value, list) else [value]:
+                        name = user_reference_name(item)
+                        if name:
+                            names.add(name)
+        return sorted(names)
+
+
+def user_reference_name(value: Any) -> str | None:
+    """The name in a `"@user:<name>"` sample value, or None for anything else."""
+    if isinstance(value, str) and value.startswith(USER_REFERENCE_PREFIX):
+        return value[len(USER_REFERENCE_PREFIX):].strip() or None
+    return None
 
 
 def load_template_schema(path: Path) -> TemplateSchema:
@@ -231,6 +258,8 @@ def _value_problem(field: TemplateField, value: Any, keys: Mapping[str, set[str]
         if not isinstance(value, list):
             return f"must be an array for a multi-valued {field.type} field"
         items = value
+    elif isinstance(value, list):
+        return f"must be a single value: {field.type} field {field.name!r} is not multiple"
     else:
         items = [value]
     for item in items:
@@ -252,8 +281,9 @@ def _item_problem(field: TemplateField, item: Any, keys: Mapping[str, set[str]])
         return f"is {item!r}, not an option of {field.name!r} ({', '.join(field.options)})"
     if ftype == "datetime" and not _is_datetime(item):
         return f"is {item!r}; use \"YYYY-MM-DD HH:MM:SS\" or \"YYYY-MM-DD\""
-    if ftype == "user" and (not isinstance(item, str) or not item):
-        return f"must be a user id or {CURRENT_USER!r}"
+    if ftype == "user" and item != CURRENT_USER and user_reference_name(item) is None:
+        return (f"is {item!r}; a sample user is {CURRENT_USER!r} or "
+                f"\"{USER_REFERENCE_PREFIX}<name>\" (real user ids do not exist yet)")
     if ftype == "link":
         target = field.link_table or ""
         if not isinstance(item, str) or item not in keys.get(target, set()):

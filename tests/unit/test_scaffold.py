@@ -57,6 +57,8 @@ def test_example_schema_has_the_leave_site_tables_and_sample_records() -> None:
     assert status is not None and status.options == ("开放", "已关闭")
     users = [r.values["用户"] for r in schema.records_of("成员")]
     assert users.count(CURRENT_USER) == 1, "exactly one member is the user running init"
+    assert schema.sample_user_names() == sorted(
+        r.values["姓名"] for r in schema.records_of("成员") if r.values["用户"] != CURRENT_USER)
 
 
 def test_blank_schema_has_one_table_and_no_records() -> None:
@@ -95,6 +97,9 @@ def _break(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     ("records/报备周期/0/开始日期", "2026/09/28", "use \"YYYY-MM-DD HH:MM:SS\""),
     ("records/成员/1/_key", "m1", "no other record of the table uses"),
     ("records/成员/0/职位", "组长", "names field '职位'"),
+    ("records/成员/1/用户", "ou_8a33a9556227ed47a1d30193", "real user ids do not exist yet"),
+    ("records/成员/1/用户", "@user: ", "a sample user is '@current_user'"),
+    ("records/成员/1/用户", ["@user:张伟"], "must be a single value"),
 ])
 def test_invalid_template_schema_names_the_place(path: str, value: Any, expected: str) -> None:
     with pytest.raises(InputError) as caught:
