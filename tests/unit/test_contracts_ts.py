@@ -461,14 +461,15 @@ invokeDatabaseFunction('createLeave', {});
 
 @pytest.mark.parametrize("exact_optional", [False, True])
 def test_generated_typescript_compiles_and_constrains_calls(
-        tmp_path: Path, exact_optional: bool) -> None:
-    cache = Path(os.environ.get("BASEDB_TSC_CACHE", Path.home() / ".cache" / "basedb-tests"))
-    tsc = _typescript_compiler(cache / "typescript")
+        tmp_path: Path, exact_optional: bool, request: pytest.FixtureRequest) -> None:
+    # Installed once into pytest's cache directory, then reused by later runs.
+    tsc = _typescript_compiler(request.config.cache.mkdir("basedb-typescript"))
     if tsc is None:
         pytest.skip("the TypeScript compiler could not be installed from the npm registry")
     project = tmp_path / "page"
     (project / "generated").mkdir(parents=True)
-    (project / "generated" / "function-inputs.ts").write_bytes(GOLDEN.read_bytes())
+    ws = load_workspace(write_representative_workspace(tmp_path / "ws"))
+    (project / "generated" / "function-inputs.ts").write_bytes(generate(ws).data)
     (project / "usage.ts").write_text(USAGE_TS, encoding="utf-8")
     args = [str(tsc), "--noEmit", "--strict", "--target", "es2020", "--module", "esnext",
             "--moduleResolution", "bundler", "usage.ts"]
