@@ -35,7 +35,7 @@ from basedb.contracts.shapes import (
 # Deeply nested or combinatorially exploding schemas stop being described precisely here;
 # the rest of the type becomes `unknown` rather than the generator slowing down.
 MAX_DEPTH = 32
-NODE_BUDGET = 2_000
+NODE_BUDGET = 10_000
 
 _COMBINATORS = ("allOf", "anyOf", "oneOf")
 _OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties")
