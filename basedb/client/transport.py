@@ -40,11 +40,13 @@ _POLL_INTERVAL = 0.05
 
 
 class _EventLoopThread:
-    """One daemon thread running an asyncio event loop, shared by every transport.
+    """One daemon thread running an event loop (anyio on asyncio), shared by every transport.
 
     Requests are scheduled with `asyncio.run_coroutine_threadsafe`, which hands the app
     to the loop without waiting for it (an anyio blocking portal waits for the task to be
-    spawned first: one more thread round trip per request, about 40 µs). Daemon, so a
+    spawned first: one more thread round trip per request, about 40 µs). The loop runs a
+    long-lived root task, so anyio keeps its worker threads (Starlette runs sync code in
+    them) alive across requests instead of starting new ones for each. Daemon, so a
     forgotten client never keeps the interpreter alive; stopped at exit so in-flight app
     tasks are cancelled rather than frozen mid-write.
     """
@@ -52,6 +54,7 @@ class _EventLoopThread:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
         self._pid = 0
 
@@ -62,47 +65,40 @@ class _EventLoopThread:
         with self._lock:
             # A forked child inherits the object but not the thread: start afresh.
             if self._loop is None or self._pid != os.getpid():
-                self._loop = self._start()
+                self._start()
                 self._pid = os.getpid()
+            assert self._loop is not None
             return self._loop
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        loop = asyncio.new_event_loop()
-        started = threading.Event()
+    def _start(self) -> None:
+        ready: Future[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = Future()
+
+        async def root() -> None:
+            stop = asyncio.Event()
+            ready.set_result((asyncio.get_running_loop(), stop))
+            await stop.wait()
 
         def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.call_soon(started.set)
             try:
-                loop.run_forever()
-            finally:
-                _cancel_remaining(loop)
-                loop.close()
+                anyio.run(root)  # on return, tasks still running are cancelled
+            except BaseException as exc:
+                if not ready.done():
+                    ready.set_exception(exc)
 
         thread = threading.Thread(target=run, name="basedb-inprocess-asgi", daemon=True)
         thread.start()
-        started.wait()
+        self._loop, self._stop = ready.result()
         self._thread = thread
-        return loop
 
     def stop(self) -> None:
         with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop, self._thread = None, None
-        if loop is None or thread is None or self._pid != os.getpid():
+            loop, stop, thread = self._loop, self._stop, self._thread
+            self._loop, self._stop, self._thread = None, None, None
+        if loop is None or stop is None or thread is None or self._pid != os.getpid():
             return
         if not loop.is_closed():
-            loop.call_soon_threadsafe(loop.stop)
+            loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=5)
-
-
-def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
-    tasks = asyncio.all_tasks(loop)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_asyncgens())
 
 
 _LOOP = _EventLoopThread()

@@ -27,6 +27,8 @@ class Probe:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.produced = 0
+        self.worker_threads = 0
+        self.per_thread = threading.local()
 
 
 def make_app(probe: Probe) -> Starlette:
@@ -70,7 +72,15 @@ def make_app(probe: Probe) -> Starlette:
     async def ping(request: Request) -> Response:
         return JSONResponse({"code": 0, "msg": "ok", "n": request.query_params.get("n")})
 
+    def sync_handler(request: Request) -> Response:
+        # Starlette runs plain functions in anyio worker threads; count the distinct ones.
+        if not getattr(probe.per_thread, "seen", False):
+            probe.per_thread.seen = True
+            probe.worker_threads += 1
+        return JSONResponse({"ok": True})
+
     return Starlette(routes=[
+        Route("/sync", sync_handler),
         Route("/echo", echo, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/gated", gated),
         Route("/endless", endless),
@@ -218,6 +228,13 @@ def test_per_request_overhead_is_small(client: httpx.Client) -> None:
     # Typically about 0.2 ms; the bound only catches a pathological regression
     # (a new thread or event loop per request costs several milliseconds).
     assert statistics.median(samples) < 0.005
+
+
+def test_worker_threads_are_reused_across_requests(client: httpx.Client, probe: Probe) -> None:
+    for _ in range(30):
+        assert client.get("/sync").json() == {"ok": True}
+    # A new worker thread per request would cost a thread start each time.
+    assert probe.worker_threads <= 3
 
 
 def test_repr_names_the_app(probe: Probe) -> None:
