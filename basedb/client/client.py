@@ -200,7 +200,7 @@ class Client:
         cls = AuthError if code in AUTH_CODES else ApiError
         api_error = cls(message, code=code, http_status=status,
                         log_id=str(log_id) if log_id else None, data=body.get("data"),
-                        hint=self._hint_for(code, status, request))
+                        hint=self._hint_for(code, status, request, message))
         if cls is ApiError and status >= 500:
             api_error.exit_code = EXIT_NETWORK  # server failure: outcome unknown (see above)
         raise api_error
@@ -228,7 +228,8 @@ class Client:
         return NetworkError(f"{self._where(request)} answered HTTP {status} with {what}.",
                             code=f"HTTP_{status}", hint=hint, detail=detail)
 
-    def _hint_for(self, code: int, status: int, request: httpx.Request) -> str | None:
+    def _hint_for(self, code: int, status: int, request: httpx.Request,
+                  message: str) -> str | None:
         profile = self.profile_name or "NAME"
         if code == CODE_TOKEN_MISSING:
             return ("No token was sent. Log in with `basedb auth login --endpoint URL "
@@ -242,7 +243,8 @@ class Client:
         if code == CODE_PERMISSION_DENIED:
             return ("The token's user lacks access to this resource. Ask a site admin to "
                     "grant it, or use a profile with access (--profile).")
-        if code == CODE_BAD_REQUEST:
+        if code == CODE_BAD_REQUEST and "Fix:" not in message:
+            # The platform's own messages carry a `Fix:`; only a bare one needs ours.
             return ("The request is malformed: check that the query parameters and body are "
                     "valid JSON with value types the endpoint expects.")
         if status >= 500:

@@ -314,3 +314,38 @@ def test_embedded_profile_api_calls_never_go_to_lark_cli(
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["endpoint"] == "embedded"
     assert not record.exists()
+
+
+# --- through the real local platform, in-process ---------------------------------------
+
+
+@pytest.fixture
+def platform(isolated_dirs: dict[str, Path]) -> Iterator[Any]:
+    from basedb.platform import open_platform
+
+    opened = open_platform(isolated_dirs["data"])
+    yield opened
+    opened.close()
+
+
+def test_api_users_me_on_the_embedded_platform(platform: Any) -> None:
+    result = run("api", "GET", "/users/me")
+    assert result.exit_code == 0, result.stderr
+    envelope = json.loads(result.stdout)
+    assert envelope["code"] == 0 and envelope["data"]["is_platform_owner"] is True
+    assert platform.owner_token not in result.stdout + result.stderr
+
+
+def test_api_error_from_the_embedded_platform(platform: Any) -> None:
+    result = run("api", "GET", "/sites/nope")
+    assert result.exit_code == 1
+    error = error_of(result)
+    assert error["code"] == 9499 and "Executed: no" in error["message"]
+    assert error["detail"]["log_id"]
+    assert platform.owner_token not in result.stderr
+
+
+def test_lark_cli_api_on_the_embedded_platform(platform: Any, no_lark_cli: None) -> None:
+    result = run("lark-cli", "--", "api", "GET", "/open-apis/base/v3/users/me", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["data"]["name"]

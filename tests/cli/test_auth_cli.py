@@ -6,6 +6,7 @@ import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import respx
@@ -161,3 +162,30 @@ def test_list_marks_the_current_profile(tmp_path: Path, monkeypatch: pytest.Monk
     assert doc["current"] == "prod"
     assert [p["name"] for p in doc["profiles"] if p["current"]] == ["prod"]
     assert all(set(p) == {"name", "endpoint", "current"} for p in doc["profiles"])
+
+
+# --- the built-in local profile ------------------------------------------------------
+
+
+@pytest.fixture
+def platform(isolated_dirs: dict[str, Path]) -> Iterator[Any]:
+    from basedb.platform import open_platform
+
+    opened = open_platform(isolated_dirs["data"])
+    yield opened
+    opened.close()
+
+
+def test_token_of_local_is_the_owner_token(platform: Any) -> None:
+    result = run("auth", "token", token_allowed=True)
+    assert result.exit_code == 0
+    assert result.stdout == platform.owner_token + "\n"
+
+
+def test_status_of_local_never_prints_the_owner_token(platform: Any,
+                                                      isolated_dirs: dict[str, Path]) -> None:
+    result = run("auth", "status")
+    assert result.exit_code == 0, result.stderr
+    assert "local (from default)" in result.stdout
+    assert "embedded" in result.stdout
+    assert platform.owner_token not in result.stdout + result.stderr
