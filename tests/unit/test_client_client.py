@@ -202,3 +202,32 @@ def test_request_without_token_sends_no_authorization(mock: respx.MockRouter) ->
         c.request("GET", "/users/me")
     assert "authorization" not in route.calls.last.request.headers
     assert "auth login" in (info.value.hint or "")
+
+
+def test_multipart_upload_in_process() -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from basedb.client.client import EMBEDDED_BASE_URL
+    from basedb.client.transport import InProcessTransport
+
+    async def deploy(request: Request) -> JSONResponse:
+        form = await request.form()
+        upload = form["site"]
+        assert not isinstance(upload, str)
+        content = await upload.read()
+        return JSONResponse({"code": 0, "data": {"size": len(content),
+                                                 "fingerprint": form["fingerprint"],
+                                                 "name": upload.filename}})
+
+    app = Starlette(routes=[Route(PREFIX + "/sites/a/deployments", deploy, methods=["POST"])])
+    payload = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    with Client(base_url=EMBEDDED_BASE_URL, token=TOKEN,
+                transport=InProcessTransport(app)) as c:
+        result = c.request("POST", "/sites/a/deployments",
+                           files={"site": ("site.zip", payload, "application/zip")},
+                           data={"fingerprint": "sha256:abc"})
+    assert result["data"] == {"size": len(payload), "fingerprint": "sha256:abc",
+                              "name": "site.zip"}
