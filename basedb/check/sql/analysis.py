@@ -1,0 +1,359 @@
+"""Analyse a Database Function's SQL: parse, read-only gate, names, parameters, bindings.
+
+`analyze_sql` is pure (no I/O) and never raises on bad SQL: every problem becomes a
+`SqlProblem` with a line and column. Work is done in three steps, each skipped when an
+earlier one failed: tokenize and parse (PostgreSQL dialect), one walk that enforces the
+read-only contract and collects `$n` placeholders, and one walk that resolves names
+against the catalog (`resolve.py`). sqlglot's optimizer is deliberately not used: it
+costs several times a parse.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from basedb.check.sql import functions
+from basedb.check.sql.model import (
+    OutputColumn,
+    SqlAnalysis,
+    SqlProblem,
+    line_column,
+    node_offset,
+)
+from basedb.check.sql.resolve import Resolver
+from basedb.check.sql.scope import is_all_call
+from basedb.workspace.files import LIMIT_SQL
+from basedb.workspace.model import Catalog
+
+# sqlglot warns through logging when it falls back to an opaque command; the read-only
+# gate reports those statements itself, so keep the warning off the user's terminal.
+logging.getLogger("sqlglot").addHandler(logging.NullHandler())
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STARTS = (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN)
+_CACHE_SIZE = 512
+
+READ_ONLY_FIX = ("Write exactly one read-only SELECT (WITH … SELECT and UNION / INTERSECT / "
+                 "EXCEPT allowed); use a Mutation or FaaS function to change data.")
+PARAM_FIX = ("Declare one entry in meta.params per placeholder: $1 is the first entry, $2 the "
+             "second, and so on.")
+
+
+def _forbidden_classes() -> tuple[type, ...]:
+    names = ("DML", "DDL", "Insert", "Update", "Delete", "Merge", "Copy", "Create", "Drop",
+             "Alter", "TruncateTable", "Command", "Pragma", "Transaction", "Commit",
+             "Rollback", "Set", "Use", "Describe", "Show", "Analyze", "Attach", "Detach",
+             "Kill", "Grant", "Revoke", "Cache", "Uncache", "Refresh", "LoadData",
+             "Summarize", "Execute", "Declare", "Comment", "Fetch", "Into", "Lock")
+    return tuple(getattr(exp, n) for n in names if isinstance(getattr(exp, n, None), type))
+
+
+_FORBIDDEN = _forbidden_classes()
+_FORBIDDEN_WHAT = {"Into": "SELECT … INTO (it creates a table)",
+                   "Lock": "FOR UPDATE / FOR SHARE (row locks)"}
+
+_cache: OrderedDict[tuple[str, int, int, bool], tuple[Catalog, SqlAnalysis]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
+                resolve: bool = True) -> SqlAnalysis:
+    """Analyse one main.sql against the catalog, for a function declaring `param_count`
+    params. With `resolve` False (no catalog loaded) names are not checked.
+
+    Results are cached by content (SQL text, catalog object, param count), since the
+    platform analyses the same SQL on every invoke; the returned analysis (and its tree)
+    must be treated as read-only.
+    """
+    key = (sql, id(catalog), param_count, resolve)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] is catalog:
+            _cache.move_to_end(key)
+            return hit[1]
+    analysis = _analyze(sql, catalog, param_count, resolve)
+    with _cache_lock:
+        _cache[key] = (catalog, analysis)  # keeping the catalog pins its id()
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return analysis
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _analyze(sql: str, catalog: Catalog, param_count: int, resolve: bool) -> SqlAnalysis:
+    def failed(problem: SqlProblem, tree: Any = None) -> SqlAnalysis:
+        return SqlAnalysis(sql=sql, param_count=param_count, problems=(problem,), tree=tree)
+
+    if not sql.strip():
+        return failed(SqlProblem("SQL_PARSE_ERROR", "main.sql is empty.",
+                                 "Write one SELECT statement that reads a bound table."))
+    size = len(sql.encode("utf-8", "surrogatepass"))
+    if size > LIMIT_SQL:
+        return failed(SqlProblem(
+            "SQL_PARSE_ERROR", f"main.sql is too large ({size} bytes; the limit is "
+            f"{LIMIT_SQL} bytes).", "Simplify the query or split it into several functions."))
+    try:
+        tree, problem = _parse(sql)
+        if problem is not None:
+            return failed(problem)
+        gate = _Gate(sql, param_count)
+        if not resolve:
+            for node in tree.walk():
+                gate.visit(node)
+            if gate.read_only_problems:
+                return failed(gate.read_only_problems[0], tree)
+            return SqlAnalysis(sql=sql, param_count=param_count, problems=tuple(gate.problems),
+                               tree=tree, params=frozenset(gate.params),
+                               uses_current_user=gate.uses_current_user)
+        # The gate rides along the resolver's walk; on a read-only violation the
+        # resolver's findings are moot.
+        resolver = Resolver(sql, catalog, param_count, visit=gate.visit, visit_skips=GATE_SKIPS)
+        columns: list[OutputColumn] = resolver.run(tree)
+        if gate.read_only_problems:
+            return failed(gate.read_only_problems[0], tree)
+    except RecursionError:
+        return failed(SqlProblem(
+            "SQL_PARSE_ERROR", "main.sql is nested too deeply to analyse.",
+            "Reduce the nesting of parentheses and subqueries (use WITH to name parts)."))
+    problems = sorted(gate.problems + resolver.problems,
+                      key=lambda p: (p.line or 0, p.column or 0, p.code))
+    return SqlAnalysis(
+        sql=sql, param_count=param_count, problems=tuple(problems), tree=tree,
+        tables=tuple(resolver.tables.values()), params=frozenset(gate.params),
+        bindings=resolver.bindings, columns=tuple(columns),
+        uses_current_user=gate.uses_current_user, resolved=True,
+        resolution=resolver.resolution)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
+    dialect = Dialect.get_or_raise("postgres")
+    try:
+        tokens = dialect.tokenize(sql)
+    except TokenError as error:
+        return None, _token_problem(sql, error)
+    statements: list[list[Token]] = [[]]
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            statements.append([])
+        else:
+            statements[-1].append(token)
+    statements = [s for s in statements if s]
+    if not statements:
+        return None, SqlProblem("SQL_PARSE_ERROR", "main.sql contains no SQL statement "
+                                "(only comments).", "Write one SELECT statement.", 1, 1)
+    if len(statements) > 1:
+        line, column = line_column(sql, statements[1][0].start)
+        return None, SqlProblem(
+            "SQL_NOT_READ_ONLY", f"main.sql contains {len(statements)} statements; a Database "
+            "Function runs exactly one SELECT.", READ_ONLY_FIX, line, column)
+    first = statements[0][0]
+    if first.token_type not in _STARTS:
+        line, column = line_column(sql, first.start)
+        return None, SqlProblem(
+            "SQL_NOT_READ_ONLY", f"main.sql starts with {first.text.upper()!r}: a Database "
+            "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
+    try:
+        trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(statements[0], sql)
+    except ParseError as error:
+        return None, _parse_problem(sql, error)
+    except RecursionError:
+        raise
+    except Exception as error:  # sqlglot may fail on hostile input in unplanned ways
+        line, column = line_column(sql, first.start)
+        return None, SqlProblem("SQL_PARSE_ERROR", f"main.sql could not be parsed "
+                                f"({type(error).__name__}).", "Check the SQL syntax.",
+                                line, column)
+    tree = trees[0] if trees else None
+    if not _is_select(tree):
+        kind = type(tree).__name__.upper() if tree is not None else "nothing"
+        line, column = line_column(sql, first.start)
+        return None, SqlProblem("SQL_NOT_READ_ONLY", f"main.sql is a {kind} statement, not a "
+                                "SELECT.", READ_ONLY_FIX, line, column)
+    return tree, None
+
+
+def _is_select(tree: Any) -> bool:
+    while isinstance(tree, exp.Subquery):
+        tree = tree.this
+    return isinstance(tree, (exp.Select, exp.SetOperation))
+
+
+def _token_problem(sql: str, error: TokenError) -> SqlProblem:
+    start = getattr(error, "start", None)
+    end = getattr(error, "end", None)
+    # The tokenizer quotes sql[start:end] centred (50 characters each side) on the
+    # failure, unless clipped at the start or end of the text.
+    if isinstance(start, int) and start > 0:
+        offset = start + 50
+    elif isinstance(end, int) and end < len(sql) - 1:
+        offset = max(0, end - 50)
+    else:
+        offset = len(sql)
+    line, column = line_column(sql, min(offset, len(sql)))
+    return SqlProblem("SQL_PARSE_ERROR", "main.sql could not be tokenized near line "
+                      f"{line}: look for an unterminated string, quoted name or comment.",
+                      "Close every '…' string, \"…\" name and /* … */ comment.", line, column)
+
+
+def _parse_problem(sql: str, error: ParseError) -> SqlProblem:
+    detail = error.errors[0] if error.errors else {}
+    description = _ANSI.sub("", str(detail.get("description") or error)).split("\n")[0]
+    highlight = _ANSI.sub("", str(detail.get("highlight") or ""))
+    before = _ANSI.sub("", str(detail.get("start_context") or ""))
+    offset = _locate(sql, before, highlight)
+    line, column = line_column(sql, offset) if offset is not None else (
+        detail.get("line"), detail.get("col"))
+    near = f" near {highlight[:40]!r}" if highlight else ""
+    return SqlProblem("SQL_PARSE_ERROR", f"main.sql could not be parsed: {description}{near}.",
+                      "Fix the SQL syntax (PostgreSQL dialect; quote names with \"…\").",
+                      line, column)
+
+
+def _locate(sql: str, before: str, highlight: str) -> int | None:
+    # sqlglot's own line/column can drift after `$n` tokens; find the quoted context.
+    if not highlight:
+        return len(before) if sql.startswith(before) else None
+    position = sql.find(highlight)
+    while position >= 0:
+        if sql[max(0, position - len(before)):position] == before:
+            return position
+        position = sql.find(highlight, position + 1)
+    return None
+
+
+# --------------------------------------------------------------------------- gate
+
+
+_G_FORBIDDEN, _G_PARAMETER, _G_PLACEHOLDER, _G_CURRENT_USER, _G_UNNEST, _G_FUNCTION, \
+    _G_TABLE = range(1, 8)
+_GATE_ROLES: dict[type, int] = {}
+GATE_SKIPS: set[type] = set()  # classes the gate ignores (filled as they are met)
+
+
+def _gate_role(kind: type) -> int:
+    """What the gate does with nodes of one class (0: nothing), cached per class."""
+    role = 0
+    for base, value in ((_FORBIDDEN, _G_FORBIDDEN), (exp.Parameter, _G_PARAMETER),
+                        (exp.Placeholder, _G_PLACEHOLDER), (exp.CurrentUserId, _G_CURRENT_USER),
+                        (exp.Unnest, _G_UNNEST), (exp.Func, _G_FUNCTION),
+                        (exp.Table, _G_TABLE)):
+        if issubclass(kind, base):
+            role = value
+            break
+    _GATE_ROLES[kind] = role
+    if not role:
+        GATE_SKIPS.add(kind)
+    return role
+
+
+class _Gate:
+    """One walk over the tree: the read-only contract, placeholders, CURRENT_USER_ID()."""
+
+    def __init__(self, sql: str, param_count: int) -> None:
+        self.sql = sql
+        self.param_count = param_count
+        self.read_only_problems: list[SqlProblem] = []
+        self.problems: list[SqlProblem] = []
+        self.params: set[int] = set()
+        self.uses_current_user = False
+        self._undeclared: set[str] = set()
+
+    def _at(self, node: Any) -> tuple[int | None, int | None]:
+        offset = node_offset(node)
+        if offset is None:
+            return None, None
+        if isinstance(node, exp.Parameter):
+            offset = max(0, offset - 1)  # the position of "$"
+        return line_column(self.sql, offset)
+
+    def refuse(self, message: str, node: Any) -> None:
+        self.read_only_problems.append(
+            SqlProblem("SQL_NOT_READ_ONLY", message, READ_ONLY_FIX, *self._at(node)))
+
+    def visit(self, node: Any) -> None:
+        role = _GATE_ROLES.get(type(node))
+        if role is None:
+            role = _gate_role(type(node))
+        if not role:
+            return
+        if role == _G_FORBIDDEN:
+            name = type(node).__name__
+            self.refuse(f"{_FORBIDDEN_WHAT.get(name, name.upper())} is not allowed in a "
+                        "Database Function: it must only read.", node)
+        elif role == _G_PARAMETER:
+            self.parameter(node)
+        elif role == _G_PLACEHOLDER:
+            text = node.sql(dialect="postgres")
+            self.undeclared(node, text, f"Placeholder {text} is not supported.")
+        elif role == _G_CURRENT_USER:
+            self.uses_current_user = True
+        elif role == _G_UNNEST:
+            if isinstance(node.parent, (exp.From, exp.Join)):
+                self.refuse("Table function UNNEST is not supported; compare with "
+                            "`field = ANY($n)` instead.", node)
+            else:
+                self.function(node)
+        elif role == _G_FUNCTION:
+            self.function(node)
+        elif (role == _G_TABLE and isinstance(node.this, exp.Identifier)
+              and functions.is_schema_table(node.name)):
+            self.refuse(f"Table {node.name!r} is SQLite's schema; a Database Function "
+                            "may read only bound tables.", node)
+
+    def function(self, node: Any) -> None:
+        if isinstance(node, exp.Anonymous):
+            name = str(node.this)
+            if is_all_call(node) and isinstance(node.parent, (exp.EQ, exp.NEQ, exp.GT, exp.GTE,
+                                                              exp.LT, exp.LTE)):
+                return
+        else:
+            name = str(node.sql_name())
+        as_table = isinstance(node.parent, exp.Table)
+        if functions.is_denied_function(name):
+            self.refuse(f"Function {name}() is not allowed: it reaches outside the query's "
+                        "data.", node)
+        elif as_table:
+            self.refuse(f"Table function {name}() is not supported; read bound tables (use "
+                        "`field = ANY($n)` to match a list).", node)
+        elif isinstance(node, exp.Anonymous) and not functions.is_passthrough_function_allowed(
+                name):
+            self.refuse(f"Function {name}() is not supported: a Database Function may call "
+                        "only built-in SQL functions.", node)
+
+    def parameter(self, node: Any) -> None:
+        number: int | None = None
+        if isinstance(node.this, exp.Literal) and str(node.this.this).isdigit():
+            number = int(str(node.this.this))
+        text = f"${node.this.this}" if isinstance(node.this, exp.Literal) else node.sql(
+            dialect="postgres")
+        if number is None:
+            self.undeclared(node, text, f"Placeholder {text} is not supported.")
+        elif number < 1 or number > self.param_count:
+            self.undeclared(node, text, f"Placeholder {text} has no declared parameter "
+                            f"(meta.params declares {self.param_count}).")
+        else:
+            self.params.add(number)
+
+    def undeclared(self, node: Any, text: str, message: str) -> None:
+        if text in self._undeclared:
+            return
+        self._undeclared.add(text)
+        self.problems.append(SqlProblem(
+            "SQL_PARAM_UNDECLARED", message + " Parameters are written $1 … $n in "
+            "declaration order.", PARAM_FIX, *self._at(node)))

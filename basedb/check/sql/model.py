@@ -1,0 +1,130 @@
+"""What SQL analysis produces: problems, output columns, and how names resolved.
+
+The resolution maps parse-tree nodes (by `id()`) to the catalog tables and fields they
+name, so that the compiler can rewrite exactly what the analysis understood instead of
+resolving names a second time. The tree is shared (analyses are cached): readers must
+never mutate it; the compiler works on a copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from basedb.check.bindings import ParamBinding
+from basedb.workspace.model import Field, Table
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+PROBLEM_CODES: tuple[str, ...] = (
+    "SQL_PARSE_ERROR",
+    "SQL_NOT_READ_ONLY",
+    "SQL_NO_BOUND_TABLE",
+    "SQL_UNKNOWN_TABLE",
+    "SQL_UNKNOWN_FIELD",
+    "SQL_PARAM_UNDECLARED",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlProblem:
+    """One error in main.sql; line and column are 1-based when known."""
+
+    code: str
+    message: str
+    fix: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputColumn:
+    """A result column: the name a PostgreSQL user sees, and the field it comes from when
+    the projection is a direct field reference (so multi-valued cells can be decoded)."""
+
+    name: str
+    table: Table | None = None
+    field: Field | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnRef:
+    """What one column reference in the SQL means.
+
+    kind "field": a catalog field (or `record_id`) of the FROM item `qualifier`;
+    "derived": column `name` of a CTE or subquery `qualifier` (table/field give its
+    origin when that column is a direct field reference); "output": an output column
+    name used in ORDER BY / GROUP BY / HAVING.
+    """
+
+    kind: Literal["field", "derived", "output"]
+    qualifier: str | None
+    name: str
+    table: Table | None = None
+    field: Field | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    """A table reference in FROM / JOIN: a catalog table or a CTE, under `alias`."""
+
+    alias: str
+    table: Table | None = None
+    cte_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StarColumn:
+    """One column a `*` or `t.*` expands to."""
+
+    qualifier: str | None
+    column: OutputColumn
+    physical: bool  # True: a catalog field of `qualifier`; False: a named column
+
+
+@dataclass(slots=True)
+class Resolution:
+    columns: dict[int, ColumnRef] = field(default_factory=dict)
+    sources: dict[int, SourceRef] = field(default_factory=dict)
+    stars: dict[int, tuple[StarColumn, ...]] = field(default_factory=dict)
+    # Output name of each (non-star) projection.
+    names: dict[int, str] = field(default_factory=dict)
+    # JOIN … USING: per join node, the (left, right) column pair of each name.
+    usings: dict[int, tuple[tuple[ColumnRef, ColumnRef], ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlAnalysis:
+    """Everything `analyze_sql` learned about one main.sql."""
+
+    sql: str
+    param_count: int
+    problems: tuple[SqlProblem, ...]
+    tree: exp.Expression | None
+    tables: tuple[Table, ...] = ()
+    params: frozenset[int] = frozenset()
+    bindings: tuple[ParamBinding, ...] = ()
+    columns: tuple[OutputColumn, ...] = ()
+    uses_current_user: bool = False
+    resolved: bool = False
+    resolution: Resolution | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def line_column(sql: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    offset = max(0, min(offset, len(sql)))
+    line = sql.count("\n", 0, offset) + 1
+    return line, offset - (sql.rfind("\n", 0, offset) + 1) + 1
+
+
+def node_offset(node: Any) -> int | None:
+    """Character offset where a parsed node starts: its leftmost positioned token."""
+    starts = [sub._meta["start"] for sub in node.walk()
+              # only nodes built from tokens carry positions
+              if sub._meta and "start" in sub._meta]
+    return min(starts) if starts else None
