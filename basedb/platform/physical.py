@@ -23,7 +23,9 @@ Cell storage by field type:
     created_by, updated_by     TEXT   the user id
 
 Every record table also has `record_id TEXT PRIMARY KEY` and `_seq INTEGER` (insertion
-order, used for stable listing and auto numbers).
+order, used for stable listing and auto numbers), plus the hidden bookkeeping columns
+`_created_at`, `_updated_at`, `_created_by`, `_updated_by` that the platform maintains
+for every record, so that a created_at/… field added later shows the true values.
 """
 
 from __future__ import annotations
@@ -35,6 +37,15 @@ from basedb.workspace.model import Field
 _ID_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 JSON_TYPES = frozenset({"link", "attachment", "location"})
+
+SYSTEM_COLUMNS: tuple[str, ...] = ("_created_at", "_updated_at", "_created_by", "_updated_by")
+# Field types whose cells copy a bookkeeping column.
+SYSTEM_COLUMN_OF_TYPE = {
+    "created_at": "_created_at",
+    "updated_at": "_updated_at",
+    "created_by": "_created_by",
+    "updated_by": "_updated_by",
+}
 
 
 def _safe(identifier: str) -> str:
@@ -66,3 +77,13 @@ def column_affinity(field: Field) -> str:
 def is_json_encoded(field: Field) -> bool:
     """Whether the stored cell is a JSON document that must be decoded on read."""
     return field.type in JSON_TYPES or (field.type in ("select", "user") and field.multiple)
+
+
+def record_table_ddl(table_id: str) -> str:
+    """CREATE TABLE for a Base table without fields (each field is added as a column)."""
+    return (
+        f"CREATE TABLE {table_name(table_id)} ("
+        "record_id TEXT PRIMARY KEY, _seq INTEGER NOT NULL UNIQUE, "
+        "_created_at TEXT NOT NULL, _updated_at TEXT NOT NULL, "
+        "_created_by TEXT, _updated_by TEXT)"
+    )

@@ -1,0 +1,59 @@
+"""Identifiers, secrets and timestamps minted by the local platform.
+
+Ids are a fixed prefix (Lark's, where Lark has one) followed by random letters and
+digits, so they are safe inside SQLite identifiers (see `physical`) and URLs alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from datetime import datetime
+
+# prefix -> number of random characters after it
+BASE_TOKEN = ("bas", 20)
+TABLE_ID = ("tbl", 14)
+FIELD_ID = ("fld", 10)
+RECORD_ID = ("rec", 14)
+APP_TOKEN = ("Prj", 16)
+USER_ID = ("ou_", 24)
+
+TOKEN_PREFIX = "bdb_"
+"""Platform bearer tokens look like `bdb_<random>`; basedb.redact masks that shape."""
+
+
+def random_alphanumeric(length: int) -> str:
+    """`length` random letters and digits (token_urlsafe with `-` and `_` dropped)."""
+    out = ""
+    while len(out) < length:
+        out += "".join(ch for ch in secrets.token_urlsafe(length + 8) if ch.isalnum())
+    return out[:length]
+
+
+def new_id(kind: tuple[str, int]) -> str:
+    """A fresh id such as `new_id(RECORD_ID)` -> 'recXXXXXXXXXXXXXX'."""
+    prefix, length = kind
+    return prefix + random_alphanumeric(length)
+
+
+def new_token() -> str:
+    """A fresh bearer token; only its hash is ever stored."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_log_id() -> str:
+    """A request id in Lark's style: a UTC timestamp followed by random hex."""
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime()) + secrets.token_hex(8).upper()
+
+
+DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def now_text() -> str:
+    """The current local time as a Base datetime cell ('YYYY-MM-DD HH:MM:SS')."""
+    return datetime.now().strftime(DATETIME_FORMAT)
