@@ -1,0 +1,108 @@
+"""The local platform: the Base Database Open API over SQLite, as an ASGI app.
+
+    platform = open_platform()           # data dir: $BASEDB_DATA_DIR or the user data dir
+    platform.app                         # the Starlette app (serve it, or call in-process)
+    platform.owner_token                 # the platform owner's bearer token
+    platform.store                       # the storage (basedb.platform.store.Store)
+
+Layout of the package (heavy imports such as Starlette stay out of this module):
+
+    store.py, schema.py   SQLite connections, transactions, migrations (meta tables)
+    physical.py           how Base tables and fields map to SQLite tables and columns
+    meta.py               Bases, tables and fields, and altering their SQLite tables
+    cells.py, records.py  cell validation and encoding; the one record write path
+    sites.py, access.py   sites, bindings, members; who may access what
+    identity.py           users, tokens, the owner token file
+    errors.py             business codes, error bodies, the upstream message template
+    http.py, app.py       endpoints, the request layer and middleware; the app factory
+    routes/               one module per route group (see routes/__init__.py to add one)
+    openapi.py            the OpenAPI document built from the routes
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from basedb.platform.store import Store
+
+
+class LocalPlatform:
+    """One data dir's platform: its store, owner token and app."""
+
+    def __init__(self, *, data_dir: Path, store: Store, app: Starlette, owner_token: str) -> None:
+        self.data_dir = data_dir
+        self.store = store
+        self.app = app
+        self.owner_token = owner_token
+
+    @property
+    def owner_token_file(self) -> Path:
+        from basedb.platform.identity import OWNER_TOKEN_FILE
+
+        return self.data_dir / OWNER_TOKEN_FILE
+
+    def close(self) -> None:
+        """Close the database and forget this platform (a later open starts afresh)."""
+        with _lock:
+            if _platforms.get(self.data_dir) is self:
+                del _platforms[self.data_dir]
+        self.store.close()
+
+    def __repr__(self) -> str:
+        return f"LocalPlatform(data_dir={str(self.data_dir)!r})"
+
+
+_platforms: dict[Path, LocalPlatform] = {}
+_lock = threading.Lock()
+
+
+def open_platform(data_dir: Path | None = None) -> LocalPlatform:
+    """The platform over `data_dir` (default $BASEDB_DATA_DIR, else the user data dir),
+    created on first use and cached for the rest of the process."""
+    from basedb.paths import data_dir as default_data_dir
+
+    directory = (data_dir if data_dir is not None else default_data_dir()).expanduser()
+    directory = directory.resolve()
+    with _lock:
+        found = _platforms.get(directory)
+        if found is None:
+            found = _platforms[directory] = _open(directory)
+        return found
+
+
+def _open(directory: Path) -> LocalPlatform:
+    import sqlite3
+
+    from basedb.errors import InputError
+    from basedb.platform.app import build_app
+    from basedb.platform.identity import ensure_owner_token
+    from basedb.platform.store import DATABASE_FILE, Store
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(directory, 0o700)  # it holds the owner token
+    except OSError as exc:
+        raise InputError(f"Cannot use {directory} as the platform data dir: {exc.strerror}.",
+                         code="PLATFORM_DATA_DIR",
+                         hint="Pick a writable directory with --data or $BASEDB_DATA_DIR.") from exc
+    try:
+        store = Store(directory / DATABASE_FILE)
+    except sqlite3.Error as exc:
+        raise InputError(f"Cannot open the platform database {directory / DATABASE_FILE}: "
+                         f"{exc}.", code="PLATFORM_DATABASE",
+                         hint="Check that it is a basedb platform database and is writable, "
+                              "or use another data dir.") from exc
+    try:
+        owner_token = ensure_owner_token(store, directory)
+    except BaseException:
+        store.close()
+        raise
+    access_log = os.environ.get("BASEDB_ACCESS_LOG", "") not in ("", "0")
+    app = build_app(store, data_dir=directory, access_log=access_log)
+    return LocalPlatform(data_dir=directory, store=store, app=app, owner_token=owner_token)
