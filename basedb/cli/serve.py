@@ -1,0 +1,87 @@
+"""`basedb serve`: the local platform over HTTP."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+
+import click
+
+from basedb.cli.common import echo_err
+from basedb.errors import UsageError
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before start-up so that the port it reports is real
+    (`--port 0` picks a free one) and early connections wait in the backlog."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
+                         code="SERVE_BIND",
+                         hint="Pick another --port (0 chooses a free one), or stop the "
+                              "process using it.") from exc
+    return sock
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (loopback only unless --allow-remote).")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on; 0 picks a free port.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Platform data dir (default: $BASEDB_DATA_DIR, else the "
+                                 "user data dir).")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow a non-loopback --host (exposes the platform to the network).")
+def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: bool) -> None:
+    """Run the local platform's Open API over HTTP, with one JSON access-log line per
+    request on stderr. Every API call needs a bearer token; the owner's token is in the
+    data dir (`basedb auth token` prints it)."""
+    if not is_loopback(host) and not allow_remote:
+        raise UsageError(
+            f"Refusing to listen on {host}: the local platform speaks plain HTTP and its "
+            "owner token grants full access, so it listens on this machine only.",
+            code="SERVE_REMOTE_HOST",
+            hint="Use --host 127.0.0.1, or pass --allow-remote if you really mean to expose "
+                 "it to your network.")
+    import uvicorn
+
+    from basedb.platform import open_platform
+    from basedb.platform.app import build_app
+
+    platform = open_platform(data_dir)
+    app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    echo_err(f"basedb platform listening on http://{shown}:{bound_port}")
+    echo_err(f"data dir: {platform.data_dir}")
+    echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
+    echo_err("Press Ctrl+C to stop.")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        # uvicorn has already shut down gracefully and re-raises Ctrl+C; stopping the
+        # server is what the user asked for, not an error.
+        pass
+    finally:
+        sock.close()
+        platform.close()
+    echo_err("basedb platform stopped")
