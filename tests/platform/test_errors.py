@@ -1,0 +1,151 @@
+"""Every route answers errors with the same envelope and a log id header."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from basedb.platform import LocalPlatform
+from basedb.platform.app import build_app
+from basedb.platform.errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_ALLOWED,
+    PLATFORM_BUSY,
+    ROUTE_NOT_FOUND,
+    TOKEN_INVALID,
+    TOKEN_MISSING,
+)
+from basedb.platform.http import Call, Endpoint, RequestLogMiddleware
+from basedb.platform.routes import all_endpoints
+from tests.platform.conftest import assert_error_shape
+
+BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
+         "record_id": "recNope", "app_token": "PrjNope"}
+# Routes that succeed without any input of the caller's.
+NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites"), ("GET", "/openapi.json")}
+ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def concrete(path: str) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: BOGUS[m.group(1)], path)
+
+
+def matches(template: str, url: str) -> bool:
+    """Whether a route template also serves `url` (…/records/{record_id} serves
+    …/records/batch_create for GET, for instance)."""
+    return re.fullmatch(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)), url) is not None
+
+
+ENDPOINTS = all_endpoints()
+IDS = [f"{e.method} {e.full_path}" for e in ENDPOINTS]
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
+                                       platform: LocalPlatform) -> None:
+    url = concrete(endpoint.full_path)
+    if endpoint.auth:
+        missing = client.request(endpoint.method, url)
+        assert_error_shape(missing)
+        assert missing.status_code == 401 and missing.json()["code"] == TOKEN_MISSING
+        invalid = client.request(endpoint.method, url,
+                                 headers={"Authorization": "Bearer bdb_wrongwrongwrong"})
+        assert_error_shape(invalid)
+        assert invalid.json()["code"] == TOKEN_INVALID
+        # The token never travels into messages.
+        assert "wrongwrong" not in invalid.text
+    if (endpoint.method, endpoint.path) not in NO_INPUT_NEEDED:
+        refused = client.request(endpoint.method, url, content=b"{not json",
+                                 headers={"Authorization": f"Bearer {platform.owner_token}"})
+        assert_error_shape(refused)
+        assert refused.status_code in (400, 404)
+    used = {e.method for e in ENDPOINTS if matches(e.full_path, url)}
+    other = next(m for m in ALL_METHODS if m not in used)
+    wrong = client.request(other, url)
+    assert_error_shape(wrong)
+    assert wrong.status_code == 405 and wrong.json()["code"] == METHOD_NOT_ALLOWED
+    allowed = set(wrong.headers["allow"].replace(" ", "").split(","))
+    assert allowed and allowed <= used | {"HEAD"}
+
+
+def test_method_not_allowed_lists_every_method_of_the_path(api: Any) -> None:
+    response = api.call("PUT", "/bases/basX/tables")
+    assert set(response.headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD", "POST"}
+    assert "Fix: use GET, HEAD, POST." in response.json()["msg"]
+
+
+def test_unknown_route(client: TestClient) -> None:
+    response = client.get("/open-apis/base/v3/no/such/thing")
+    assert_error_shape(response)
+    assert response.status_code == 404 and response.json()["code"] == ROUTE_NOT_FOUND
+    assert "/openapi.json" in response.json()["msg"]
+
+
+def test_successes_carry_the_log_id_header(api: Any) -> None:
+    response = api.call("GET", "/users/me")
+    assert re.fullmatch(r"\d{14}[0-9A-F]{16}", response.headers["x-tt-logid"])
+    assert response.json()["msg"] == "success"
+
+
+def _app_with(platform: LocalPlatform, handler: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    extra = Endpoint("GET", "/boom", handler, "Fails on purpose.", "test")
+    monkeypatch.setattr("basedb.platform.app.all_endpoints", lambda: [*ENDPOINTS, extra])
+    return build_app(platform.store, data_dir=platform.data_dir)
+
+
+def test_unexpected_errors_become_a_safe_500(platform: LocalPlatform,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    def explode(call: Call) -> Any:
+        raise KeyError("SELECT secret FROM t_tblX")
+
+    with TestClient(_app_with(platform, explode, monkeypatch)) as client:
+        response = client.get("/open-apis/base/v3/boom",
+                              headers={"Authorization": f"Bearer {platform.owner_token}"})
+    assert_error_shape(response)
+    body = response.json()
+    assert response.status_code == 500 and body["code"] == INTERNAL_ERROR
+    assert "secret" not in body["msg"] and "KeyError" not in body["msg"]
+    err = capsys.readouterr().err
+    assert body["error"]["log_id"] in err and "Traceback" in err and "KeyError" in err
+    assert platform.owner_token not in err
+
+
+def test_a_busy_database_is_a_503(platform: LocalPlatform,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def locked(call: Call) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+    with TestClient(_app_with(platform, locked, monkeypatch)) as client:
+        response = client.get("/open-apis/base/v3/boom",
+                              headers={"Authorization": f"Bearer {platform.owner_token}"})
+    assert_error_shape(response)
+    assert response.status_code == 503 and response.json()["code"] == PLATFORM_BUSY
+
+
+def test_the_middleware_catches_what_escapes_routing(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    async def broken_app(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("escaped")
+
+    client = TestClient(RequestLogMiddleware(broken_app))  # no lifespan: HTTP only
+    response = client.get("/anything")
+    assert_error_shape(response)
+    assert response.status_code == 500
+    assert "escaped" in capsys.readouterr().err
+
+
+def test_body_size_limit_is_an_envelope(api: Any, monkeypatch: pytest.MonkeyPatch,
+                                        platform: LocalPlatform) -> None:
+    monkeypatch.setattr("basedb.platform.http.MAX_BODY_BYTES", 1000)
+    app = build_app(platform.store, data_dir=platform.data_dir)
+    with TestClient(app) as client:
+        response = client.post("/open-apis/base/v3/bases", content=b"x" * 5000,
+                               headers={"Authorization": f"Bearer {platform.owner_token}"})
+    assert_error_shape(response)
+    assert response.status_code == 413

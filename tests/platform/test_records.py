@@ -1,0 +1,167 @@
+"""Records: CRUD, listing, batches and their limits, bookkeeping fields, link integrity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from basedb.platform import LocalPlatform, physical
+from tests.platform.conftest import Api, field_id, make_table
+
+
+@pytest.fixture
+def tasks(api: Api, base: str) -> dict[str, Any]:
+    people = make_table(api, base, "People", [{"name": "Name", "type": "text"}])
+    return make_table(api, base, "Tasks", [
+        {"name": "Title", "type": "text"},
+        {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
+        {"name": "Points", "type": "number"},
+        {"name": "Assignees", "type": "link", "link_table": people["table_id"]},
+        {"name": "No", "type": "auto_number"},
+        {"name": "Created by", "type": "created_by"},
+        {"name": "Updated", "type": "updated_at"},
+    ]) | {"people": people["table_id"]}
+
+
+def path(base: str, table: dict[str, Any], suffix: str = "") -> str:
+    return f"/bases/{base}/tables/{table['table_id']}/records{suffix}"
+
+
+def test_record_crud(api: Api, base: str, tasks: dict[str, Any]) -> None:
+    me = api.ok("GET", "/users/me")["user_id"]
+    created = api.ok("POST", path(base, tasks), json={"Title": "Write", "Status": "Open",
+                                                      field_id(tasks, "Points"): 3})
+    rid = created["record_id"]
+    assert rid.startswith("rec")
+    fields = created["fields"]
+    assert fields["Title"] == "Write" and fields["Status"] == "Open" and fields["Points"] == 3
+    assert fields["No"] == 1 and fields["Created by"] == [{"id": me}]
+    assert fields["Assignees"] is None and isinstance(fields["Updated"], str)
+    assert api.ok("GET", path(base, tasks, f"/{rid}")) == created
+
+    patched = api.ok("PATCH", path(base, tasks, f"/{rid}"), json={"Status": "Done",
+                                                                  "Points": None})
+    assert patched["fields"]["Status"] == "Done" and patched["fields"]["Points"] is None
+    assert patched["fields"]["Title"] == "Write"
+
+    assert api.ok("DELETE", path(base, tasks, f"/{rid}")) == {"record_id": rid, "deleted": True}
+    api.fail("GET", path(base, tasks, f"/{rid}"), code=9499, status=404)
+    api.fail("PATCH", path(base, tasks, f"/{rid}"), json={"Title": "x"}, code=9499, status=404)
+    api.fail("DELETE", path(base, tasks, f"/{rid}"), code=9499, status=404)
+
+
+def test_list_is_column_oriented_and_paged(api: Api, base: str, tasks: dict[str, Any]) -> None:
+    ids = api.ok("POST", path(base, tasks, "/batch_create"), json={
+        "fields": ["Title", "Points"], "rows": [[f"t{i}", i] for i in range(5)]})["record_id_list"]
+    page = api.ok("GET", path(base, tasks), params={"offset": 1, "limit": 2})
+    assert page["fields"] == [f["name"] for f in tasks["fields"]]
+    assert page["field_id_list"] == [f["field_id"] for f in tasks["fields"]]
+    assert page["record_id_list"] == ids[1:3]
+    assert [row[0] for row in page["data"]] == ["t1", "t2"]
+    assert [row[page["fields"].index("No")] for row in page["data"]] == [2, 3]
+    assert page["has_more"] is True and page["total"] == 5
+    last = api.ok("GET", path(base, tasks), params={"offset": 4})
+    assert last["has_more"] is False and last["record_id_list"] == ids[4:]
+    for bad in ({"limit": 201}, {"limit": 0}, {"offset": -1}, {"limit": "ten"}):
+        msg = api.fail("GET", path(base, tasks), params=bad, code=9499, status=400)
+        assert "Query parameter" in msg
+
+
+def test_batch_limits_and_shapes(api: Api, base: str, tasks: dict[str, Any]) -> None:
+    rows = [[f"t{i}"] for i in range(200)]
+    assert len(api.ok("POST", path(base, tasks, "/batch_create"),
+                      json={"fields": ["Title"], "rows": rows})["record_id_list"]) == 200
+    msg = api.fail("POST", path(base, tasks, "/batch_create"), code=9499,
+                   json={"fields": ["Title"], "rows": [*rows, ["extra"]]})
+    assert "1 to 200 rows" in msg and "201 rows" in msg
+    api.fail("POST", path(base, tasks, "/batch_create"), code=9499,
+             json={"fields": ["Title"], "rows": []})
+    msg = api.fail("POST", path(base, tasks, "/batch_create"), code=9499,
+                   json={"fields": ["Title", "Points"], "rows": [["a", 1], ["b"]]})
+    assert "/rows/1" in msg
+    msg = api.fail("POST", path(base, tasks, "/batch_create"), code=9499,
+                   json={"fields": ["Title", "Nope"], "rows": [["a", 1]]})
+    assert "/fields/1" in msg
+    msg = api.fail("POST", path(base, tasks, "/batch_create"), code=9499,
+                   json={"fields": ["Title", "Points"], "rows": [["a", 1], ["b", "2"]]})
+    assert "/rows/1/1" in msg
+    assert api.ok("GET", path(base, tasks), params={"limit": 1})["total"] == 200  # unchanged
+
+
+def test_batch_update(api: Api, base: str, tasks: dict[str, Any]) -> None:
+    ids = api.ok("POST", path(base, tasks, "/batch_create"),
+                 json={"fields": ["Title"], "rows": [["a"], ["b"], ["c"]]})["record_id_list"]
+    done = api.ok("POST", path(base, tasks, "/batch_update"),
+                  json={"record_id_list": ids[:2] + ids[:1], "patch": {"Status": "Done"}})
+    assert done == {"record_id_list": ids[:2], "updated": 2}
+    page = api.ok("GET", path(base, tasks))
+    status = page["fields"].index("Status")
+    assert [row[status] for row in page["data"]] == ["Done", "Done", None]
+    msg = api.fail("POST", path(base, tasks, "/batch_update"), code=9499, status=404,
+                   json={"record_id_list": [ids[0], "recMissing"], "patch": {"Title": "x"}})
+    assert "/record_id_list/1" in msg
+    msg = api.fail("POST", path(base, tasks, "/batch_update"), code=9499,
+                   json={"record_id_list": ids, "patch": {"Status": "Later"}})
+    assert "/patch/Status" in msg
+    api.fail("POST", path(base, tasks, "/batch_update"), code=9499,
+             json={"record_id_list": [f"rec{i}" for i in range(201)], "patch": {"Title": "x"}})
+    api.fail("POST", path(base, tasks, "/batch_update"), code=9499,
+             json={"record_id_list": ids, "patch": {}})
+
+
+def test_links_must_exist_and_follow_deletes(api: Api, base: str,
+                                             tasks: dict[str, Any]) -> None:
+    people = f"/bases/{base}/tables/{tasks['people']}/records"
+    ada = api.ok("POST", people, json={"Name": "Ada"})["record_id"]
+    bob = api.ok("POST", people, json={"Name": "Bob"})["record_id"]
+    msg = api.fail("POST", path(base, tasks), code=9499,
+                   json={"Assignees": [{"id": ada}, {"id": "recGhost"}]})
+    assert "recGhost" in msg and "/Assignees/1" in msg
+    task = api.ok("POST", path(base, tasks),
+                  json={"Assignees": [{"id": ada}, {"id": bob}, {"id": ada}]})
+    assert task["fields"]["Assignees"] == [{"id": ada}, {"id": bob}]
+    api.ok("DELETE", f"{people}/{ada}")
+    got = api.ok("GET", path(base, tasks, f"/{task['record_id']}"))
+    assert got["fields"]["Assignees"] == [{"id": bob}]
+    api.ok("DELETE", f"{people}/{bob}")
+    got = api.ok("GET", path(base, tasks, f"/{task['record_id']}"))
+    assert got["fields"]["Assignees"] is None
+
+
+def test_bookkeeping_fields_added_later_show_true_values(
+        api: Api, base: str, tasks: dict[str, Any], platform: LocalPlatform) -> None:
+    first = api.ok("POST", path(base, tasks), json={"Title": "a"})["record_id"]
+    api.ok("POST", path(base, tasks), json={"Title": "b"})
+    api.ok("DELETE", path(base, tasks, f"/{first}"))
+    api.ok("POST", path(base, tasks), json={"Title": "c"})
+    added = api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+                   json={"name": "Seq", "type": "auto_number"})
+    created_at = api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+                        json={"name": "Since", "type": "created_at"})
+    page = api.ok("GET", path(base, tasks))
+    seq, since = page["fields"].index("Seq"), page["fields"].index("Since")
+    assert [row[seq] for row in page["data"]] == [1, 2]
+    assert all(row[since] for row in page["data"])
+    new = api.ok("POST", path(base, tasks), json={"Title": "d"})
+    assert new["fields"]["Seq"] == 3 and new["fields"]["No"] == 4
+    conn = platform.store.connection()
+    column = physical.column_name(added["field_id"])
+    assert conn.execute(f"SELECT typeof({column}) FROM {physical.table_name(tasks['table_id'])} "
+                        "LIMIT 1").fetchone()[0] == "integer"
+    assert created_at["type"] == "created_at"
+
+
+def test_updated_fields_follow_writes(api: Api, base: str, tasks: dict[str, Any]) -> None:
+    bob = api.ok("POST", "/users", json={"name": "Bob"})
+    site = api.ok("POST", "/sites", json={"title": "S"})["appToken"]
+    api.ok("POST", f"/sites/{site}/bind_base",
+           json={"baseToken": base, "tableIds": [tasks["table_id"]]})
+    api.ok("POST", f"/sites/{site}/members", json={"userId": bob["user_id"], "role": "admin"})
+    api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+           json={"name": "Editor", "type": "updated_by"})
+    rid = api.ok("POST", path(base, tasks), json={"Title": "a"})["record_id"]
+    as_bob = api.as_user(bob["token"])
+    got = as_bob.ok("PATCH", path(base, tasks, f"/{rid}"), json={"Title": "b"})
+    assert got["fields"]["Editor"] == [{"id": bob["user_id"]}]
+    assert got["fields"]["Created by"] != [{"id": bob["user_id"]}]

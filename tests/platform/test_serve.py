@@ -1,0 +1,82 @@
+"""`basedb serve`: a real HTTP server in a subprocess, and its refusal of remote hosts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from basedb.cli import cli
+from basedb.cli.serve import is_loopback
+from basedb.paths import API_PREFIX
+
+
+def _read_line(stream: object, deadline: float) -> str:
+    line = stream.readline()  # type: ignore[attr-defined]
+    if not line and time.monotonic() > deadline:
+        raise AssertionError("basedb serve printed nothing")
+    return str(line)
+
+
+def test_serve_over_http(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 20
+        first = _read_line(process.stderr, deadline)
+        match = re.fullmatch(r"basedb platform listening on (http://127\.0\.0\.1:\d+)\n", first)
+        assert match, first
+        url = match.group(1)
+        banner = "".join(_read_line(process.stderr, deadline) for _ in range(3))
+        token = (data / "owner.token").read_text().strip()
+        assert "owner.token" in banner and token not in banner
+
+        with httpx.Client(base_url=url + API_PREFIX, timeout=10) as http:
+            assert http.get("/users/me").json()["code"] == 99991661
+            headers = {"Authorization": f"Bearer {token}"}
+            me = http.get("/users/me", headers=headers)
+            assert me.status_code == 200 and me.json()["data"]["is_platform_owner"] is True
+            base = http.post("/bases", json={"name": "Over HTTP"}, headers=headers).json()
+            assert base["code"] == 0
+            assert http.get(url + "/openapi.json").status_code == 200
+
+        access = [json.loads(_read_line(process.stderr, deadline)) for _ in range(4)]
+        assert [a["status"] for a in access] == [401, 200, 200, 200]
+        assert access[1]["log_id"] == me.headers["x-tt-logid"]
+        assert all(token not in json.dumps(a) for a in access)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
+    assert process.stdout is not None and process.stdout.read() == ""
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "example.com", "::"])
+def test_non_loopback_hosts_are_refused(host: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["serve", "--host", host, "--data", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.output and "this machine only" in result.output
+    assert not (tmp_path / "owner.token").exists()
+
+
+def test_loopback_hosts() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert is_loopback("127.0.0.2")
+    assert not is_loopback("10.0.0.1") and not is_loopback("my-host")
