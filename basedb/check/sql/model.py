@@ -8,6 +8,7 @@ never mutate it; the compiler works on a copy.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +37,17 @@ class SqlProblem:
     fix: str | None = None
     line: int | None = None
     column: int | None = None
+
+    def __post_init__(self) -> None:
+        # Names quoted from hostile input must not carry control characters to a terminal.
+        object.__setattr__(self, "message", _CONTROL.sub(_escape, self.message))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,9 @@ _INTERVAL_UNITS = {"YEAR": "years", "MONTH": "months", "WEEK": "days", "DAY": "d
                    "HOUR": "hours", "MINUTE": "minutes", "SECOND": "seconds"}
 
 
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Is, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
 def _unit(node: Any) -> str:
     text = node.name if isinstance(node, exp.Expression) else str(node or "")
     text = text.strip("'\"").upper()
@@ -127,7 +130,7 @@ class Rewriter:
         for node in derived:
             self.derived(node)
         for node in list(self.tree.walk()):
-            if isinstance(node, (exp.EQ, exp.NEQ, exp.In, exp.Is)):
+            if isinstance(node, _COMPARISONS):
                 self.comparison(node)
         for node in list(self.tree.walk()):
             self.expression(node)
@@ -229,10 +232,12 @@ class Rewriter:
         if isinstance(node, exp.Is):
             column = self._multi_column(node.this)
             if column is not None and isinstance(node.expression, exp.Null):
+                # An empty multi-valued cell may be stored as [] : it is NULL to the author.
                 empty = exp.EQ(this=_call("json_array_length", column.copy()),
                                expression=exp.Literal.number(0))
-                node.replace(exp.Paren(this=exp.Or(this=node.copy(), expression=empty)))
-                # (a copy is safe here: `column IS NULL` holds no other comparison)
+                is_null = exp.Is(this=column.copy(), expression=exp.Null())
+                found: Any = exp.Paren(this=exp.Or(this=is_null, expression=empty))
+                node.replace(exp.Not(this=found) if node.args.get("negate") else found)
             return
         if isinstance(node, exp.In):
             column = self._multi_column(node.this)
@@ -250,7 +255,7 @@ class Rewriter:
             if quantified:
                 self.quantified(node, column_side, other, column)
                 return
-            if column is not None:
+            if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
                 alias = self._next("_mv")
                 test = exp.EQ(this=exp.column("value", table=alias), expression=other)
                 found = self._any_element(column, alias, test)
@@ -259,7 +264,7 @@ class Rewriter:
 
     def quantified(self, node: Any, left: Any, other: Any, column: Any) -> None:
         is_any = isinstance(other, exp.Any)
-        if is_any != isinstance(node, exp.EQ):
+        if not isinstance(node, (exp.EQ, exp.NEQ)) or is_any != isinstance(node, exp.EQ):
             raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
         source = self._list_source(other)
         if column is not None:
