@@ -1,0 +1,392 @@
+"""The input files of a deployment, and the fingerprint that identifies them.
+
+What a deployment ships
+-----------------------
+An allowlist, so that nothing unexpected (local state, caches, a project nested in the
+folder) leaves the machine:
+
+- at the top of the workspace, only `base-database.jsonc` (required), `catalog.json`,
+  `agent-tools.json` and `README.md`;
+- everything below `database-functions/`, `mutations/`, `faas/`, `ai/` (the kind
+  directories of `basedb.workspace.model.KIND_DIRS`) and `src/`,
+
+except, at any depth:
+
+- the directories `.git`, `.hg`, `.svn`, `node_modules`, `__pycache__` and
+  `.base-database-cli`;
+- OS junk: `.DS_Store`, `Icon\\r`, `Thumbs.db`, `desktop.ini`, AppleDouble files (`._*`);
+- editor leftovers: vim swap files (`*.swp`, `*.swo`, `.<name>.swa`…`.swp`), backups
+  ending in `~`, emacs lock and autosave files (`.#*`, `#*#`);
+- compiled Python (`*.pyc`, `*.pyo`);
+- environment files `.env` and `.env.*`: they usually hold secrets, and a site's files
+  are uploaded to the platform and served from it.
+
+Refused with an InputError that names the path:
+
+- a symlink that is dangling, part of a loop, or points outside the workspace or into
+  `.git/` or `.base-database-cli/`. A symlink within the workspace is followed and ships
+  as the file (or directory) it points to, at the link's own path;
+- FIFOs, sockets, devices, and files that cannot be read;
+- names that `basedb pull` could not restore safely on every system: backslashes,
+  colons, control characters, bytes that are not UTF-8 (see `path_problem`), and paths
+  that differ only in letter case or Unicode normalization (`collision_key`);
+- more than MAX_INPUT_FILES files, or more than MAX_INPUT_BYTES in total.
+
+Fingerprint
+-----------
+`fingerprint(inputs)` is "sha256:" + the SHA-256 of the canonical JSON of
+`{"files": [{"path", "sha256", "size"}, …]}` (files sorted by path; keys sorted; no
+whitespace; UTF-8). Only paths and contents count: mtimes, permissions and the order in
+which the filesystem lists files do not. The same `files` list is stored in site.zip's
+`.basedb/manifest.json`, so anyone can recompute the fingerprint from the archive.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from basedb.errors import InputError, InternalError, WorkspaceNotFound
+from basedb.workspace import files
+from basedb.workspace.config import CONFIG_FILE
+from basedb.workspace.model import KIND_DIRS
+
+MAX_INPUT_FILES = 5_000
+MAX_INPUT_BYTES = 100 * files.MIB
+
+ROOT_FILES: tuple[str, ...] = (CONFIG_FILE, "catalog.json", "agent-tools.json", "README.md")
+ROOT_DIRS: tuple[str, ...] = (*sorted(KIND_DIRS.values()), "src")
+
+EXCLUDED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".base-database-cli"}
+)
+_JUNK_NAMES = frozenset({".DS_Store", "Icon\r", "Thumbs.db", "desktop.ini", ".env"})
+_JUNK_RE = re.compile(
+    r"""^(?:
+        \._.*                  # AppleDouble resource forks
+      | \..+\.sw[a-p]          # vim swap files of hidden-named buffers
+      | .*\.sw[po]             # vim swap files
+      | .*~                    # editor backups
+      | \.\#.*                 # emacs lock files (often dangling symlinks)
+      | \#.*\#                 # emacs autosave files
+      | .*\.py[co]             # compiled Python
+      | \.env\..*              # .env.local, .env.production, …
+    )$""",
+    re.VERBOSE | re.DOTALL,
+)
+# Directories a symlink must never lead into, even from inside the workspace.
+_PRIVATE_ROOT_DIRS = (".git", ".base-database-cli")
+# Stop walking well past the limit so the message can say how far over it is, without
+# letting a runaway tree (or a fan of directory symlinks) take forever.
+_COUNT_STOP = 10 * MAX_INPUT_FILES
+
+FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+_MAX_NAME_BYTES = 255
+_MAX_PATH_BYTES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """One file a deployment ships: its workspace-relative POSIX path and contents."""
+
+    path: str
+    sha256: str
+    size: int
+    data: bytes = field(repr=False)
+
+    @classmethod
+    def of(cls, path: str, data: bytes) -> InputFile:
+        return cls(path=path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+                   data=data)
+
+
+def is_excluded_name(name: str) -> bool:
+    """True for a file or directory name that never ships (see the module docstring)."""
+    return name in EXCLUDED_DIRS or name in _JUNK_NAMES or _JUNK_RE.match(name) is not None
+
+
+def path_problem(path: str) -> str | None:
+    """Why a workspace-relative POSIX path cannot be shipped or restored, or None.
+
+    The same rules guard both directions: a name `collect_inputs` accepts is one that
+    `safe_extract` accepts, so every deployment can be pulled back.
+    """
+    if not path:
+        return "is empty"
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in path):
+        return "is not valid UTF-8"
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+        return "contains control characters"
+    if "\\" in path:
+        return "contains a backslash"
+    if ":" in path:
+        return "contains a colon (a drive letter or stream name on Windows)"
+    if path.startswith("/"):
+        return "is an absolute path"
+    if len(path.encode("utf-8")) > _MAX_PATH_BYTES:
+        return f"is longer than {_MAX_PATH_BYTES} bytes"
+    for segment in path.split("/"):
+        if segment == "":
+            return "has an empty path segment"
+        if segment in (".", ".."):
+            return f"has a '{segment}' path segment"
+        if len(segment.encode("utf-8")) > _MAX_NAME_BYTES:
+            return f"has a name longer than {_MAX_NAME_BYTES} bytes"
+    return None
+
+
+def collision_key(path: str) -> str:
+    """Paths with equal keys are one file on macOS and Windows (case-insensitive,
+    normalizing) filesystems."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+# ----------------------------------------------------------------------------- collect
+
+
+def collect_inputs(ws_root: Path) -> list[InputFile]:
+    """Every input file of the workspace at `ws_root`, sorted by path."""
+    root = _resolve_root(ws_root)
+    walk = _Walk(root)
+    for name in ROOT_FILES:
+        walk.visit_root(name, want_dir=False)
+    for name in ROOT_DIRS:
+        walk.visit_root(name, want_dir=True)
+    if not any(rel == CONFIG_FILE for rel, _, _ in walk.found):
+        raise WorkspaceNotFound(str(root))
+    found = sorted(walk.found)
+    _check_limits([(rel, size) for rel, _, size in found])
+    _check_collisions([rel for rel, _, _ in found])
+
+    inputs: list[InputFile] = []
+    budget = MAX_INPUT_BYTES
+    for rel, source, _ in found:
+        data = _read(rel, source, budget)
+        budget -= len(data)
+        inputs.append(InputFile.of(rel, data))
+    if budget < 0:  # files grew between listing and reading
+        _check_limits([(item.path, item.size) for item in inputs])
+    return inputs
+
+
+def _resolve_root(ws_root: Path) -> Path:
+    try:
+        root = ws_root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise WorkspaceNotFound(str(ws_root)) from None
+    if not root.is_dir():
+        raise WorkspaceNotFound(str(ws_root))
+    return root
+
+
+class _Walk:
+    """Depth-first listing of input files: (relative path, real source, size)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.private = tuple(root / name for name in _PRIVATE_ROOT_DIRS)
+        self.found: list[tuple[str, Path, int]] = []
+
+    def visit_root(self, name: str, *, want_dir: bool) -> None:
+        path = self.root / name
+        if not os.path.lexists(path):
+            return
+        try:
+            real, st = self._target(name, path)
+        except FileNotFoundError:  # removed while we were looking
+            return
+        if want_dir and not stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name} is not a directory.", code="INPUT_INVALID",
+                             hint=f"{name}/ holds workspace files; rename or remove the "
+                                  f"file called {name}.")
+        if not want_dir and stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name} is a directory, not a file.", code="INPUT_INVALID",
+                             hint=f"Replace the directory {name} with the file.")
+        self._visit(name, real, st, ancestors=frozenset({self.root}))
+
+    def _visit(self, rel: str, real: Path, st: os.stat_result,
+               ancestors: frozenset[Path]) -> None:
+        if stat.S_ISDIR(st.st_mode):
+            if real in ancestors:
+                raise _loop_error(rel)
+            self._walk_dir(rel, real, ancestors | {real})
+        elif stat.S_ISREG(st.st_mode):
+            self.found.append((rel, real, st.st_size))
+            if len(self.found) > _COUNT_STOP:
+                _check_limits([(r, size) for r, _, size in self.found], stopped=True)
+        else:
+            raise InputError(
+                f"{rel} is a FIFO, socket or device, not a regular file.",
+                code="INPUT_INVALID",
+                hint=f"Remove {rel} from the workspace; only regular files can be deployed.",
+            )
+
+    def _walk_dir(self, rel: str, real: Path, ancestors: frozenset[Path]) -> None:
+        try:
+            names = sorted(os.listdir(real))
+        except OSError as exc:
+            raise _read_error(rel, exc) from None
+        for name in names:
+            if is_excluded_name(name):
+                continue
+            child = f"{rel}/{name}"
+            problem = path_problem(child)
+            if problem is not None:
+                shown = child.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise InputError(f"{shown!r} {problem}; it could not be restored by "
+                                 "`basedb pull` on every system.", code="INPUT_INVALID",
+                                 hint="Rename the file or directory.")
+            try:
+                child_real, st = self._target(child, real / name)
+            except FileNotFoundError:  # removed while we were listing
+                continue
+            self._visit(child, child_real, st, ancestors)
+
+    def _target(self, rel: str, path: Path) -> tuple[Path, os.stat_result]:
+        """The real path and stat of `path`, following a symlink only within the root."""
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise _read_error(rel, exc) from None
+        if not stat.S_ISLNK(st.st_mode):
+            return path, st
+        link = os.readlink(path)
+        try:
+            real = path.resolve(strict=True)
+        except FileNotFoundError:
+            raise InputError(f"{rel} is a symlink to {link}, which does not exist.",
+                             code="INPUT_SYMLINK", hint=f"Fix or remove the symlink {rel}.",
+                             ) from None
+        except RuntimeError:  # Python before 3.13 reports loops this way
+            raise _loop_error(rel) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _loop_error(rel) from None
+            raise _read_error(rel, exc) from None
+        if not real.is_relative_to(self.root):
+            raise InputError(
+                f"{rel} is a symlink to {link}, outside the workspace.",
+                code="INPUT_SYMLINK",
+                hint=f"Copy the file into the workspace in place of the symlink {rel}; "
+                     "a deployment only ships files from inside the workspace.",
+            )
+        if any(real == p or real.is_relative_to(p) for p in self.private):
+            raise InputError(
+                f"{rel} is a symlink into {real.relative_to(self.root).as_posix()}, "
+                "which holds version control or local state and is never deployed.",
+                code="INPUT_SYMLINK", hint=f"Remove the symlink {rel}.",
+            )
+        try:
+            return real, os.stat(real)
+        except OSError as exc:
+            raise _read_error(rel, exc) from None
+
+
+def _loop_error(rel: str) -> InputError:
+    return InputError(f"{rel} is a symlink loop (it leads back to itself).",
+                      code="INPUT_SYMLINK", hint=f"Remove or fix the symlink {rel}.")
+
+
+def _read_error(rel: str, exc: OSError) -> InputError:
+    problem = files._os_problem(exc, rel)
+    return InputError(problem.message, code="INPUT_UNREADABLE", hint=problem.fix)
+
+
+def _read(rel: str, source: Path, budget: int) -> bytes:
+    try:
+        with open(source, "rb") as handle:
+            # Read at most one byte past the budget: enough to know the limit is broken.
+            return handle.read(max(budget, 0) + 1)
+    except OSError as exc:
+        raise _read_error(rel, exc) from None
+
+
+def _check_collisions(paths: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for path in paths:
+        other = seen.setdefault(collision_key(path), path)
+        if other != path:
+            raise InputError(
+                f"{other} and {path} differ only in letter case or Unicode form; pulled "
+                "onto macOS or Windows, one would overwrite the other.",
+                code="INPUT_INVALID", hint="Rename one of them.")
+
+
+def _check_limits(sized: list[tuple[str, int]], *, stopped: bool = False) -> None:
+    count = len(sized)
+    if count > MAX_INPUT_FILES:
+        by_dir = Counter(rel.rpartition("/")[0] or "." for rel, _ in sized)
+        busiest = ", ".join(f"{d}/ ({n:,})" for d, n in by_dir.most_common(3))
+        counted = f"more than {count - 1:,}" if stopped else f"{count:,}"
+        raise InputError(
+            f"The workspace has {counted} input files; at most {MAX_INPUT_FILES:,} can be "
+            "deployed.",
+            code="INPUT_TOO_MANY_FILES",
+            hint=f"The most files are in {busiest}. Remove what the site does not need "
+                 "(build output, downloaded dependencies, bulk assets) or move it out of "
+                 "the workspace.",
+            detail={"files": count, "limit": MAX_INPUT_FILES},
+        )
+    total = sum(size for _, size in sized)
+    if total > MAX_INPUT_BYTES:
+        largest = sorted(sized, key=lambda item: (-item[1], item[0]))[:3]
+        named = ", ".join(f"{rel} ({files._human_size(size)})" for rel, size in largest)
+        raise InputError(
+            f"The workspace's input files total {files._human_size(total)}; at most "
+            f"{files._human_size(MAX_INPUT_BYTES)} can be deployed.",
+            code="INPUT_TOO_LARGE",
+            hint=f"The largest are {named}. Host large media elsewhere and link to it, "
+                 "or remove files the site does not need.",
+            detail={"bytes": total, "limit": MAX_INPUT_BYTES},
+        )
+
+
+# ------------------------------------------------------------------------- fingerprint
+
+
+def manifest_files(inputs: Iterable[InputFile]) -> list[dict[str, Any]]:
+    """The `files` list of the manifest: one {path, sha256, size} per file, by path."""
+    ordered = sorted(inputs, key=lambda item: item.path)
+    seen: set[str] = set()
+    for item in ordered:
+        if item.path in seen:
+            raise InternalError(f"The input file {item.path} is listed twice.",
+                                code="INPUT_DUPLICATE")
+        seen.add(item.path)
+    entries: list[dict[str, Any]] = [
+        {"path": item.path, "sha256": item.sha256, "size": item.size} for item in ordered
+    ]
+    return entries
+
+
+def fingerprint_of_files(entries: list[dict[str, Any]]) -> str:
+    """The fingerprint of a manifest `files` list (as stored in site.zip)."""
+    canonical = json.dumps({"files": entries}, ensure_ascii=False, sort_keys=True,
+                           separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def fingerprint(inputs: Iterable[InputFile]) -> str:
+    """The fingerprint ("sha256:<hex>") of exactly these paths and contents."""
+    return fingerprint_of_files(manifest_files(inputs))
+
+
+def fingerprint_hex(value: str) -> str:
+    """The hex digest of a fingerprint, after checking its form."""
+    if not isinstance(value, str) or not FINGERPRINT_RE.match(value):
+        raise InputError(f"{value!r} is not a fingerprint.", code="FINGERPRINT_INVALID",
+                         hint='A fingerprint is "sha256:" followed by 64 lowercase hex '
+                              "digits.")
+    return value.removeprefix("sha256:")
