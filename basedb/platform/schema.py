@@ -87,8 +87,109 @@ CREATE TABLE site_members (
 CREATE INDEX site_members_by_user ON site_members(user_id);
 """
 
+
+def _catalog_revision(conn: sqlite3.Connection) -> None:
+    """One counter that every change to a site's catalog bumps (tables, fields, bindings),
+    kept by triggers so that no write path can forget it; caches of compiled functions
+    key on it (`basedb.platform.revision`). Trigger bodies contain `;`, hence a callable."""
+    conn.execute("CREATE TABLE catalog_revision (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                 "revision INTEGER NOT NULL)")
+    conn.execute("INSERT INTO catalog_revision (id, revision) VALUES (1, 1)")
+    events = {
+        "base_tables": ("INSERT", "DELETE", "UPDATE OF name"),
+        # not next_number: every record insert with an auto number updates it
+        "fields": ("INSERT", "DELETE", "UPDATE OF table_id, name, type, multiple, options, "
+                   "link_table, description, position"),
+        "site_tables": ("INSERT", "DELETE", "UPDATE"),
+        "sites": ("UPDATE OF base_token",),
+    }
+    for table, table_events in events.items():
+        for number, event in enumerate(table_events, start=1):
+            conn.execute(f"CREATE TRIGGER catalog_revision_{table}_{number} AFTER {event} "
+                         f"ON {table} BEGIN UPDATE catalog_revision SET revision = "
+                         "revision + 1 WHERE id = 1; END")
+
+
+_RELEASES = """
+CREATE TABLE site_drafts (
+    app_token TEXT PRIMARY KEY REFERENCES sites(app_token) ON DELETE CASCADE,
+    exclude TEXT NOT NULL DEFAULT '[]',  -- the agent-tools policy: JSON array of ids
+    revision INTEGER NOT NULL DEFAULT 0, -- bumped by every draft write
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE draft_functions (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    kind TEXT NOT NULL
+        CHECK (kind IN ('database_function', 'mutation', 'faas', 'ai_function')),
+    function_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    declaration TEXT NOT NULL,     -- function.json, as JSON
+    sql TEXT,                      -- main.sql of a Database Function
+    handler TEXT,                  -- index.mjs of a FaaS
+    PRIMARY KEY (app_token, kind, function_id)
+);
+CREATE TABLE deployments (
+    deployment_id TEXT PRIMARY KEY,
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,          -- 1, 2, ... per site, in creation order
+    fingerprint TEXT NOT NULL,
+    exclude TEXT NOT NULL,         -- JSON array of excluded ids
+    catalog TEXT NOT NULL,         -- catalog.json of the bound tables at deploy time
+    function_hints TEXT NOT NULL,  -- JSON array
+    artifact_sha256 TEXT NOT NULL,
+    artifact_size INTEGER NOT NULL,
+    created_by TEXT NOT NULL REFERENCES users(user_id),
+    created_at TEXT NOT NULL,
+    UNIQUE (app_token, seq)
+);
+CREATE TABLE deployment_functions (
+    deployment_id TEXT NOT NULL REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    function_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    sql TEXT,
+    handler TEXT,
+    PRIMARY KEY (deployment_id, function_id)
+);
+CREATE TABLE deployment_artifacts (
+    deployment_id TEXT PRIMARY KEY REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    content BLOB NOT NULL          -- the uploaded site.zip
+);
+CREATE TABLE promotions (          -- prod history; a site's newest row is its prod pointer
+    promotion_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    deployment_id TEXT NOT NULL REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    action TEXT NOT NULL CHECK (action IN ('promote', 'rollback')),
+    promoted_by TEXT NOT NULL REFERENCES users(user_id),
+    promoted_at TEXT NOT NULL
+);
+CREATE INDEX promotions_by_site ON promotions(app_token, promotion_id);
+CREATE TABLE page_sessions (
+    session_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at INTEGER NOT NULL    -- unix seconds
+);
+CREATE INDEX page_sessions_by_expiry ON page_sessions(expires_at);
+"""
+
+# A deployment is a snapshot: nothing may change it once written.
+_IMMUTABLE_TABLES = ("deployments", "deployment_functions", "deployment_artifacts")
+
+
+def _releases(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_RELEASES):
+        conn.execute(statement)
+    for table in _IMMUTABLE_TABLES:
+        # Trigger bodies contain `;`, which _statements would split on.
+        conn.execute(f"CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} "
+                     "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
+    Migration(2, "catalog revision counter", _catalog_revision),
+    Migration(3, "drafts, deployments, promotions, page sessions", _releases),
 ]
 
 
