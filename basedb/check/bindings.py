@@ -16,6 +16,7 @@ from basedb.check.findings import Finding, Hint
 from basedb.workspace.model import AnyDeclaration, Field, Param, Table, Workspace
 
 OPTION_SUMMARY_LIMIT = 20
+_WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +110,12 @@ def _names_supplier(decl: AnyDeclaration, param: Param, ws: Workspace) -> bool:
     text = param.description_str
     if not text:
         return False
-    for other in ws.declarations.values():
-        if other.function_id == decl.function_id or other.kind not in ("database_function",
-                                                                        "faas"):
-            continue
-        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(other.function_id)}(?![A-Za-z0-9_])", text):
+    # A functionId is named when it is a whole word of the description: look each word
+    # up (declarations are keyed by functionId) instead of scanning every function.
+    for word in set(_WORD_RE.findall(text)):
+        other = ws.declarations.get(word)
+        if (other is not None and other.function_id == word
+                and word != decl.function_id and other.kind in ("database_function", "faas")):
             return True
     return False
 

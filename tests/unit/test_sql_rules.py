@@ -119,3 +119,18 @@ def test_without_catalog_names_are_not_checked_but_params_are() -> None:
               loaded=False)
     assert ctx.errors == []
     assert [h.param for h in ctx.hints if h.code == "param_unused"] == ["other"]
+
+
+def test_reference_hint_is_silenced_by_naming_a_supplier_function() -> None:
+    ctx = run({
+        "tasksOfProject": ([param("project", "project record id; call listProjects first")],
+                           "SELECT 标题 FROM 任务 WHERE 项目 = $1"),
+        "listProjects": ([], "SELECT record_id, 名称 FROM 项目"),
+    })
+    assert [h.code for h in ctx.hints] == []
+    ctx = run({
+        "tasksOfProject": ([param("project", "project record id; call listProjectsX first")],
+                           "SELECT 标题 FROM 任务 WHERE 项目 = $1"),
+        "listProjects": ([], "SELECT record_id, 名称 FROM 项目"),
+    })
+    assert [h.code for h in ctx.hints] == ["reference_value_hint"]
