@@ -320,3 +320,27 @@ def test_unsupported_constructs_raise_compile_errors() -> None:
                 "SELECT 标题 FROM 任务 WHERE 状态 < ANY($1)"):
         with pytest.raises(CompileError):
             compile_sql(sql, 1 if "$1" in sql else 0)
+
+
+def test_user_aliases_cannot_collide_with_generated_names(db: sqlite3.Connection) -> None:
+    _, rows = run(db, "SELECT _mv1.标题 FROM 任务 AS _mv1 WHERE _mv1.标签 = $1 ORDER BY 1",
+                  ["紧急"])
+    assert rows == [("修缺陷",), ("画页面",)]
+    _, rows = run(db, "WITH cte_1 AS (SELECT 名称 FROM 项目) SELECT cte_1.名称, c.标题 "
+                      "FROM cte_1 JOIN 任务 AS c ON c.项目 = $1 WHERE cte_1.名称 = $2",
+                  ["recP1", "平台"])
+    assert sorted(rows) == [("平台", "写接口"), ("平台", "画页面")]
+
+
+def test_parenthesized_joins(db: sqlite3.Connection) -> None:
+    _, rows = run(db, "SELECT p.名称, t.标题 FROM (任务 t JOIN 项目 p ON p.record_id = t.项目) "
+                      "WHERE p.名称 = $1 ORDER BY 2", ["门户"])
+    assert rows == [("门户", "修缺陷"), ("门户", "画页面")]
+
+
+def test_lateral_is_refused_clearly() -> None:
+    analysis = analyze_sql("SELECT t.标题 FROM 任务 t, LATERAL (SELECT 名称 FROM 项目) x",
+                           CATALOG, 0)
+    assert analysis.problems == ()
+    with pytest.raises(CompileError, match="LATERAL is not supported"):
+        compile_for_sqlite(analysis, CATALOG)

@@ -129,8 +129,9 @@ def _check_tables(tree: Any, allowed: set[str] | frozenset[str]) -> None:
         if isinstance(node.this, exp.Identifier) and node.name in allowed and not (
                 node.args.get("db") or node.args.get("catalog")):
             continue
-        raise CompileError(f"internal error: the compiled query would read {node.sql()!r}, "
-                           "which is not a bound table.")
+        raise CompileError(f"The compiled query would read {node.sql()!r}, which is not a "
+                           "bound table of the query (parenthesized joins are not supported "
+                           "on the local platform; write the joins without parentheses).")
 
 
 # SQLite authorizer action codes that a read-only statement needs.

@@ -136,7 +136,8 @@ def line_column(sql: str, offset: int) -> tuple[int, int]:
 
 def node_offset(node: Any) -> int | None:
     """Character offset where a parsed node starts: its leftmost positioned token."""
-    starts = [sub._meta["start"] for sub in node.walk()
-              # only nodes built from tokens carry positions
-              if sub._meta and "start" in sub._meta]
+    # Only nodes built from tokens carry positions; `_meta` is read directly because the
+    # public `meta` property would allocate a dict on every node.
+    metas = (getattr(sub, "_meta", None) for sub in node.walk())
+    starts = [meta["start"] for meta in metas if meta and "start" in meta]
     return min(starts) if starts else None

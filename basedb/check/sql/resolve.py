@@ -209,11 +209,7 @@ class Resolver:
         if from_ is not None:
             self.add_source(from_.this, scope, conj)
         for join in sel.args.get("joins") or ():
-            self.add_source(join.this, scope, conj)
-            if join.args.get("using"):
-                self.using(join, scope)
-            if join.args.get("on") is not None:
-                self.expr(join.args["on"], scope, conj)
+            self.join(join, scope, conj)
         columns = self.projections(sel, scope, conj)
         for key, value in sel.args.items():
             if key in _SELECT_HANDLED or value is None:
@@ -230,6 +226,13 @@ class Resolver:
 
     # ------------------------------------------------------------------ FROM items
 
+    def join(self, join: Any, scope: Scope, conj: bool) -> None:
+        self.add_source(join.this, scope, conj)
+        if join.args.get("using"):
+            self.using(join, scope)
+        if join.args.get("on") is not None:
+            self.expr(join.args["on"], scope, conj)
+
     def add_source(self, node: Any, scope: Scope, conj: bool) -> None:
         alias_node = node.args.get("alias")
         alias = alias_node.name if alias_node is not None else ""
@@ -237,6 +240,11 @@ class Resolver:
                          if isinstance(alias_node, exp.TableAlias) else [])
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             scope.sources.append(self.table_source(node, scope, alias, alias_columns))
+            for join in node.args.get("joins") or ():  # FROM (a JOIN b ON …)
+                self.join(join, scope, conj)
+        elif (isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table)
+              and alias_node is None):
+            self.add_source(node.this, scope, conj)
         elif isinstance(node, exp.Subquery) and isinstance(node.this, exp.Query):
             outer = scope if node.args.get("lateral") else scope.parent
             columns = self.query(node.this, outer, scope.ctes, conj)

@@ -167,7 +167,8 @@ class Rewriter:
         else:
             name = self.cte_name(source.cte_name)
         node.replace(exp.Table(this=exp.to_identifier(name),
-                               alias=exp.TableAlias(this=_quoted(source.alias))))
+                               alias=exp.TableAlias(this=_quoted(source.alias)),
+                               joins=node.args.get("joins")))  # FROM (a JOIN b ON …)
 
     def join(self, join: Any, pairs: tuple[tuple[ColumnRef, ColumnRef], ...]) -> None:
         if str(join.args.get("method") or "").upper() == "NATURAL":
@@ -243,7 +244,7 @@ class Rewriter:
             column = self._multi_column(node.this)
             if column is not None:
                 # Move (never copy) the IN node: comparisons inside it are rewritten later.
-                alias = self._next("_mv")
+                alias = self._next(f"{self.marker}_mv")
                 found = self._any_element(column, alias, exp.true())
                 node.replace(found)
                 node.set("this", exp.column("value", table=alias))
@@ -256,7 +257,7 @@ class Rewriter:
                 self.quantified(node, column_side, other, column)
                 return
             if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
-                alias = self._next("_mv")
+                alias = self._next(f"{self.marker}_mv")
                 test = exp.EQ(this=exp.column("value", table=alias), expression=other)
                 found = self._any_element(column, alias, test)
                 node.replace(found if isinstance(node, exp.EQ) else exp.Not(this=found))
@@ -268,7 +269,7 @@ class Rewriter:
             raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
         source = self._list_source(other)
         if column is not None:
-            alias = self._next("_mv")
+            alias = self._next(f"{self.marker}_mv")
             test = exp.In(this=exp.column("value", table=alias), **source)
             found: Any = self._any_element(column, alias, test)
         else:
@@ -319,6 +320,9 @@ class Rewriter:
                 node, exp.ArraySize) else node.expressions[0]))
         elif isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
             self.interval(node)
+        elif isinstance(node, exp.Lateral):
+            raise CompileError("LATERAL is not supported on the local platform; use a "
+                               "correlated subquery instead.")
 
     def extract(self, node: Any) -> None:
         unit = _unit(node.this)
