@@ -1,11 +1,12 @@
 """Analyse a Database Function's SQL: parse, read-only gate, names, parameters, bindings.
 
 `analyze_sql` is pure (no I/O) and never raises on bad SQL: every problem becomes a
-`SqlProblem` with a line and column. Work is done in three steps, each skipped when an
-earlier one failed: tokenize and parse (PostgreSQL dialect), one walk that enforces the
-read-only contract and collects `$n` placeholders, and one walk that resolves names
-against the catalog (`resolve.py`). sqlglot's optimizer is deliberately not used: it
-costs several times a parse.
+`SqlProblem` with a line and column. Tokenize once (statement count and leading keyword
+are judged on tokens, so PRAGMA or ATTACH never reach the parser), parse the tokens
+(PostgreSQL dialect), then walk the tree once: the resolver (`resolve.py`) resolves
+names against the catalog while the read-only gate below rides along, refusing writes,
+locks and unsafe functions and collecting `$n` placeholders. sqlglot's optimizer is
+deliberately not used: it costs several times a parse.
 """
 
 from __future__ import annotations
