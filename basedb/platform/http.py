@@ -65,6 +65,8 @@ class Endpoint:
     response: Mapping[str, Any] | None = None  # JSON Schema of the envelope's `data`
     response_media_type: str | None = None  # set when the handler returns a raw Response
     absolute: bool = False
+    # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.sessions).
+    page_session: bool = False
 
     @property
     def full_path(self) -> str:
@@ -229,16 +231,23 @@ def parse_json_body(raw: bytes) -> Any:
                           ) from None
 
 
-def _authenticate(call: Call) -> None:
-    user = identity.authenticate(call.store.connection(),
-                                 call.request.headers.get("authorization"))
+def _authenticate(call: Call, page_session: bool = False) -> None:
+    conn = call.store.connection()
+    authorization = call.request.headers.get("authorization")
+    user = None
+    if page_session and not authorization:
+        from basedb.platform.sessions import page_session_user
+
+        user = page_session_user(conn, call.request)
+    if user is None:
+        user = identity.authenticate(conn, authorization)
     call.user = user
     call.request.scope[USER_ID_KEY] = user.user_id
 
 
 def _run_sync(endpoint: Endpoint, call: Call) -> Any:
     if endpoint.auth:
-        _authenticate(call)
+        _authenticate(call, endpoint.page_session)
     return endpoint.handler(call)
 
 
@@ -257,7 +266,7 @@ def asgi_handler(endpoint: Endpoint,
                 call.body = parse_json_body(await read_body(request))
             if is_async:
                 if endpoint.auth:
-                    await run_in_threadpool(_authenticate, call)
+                    await run_in_threadpool(_authenticate, call, endpoint.page_session)
                 result = await endpoint.handler(call)
             else:
                 result = await run_in_threadpool(_run_sync, endpoint, call)
