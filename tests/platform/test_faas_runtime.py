@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform, identity, sites
+from basedb.platform import LocalPlatform, identity, records, sites
 from basedb.platform.errors import (
     EXECUTION_FAILED,
     FUNCTION_BUSINESS_ERROR,
@@ -413,6 +414,34 @@ def test_refused_record_calls_reject_and_the_handler_can_catch_them(site: FaasSi
     assert "Candidates: Tasks" in messages["unknownTable"]
     assert "Parameter: /rows/1/Status" in messages["badRow"]
     assert site.records() == []  # nothing refused was written, not even the valid row
+
+
+@needs_node
+@pytest.mark.parametrize(("raised", "code"), [
+    (sqlite3.OperationalError("database is locked"), "busy"),
+    (KeyError("a platform bug"), "internal_error"),
+])
+def test_platform_failures_in_a_record_call_reject_that_call(
+        site: FaasSite, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        raised: Exception, code: str) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise raised
+
+    monkeypatch.setattr(records, "insert_records", broken)
+    data = site.run("""
+        export default async (input, ctx) => {
+          try { await ctx.records.create("Tasks", {Title: "x"}); return {code: 0}; }
+          catch (e) { return {code: 0, data: {code: e.code, message: e.message}}; }
+        }""")
+    assert data["code"] == code and "Retry: retry later" in data["message"]
+    assert "a platform bug" not in data["message"]
+    assert ("a platform bug" in capsys.readouterr().err) is (code == "internal_error")
+    assert site.records() == []
+
+
+def test_run_faas_refuses_to_join_an_open_transaction(site: FaasSite) -> None:
+    with site.platform.store.read(), pytest.raises(RuntimeError, match="outside a store"):
+        site.run("export default async () => ({code: 0})")
 
 
 @needs_node

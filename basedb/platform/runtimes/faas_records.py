@@ -16,6 +16,8 @@ platform's "… Executed: no. Retry: …" template, so a handler can catch and r
 from __future__ import annotations
 
 import sqlite3
+import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +25,15 @@ from typing import Any
 from basedb.check.findings import pointer
 from basedb.platform import meta, records
 from basedb.platform.cells import InvalidCell, closest
-from basedb.platform.errors import BUSY_MSG, ApiFailure, quote, unexecuted_message
+from basedb.platform.errors import (
+    BUSY_MSG,
+    INTERNAL_ERROR_MSG,
+    ApiFailure,
+    quote,
+    unexecuted_message,
+)
 from basedb.platform.store import Store, is_busy_error
+from basedb.redact import redact
 from basedb.workspace.model import Catalog, Table
 
 MAX_BATCH_ROWS = 200  # as POST …/records/batch_create
@@ -51,7 +60,7 @@ class RecordCallError(Exception):
         self.message = message
 
 
-def _refused(code: str, reason: str, *, parameter: str, fix: str, received: Any = None,
+def _refused(code: str, reason: str, *, parameter: str, fix: str, received: Any,
              candidates: list[str] | tuple[str, ...] = ()) -> RecordCallError:
     return RecordCallError(code, unexecuted_message(
         reason, parameter=parameter, fix=fix, received=received, candidates=candidates))
@@ -64,6 +73,7 @@ class RecordRoutes:
     store: Store
     catalog: Catalog
     actor: str
+    log_id: str
     writes: int = 0  # write calls that succeeded (reported if the run then fails)
 
     def call(self, op: Any, args: Any) -> Any:
@@ -84,10 +94,12 @@ class RecordRoutes:
             raise RecordCallError(code, cell.msg) from None
         except ApiFailure as failure:
             raise RecordCallError("invalid_value", failure.msg) from None
-        except sqlite3.Error as error:
+        except Exception as error:
             if is_busy_error(error):
                 raise RecordCallError("busy", BUSY_MSG) from None
-            raise
+            # A platform bug: the call's transaction rolled back; the handler may go on.
+            _report_bug(error, self.log_id, op)
+            raise RecordCallError("internal_error", INTERNAL_ERROR_MSG) from None
         if writes:
             self.writes += 1
         return result
@@ -207,6 +219,13 @@ class RecordRoutes:
         if found is None:
             raise self._missing(live, rid)
         return found
+
+
+def _report_bug(error: Exception, log_id: str, op: str) -> None:
+    trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    sys.stderr.write(redact(f"basedb faas: unexpected error (log_id {log_id}) in record call "
+                            f"{op}\n{trace}"))
+    sys.stderr.flush()
 
 
 def _page_number(options: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
