@@ -32,7 +32,12 @@ PATH_PARAMETERS = {
     "field_id": "A field of the table (fld…).",
     "record_id": "A record of the table (rec…).",
     "app_token": "The site (Prj…), the appToken of base-database.jsonc.",
+    "deployment_id": "A deployment of the site (dpl…).",
+    "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
+            "index.html.",
 }
+# Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
+_CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
 
 _ENVELOPE = {
     "type": "object",
@@ -67,7 +72,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
         if operation["operationId"] in operation_ids:
             raise ValueError(f"two endpoints share the handler name {operation['operationId']!r}")
         operation_ids.add(operation["operationId"])
-        methods = paths.setdefault(endpoint.full_path, {})
+        methods = paths.setdefault(openapi_path(endpoint.full_path), {})
         if endpoint.method.lower() in methods:
             raise ValueError(f"{endpoint.method} {endpoint.full_path} is defined twice")
         methods[endpoint.method.lower()] = operation
@@ -85,8 +90,14 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                                           "description": "A platform token (bdb_…)."}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "A platform token (bdb_…)."},
+                "pageSession": {"type": "apiKey", "in": "cookie", "name": "basedb_session",
+                                "description": "The page sign-in session (POST "
+                                "/_basedb/session); accepted only with the header "
+                                "X-Basedb-Page: 1."},
+            },
             "headers": {"LogId": {"description": "The request's log id.",
                                   "schema": {"type": "string"}}},
             "schemas": {"Envelope": _ENVELOPE, "ErrorEnvelope": _ERROR_ENVELOPE},
@@ -104,10 +115,12 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         operation["description"] = endpoint.description
     if not endpoint.auth:
         operation["security"] = []
+    elif endpoint.page_session:
+        operation["security"] = [{"bearer": []}, {"pageSession": []}]
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
          "description": PATH_PARAMETERS.get(name, "Path parameter.")}
-        for name in re.findall(r"\{(\w+)\}", endpoint.path)
+        for name in re.findall(r"\{(\w+)\}", openapi_path(endpoint.path))
     ]
     parameters += [
         {"name": q.name, "in": "query", "required": q.required, "schema": dict(q.schema),
@@ -135,6 +148,11 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
                     "content": {JSON: {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}},
     }
     return operation
+
+
+def openapi_path(path: str) -> str:
+    """A route path in OpenAPI's template syntax."""
+    return _CONVERTER_RE.sub(r"{\1}", path)
 
 
 def render_yaml(document: dict[str, Any]) -> str:

@@ -25,20 +25,29 @@ from basedb.platform.routes import all_endpoints
 from tests.platform.conftest import assert_error_shape
 
 BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
-         "record_id": "recNope", "app_token": "PrjNope"}
+         "record_id": "recNope", "app_token": "PrjNope", "deployment_id": "dplNope",
+         "function_id": "fnNope", "path": "nope.html"}
 # Routes that succeed without any input of the caller's.
-NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites"), ("GET", "/openapi.json")}
+NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites"), ("GET", "/openapi.json"),
+                   ("GET", "/_basedb/runtime.js"), ("GET", "/_basedb/session"),
+                   ("DELETE", "/_basedb/session")}
+# Pages answer browsers with HTML pages (not found, sign in) instead of envelopes.
+HTML_PAGES = {("GET", "/sites/{app_token}/{path:path}"),
+              ("GET", "/sites/{app_token}/preview/{path:path}")}
+_PARAMETER_RE = re.compile(r"\{(\w+)(?::\w+)?\}")
 ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def concrete(path: str) -> str:
-    return re.sub(r"\{(\w+)\}", lambda m: BOGUS[m.group(1)], path)
+    return _PARAMETER_RE.sub(lambda m: BOGUS[m.group(1)], path)
 
 
 def matches(template: str, url: str) -> bool:
     """Whether a route template also serves `url` (…/records/{record_id} serves
     …/records/batch_create for GET, for instance)."""
-    return re.fullmatch(re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)), url) is not None
+    pattern = _PARAMETER_RE.sub(lambda m: ".*" if ":path" in m.group(0) else "[^/]+",
+                                template)
+    return re.fullmatch(pattern, url) is not None
 
 
 ENDPOINTS = all_endpoints()
@@ -59,7 +68,12 @@ def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
         assert invalid.json()["code"] == TOKEN_INVALID
         # The token never travels into messages.
         assert "wrongwrong" not in invalid.text
-    if (endpoint.method, endpoint.path) not in NO_INPUT_NEEDED:
+    if (endpoint.method, endpoint.path) in HTML_PAGES:
+        page = client.request(endpoint.method, url,
+                              headers={"Authorization": f"Bearer {platform.owner_token}"})
+        assert page.status_code == 404 and page.headers["x-tt-logid"]
+        assert page.headers["content-type"].startswith("text/html")
+    elif (endpoint.method, endpoint.path) not in NO_INPUT_NEEDED:
         refused = client.request(endpoint.method, url, content=b"{not json",
                                  headers={"Authorization": f"Bearer {platform.owner_token}"})
         assert_error_shape(refused)

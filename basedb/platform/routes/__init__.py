@@ -22,7 +22,9 @@ import importlib
 
 from basedb.platform.http import Endpoint
 
-ROUTE_MODULES: tuple[str, ...] = ("users", "bases", "records", "sites", "docs")
+ROUTE_MODULES: tuple[str, ...] = (
+    "users", "bases", "records", "sites", "drafts", "deployments", "docs", "pages",
+)
 
 
 def all_endpoints() -> list[Endpoint]:
