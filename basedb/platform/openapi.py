@@ -33,6 +33,7 @@ PATH_PARAMETERS = {
     "record_id": "A record of the table (rec…).",
     "app_token": "The site (Prj…), the appToken of base-database.jsonc.",
     "deployment_id": "A deployment of the site (dpl…).",
+    "function_id": "A function of the deployment: its functionId (the directory name).",
     "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
             "index.html.",
 }

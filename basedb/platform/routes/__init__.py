@@ -23,7 +23,8 @@ import importlib
 from basedb.platform.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
-    "users", "bases", "records", "sites", "drafts", "deployments", "docs", "pages",
+    "users", "bases", "records", "sites", "drafts", "deployments", "functions", "docs",
+    "pages",
 )
 
 
