@@ -205,26 +205,46 @@ def test_page_html_loads_its_script_and_styles() -> None:
 
 # ----------------------------------------------------------------------- FaaS
 
+# A stand-in for the platform's ctx (basedb/platform/runtimes/faas_runner.mjs): the same
+# call shapes, cell encodings and error codes, over two small in-memory tables.
 HANDLER_DRIVER = """
 const { default: handler } = await import(process.argv[1]);
-const created = [];
-const ctx = { records: {
+const [inputs, callerId] = JSON.parse(process.argv[2]);
+const members = [
+  [[{ id: "ou_lead" }], true], [[{ id: "ou_gone" }], false], [null, true],
+];
+const periods = {
+  recOpen1: { "标题": "2027 春节休假报备", "状态": "开放" },
+  recShut1: { "标题": "2026 国庆节休假报备", "状态": "已关闭" },
+};
+const writes = [];
+const notFound = (id) => Object.assign(new Error(`Record ${id} is not in table`),
+  { code: "record_not_found" });
+const ctx = { caller: { userId: callerId, name: "测试" }, records: {
+  list: async (table, { offset = 0, limit = 100 } = {}) => {
+    if (table !== "成员") throw new Error(`unexpected list of ${table}`);
+    const data = members.slice(offset, offset + Math.min(limit, 2));
+    return { fields: ["姓名", "用户", "在职"], record_id_list: [],
+      data: data.map(([user, active]) => ["某人", user, active]),
+      has_more: offset + data.length < members.length, total: members.length };
+  },
+  get: async (table, id) => {
+    if (!(id in periods)) throw notFound(id);
+    return { record_id: id, fields: { ...periods[id] } };
+  },
   create: async (table, fields) => {
-    created.push({ table, fields });
+    writes.push({ op: "create", table, fields });
     return { record_id: "recNew1", fields };
   },
   update: async (table, id, fields) => {
-    if (id !== "recOpen1") {
-      const error = new Error("not found");
-      error.code = "record_not_found";
-      throw error;
-    }
-    return { record_id: id, fields };
+    if (!(id in periods)) throw notFound(id);
+    writes.push({ op: "update", table, id, fields });
+    return { record_id: id, fields: { ...periods[id], ...fields } };
   },
 }};
 const results = [];
-for (const input of JSON.parse(process.argv[2])) results.push(await handler(input, ctx));
-console.log(JSON.stringify({ results, created }));
+for (const input of inputs) results.push(await handler(input, ctx));
+console.log(JSON.stringify({ results, writes }));
 """
 
 MSG_TEMPLATE = re.compile(
@@ -238,10 +258,11 @@ def run_handler() -> Any:
     if node is None:
         pytest.skip("node is not installed")
 
-    def run(*inputs: dict[str, Any]) -> dict[str, Any]:
+    def run(*inputs: dict[str, Any], caller: str = "ou_lead") -> dict[str, Any]:
         handler = (EXAMPLE / "faas" / "managePeriod" / "index.mjs").as_uri()
         done = subprocess.run(
-            [node, "--input-type=module", "-e", HANDLER_DRIVER, handler, json.dumps(inputs)],
+            [node, "--input-type=module", "-e", HANDLER_DRIVER, handler,
+             json.dumps([inputs, caller])],
             capture_output=True, text=True, timeout=30, check=True)
         return json.loads(done.stdout)
 
@@ -256,10 +277,12 @@ def test_handler_creates_an_open_period(run_handler: Any) -> None:
     assert result["data"] == {"periodId": "recNew1", "title": "2027 春节休假报备",
                               "start": "2027-01-25", "end": "2027-02-21", "days": 28,
                               "status": "开放"}
-    assert out["created"] == [{"table": "报备周期", "fields": {
+    assert out["writes"] == [{"op": "create", "table": "报备周期", "fields": {
         "标题": "2027 春节休假报备", "开始日期": "2027-01-25 00:00:00",
         "结束日期": "2027-02-21 00:00:00", "状态": "开放", "说明": "以公司通知为准"}}]
-    assert set(out["created"][0]["fields"]) <= {f.name for f in SCHEMA.table("报备周期").fields}  # type: ignore[union-attr]
+    periods = SCHEMA.table("报备周期")
+    assert periods is not None
+    assert set(out["writes"][0]["fields"]) <= {f.name for f in periods.fields}
 
 
 @pytest.mark.parametrize(("start", "end", "parameter", "reason"), [
@@ -275,7 +298,7 @@ def test_handler_rejects_cross_field_violations(run_handler: Any, start: str, en
     assert reason in result["msg"] and f"Parameter: {parameter} " in result["msg"]
     assert MSG_TEMPLATE.match(result["msg"]), result["msg"]
     assert len(result["msg"]) <= 500
-    assert out["created"] == []
+    assert out["writes"] == []
 
 
 def test_handler_accepts_exactly_180_days(run_handler: Any) -> None:
@@ -285,12 +308,31 @@ def test_handler_accepts_exactly_180_days(run_handler: Any) -> None:
 
 
 def test_handler_closes_a_period_and_reports_an_unknown_one(run_handler: Any) -> None:
-    closed, missing = run_handler({"action": "close", "periodId": "recOpen1"},
-                                  {"action": "close", "periodId": "recGone"})["results"]
-    assert closed == {"code": 0, "msg": "ok",
-                      "data": {"periodId": "recOpen1", "status": "已关闭"}}
+    out = run_handler({"action": "close", "periodId": "recOpen1"},
+                      {"action": "close", "periodId": "recShut1"},
+                      {"action": "close", "periodId": "recGone"})
+    closed, again, missing = out["results"]
+    assert closed == {"code": 0, "msg": "ok", "data": {
+        "periodId": "recOpen1", "title": "2027 春节休假报备", "status": "已关闭",
+        "changed": True}}
+    assert again["code"] == 0 and again["data"]["changed"] is False
+    assert out["writes"] == [{"op": "update", "table": "报备周期", "id": "recOpen1",
+                              "fields": {"状态": "已关闭"}}]
     assert missing["code"] != 0 and "listPeriods" in missing["msg"]
     assert MSG_TEMPLATE.match(missing["msg"]), missing["msg"]
+
+
+@pytest.mark.parametrize("caller", ["ou_gone", "ou_stranger"])
+def test_handler_refuses_callers_who_are_not_active_members(run_handler: Any,
+                                                            caller: str) -> None:
+    out = run_handler({"action": "create", "title": "x", "start": "2027-01-01",
+                       "end": "2027-01-02"},
+                      {"action": "close", "periodId": "recOpen1"}, caller=caller)
+    for result in out["results"]:
+        assert result["code"] != 0
+        assert "registerMember" in result["msg"]
+        assert result["msg"].endswith("Executed: no. Retry: retry after access is granted.")
+    assert out["writes"] == []
 
 
 def test_page_script_is_valid_javascript(tmp_path: Path) -> None:

@@ -2,31 +2,42 @@
 //
 // The platform validates the input against inputSchema before this handler runs
 // (action, the create/close branches, date format), so only the rules a schema cannot
-// express live here: a date must exist on the calendar, the end must not precede the
-// start, and one period spans at most MAX_PERIOD_DAYS days.
+// express live here: the caller must be an active member (FaaS writes are not bound by
+// Mutation declarations, so the handler checks who is calling), a date must exist on
+// the calendar, the end must not precede the start, and one period spans at most
+// MAX_PERIOD_DAYS days.
 //
 // Errors follow the platform's message template so that an agent can tell which
 // parameter to fix and that nothing was written:
 //   <Reason>. Parameter: <pointer> (received <value>). Fix: <…>. Executed: no. Retry: …
 
 const PERIODS = "报备周期";
+const MEMBERS = "成员";
 const STATUS_OPEN = "开放";
 const STATUS_CLOSED = "已关闭";
 const MAX_PERIOD_DAYS = 180;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+const PAGE_SIZE = 200; // the most ctx.records.list returns per call
+
 const INVALID_INPUT = 40001;
+const NOT_A_MEMBER = 40301;
 const PERIOD_NOT_FOUND = 40401;
 
 export default async function managePeriod(input, ctx) {
+  if (!(await isActiveMember(ctx))) {
+    return failure(NOT_A_MEMBER, "只有成员名单中的在职成员可以管理报备周期", "/params/action",
+      input.action, "先调用 registerMember 登记为成员，或请在职成员操作", [],
+      "retry after access is granted");
+  }
   if (input.action === "create") {
     return createPeriod(input, ctx);
   }
   if (input.action === "close") {
     return closePeriod(input, ctx);
   }
-  return failure(INVALID_INPUT, "Unknown action", "/params/action", input.action,
-    "pass action create or close", ["create", "close"]);
+  return failure(INVALID_INPUT, "未知的操作", "/params/action", input.action,
+    "action 传 create 创建周期，或传 close 关闭周期", ["create", "close"]);
 }
 
 async function createPeriod(input, ctx) {
@@ -75,21 +86,45 @@ async function createPeriod(input, ctx) {
 }
 
 async function closePeriod(input, ctx) {
-  let updated;
+  let period;
   try {
-    updated = await ctx.records.update(PERIODS, input.periodId, { "状态": STATUS_CLOSED });
+    period = await ctx.records.get(PERIODS, input.periodId);
   } catch (error) {
-    if (isRecordNotFound(error)) {
+    if (error?.code === "record_not_found") {
       return failure(PERIOD_NOT_FOUND, "报备周期不存在", "/params/periodId", input.periodId,
         "先调用 listPeriods，从 rows[].period_id 选择记录 ID，不传周期标题");
     }
     throw error;
   }
+  const title = period.fields["标题"];
+  // Closing twice is harmless: report the state instead of writing it again.
+  const alreadyClosed = period.fields["状态"] === STATUS_CLOSED;
+  if (!alreadyClosed) {
+    await ctx.records.update(PERIODS, input.periodId, { "状态": STATUS_CLOSED });
+  }
   return {
     code: 0,
     msg: "ok",
-    data: { periodId: updated.record_id, status: STATUS_CLOSED },
+    data: { periodId: input.periodId, title, status: STATUS_CLOSED, changed: !alreadyClosed },
   };
+}
+
+// Whether the caller is a member whose 在职 box is ticked. The member list is small, so
+// reading it page by page is cheaper than keeping a second copy of who may manage periods.
+async function isActiveMember(ctx) {
+  for (let offset = 0; ; offset += PAGE_SIZE) {
+    const page = await ctx.records.list(MEMBERS, { offset, limit: PAGE_SIZE });
+    const user = page.fields.indexOf("用户");
+    const active = page.fields.indexOf("在职");
+    const found = page.data.some((row) => row[active] === true
+      && (row[user] ?? []).some((cell) => cell.id === ctx.caller.userId));
+    if (found) {
+      return true;
+    }
+    if (!page.has_more) {
+      return false;
+    }
+  }
 }
 
 // "YYYY-MM-DD" to a UTC midnight Date, or null when the day does not exist
@@ -110,17 +145,13 @@ function formatDate(date) {
   return date.toISOString().slice(0, 10);
 }
 
-function isRecordNotFound(error) {
-  const code = error && (error.code ?? error.type);
-  return code === "record_not_found" || code === "RECORD_NOT_FOUND" || code === 404;
-}
-
 // A result for a call that was rejected before anything was written.
-function failure(code, reason, parameter, received, fix, candidates = []) {
+function failure(code, reason, parameter, received, fix, candidates = [],
+  retry = "retry after fixing") {
   const shown = received === undefined || received === null
     ? "null" : JSON.stringify(String(received).slice(0, 64));
   const offer = candidates.length > 0 ? `; Candidates: ${candidates.slice(0, 3).join(", ")}` : "";
   const msg = `${reason}. Parameter: ${parameter} (received ${shown}). Fix: ${fix}${offer}. `
-    + "Executed: no. Retry: retry after fixing.";
+    + `Executed: no. Retry: ${retry}.`;
   return { code, msg: msg.slice(0, 500), data: { parameter } };
 }
