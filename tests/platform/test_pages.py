@@ -1,0 +1,349 @@
+"""Pages: a deployment's site at its baseAppUrl, sign-in sessions and their CSRF guard,
+path traversal, and /_basedb/runtime.js run by Node.js against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from basedb.platform import LocalPlatform, pages
+from basedb.platform.errors import TOKEN_INVALID, TOKEN_MISSING
+from basedb.platform.sessions import COOKIE_NAME
+from tests.platform.conftest import Api, assert_error_shape
+from tests.platform.release_support import (
+    SITE_FILES,
+    TaskSite,
+    deploy,
+    functions_body,
+    task_site,
+)
+
+PAGE = {"X-Basedb-Page": "1"}
+
+
+@pytest.fixture
+def site(api: Api) -> TaskSite:
+    found = task_site(api)
+    api.ok("PUT", f"/sites/{found.app_token}/draft/functions", json=functions_body())
+    return found
+
+
+def sign_in(client: TestClient, token: str) -> str:
+    """Sign the test client in; returns the session cookie's value."""
+    response = client.post("/_basedb/session", json={"token": token}, headers=PAGE)
+    assert response.status_code == 200 and response.json()["code"] == 0, response.text
+    return str(response.cookies[COOKIE_NAME])
+
+
+def new_member(api: Api, site: TaskSite, role: str) -> str:
+    created = api.ok("POST", "/users", json={"name": f"a {role}"})
+    api.ok("POST", f"/sites/{site.app_token}/members",
+           json={"userId": created["user_id"], "role": role})
+    return str(created["token"])
+
+
+# ------------------------------------------------------------------- sign in
+
+
+def test_pages_need_a_session_and_show_the_sign_in_page(client: TestClient, api: Api,
+                                                        site: TaskSite) -> None:
+    deploy(api, site.app_token)
+    response = client.get(f"/sites/{site.app_token}/preview/")
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["cache-control"] == "no-store"
+    assert 'id="sign-in"' in response.text and "basedb auth token" in response.text
+    assert "Tasks" not in response.text  # nothing about the site before signing in
+
+
+def test_sign_in_sets_a_strict_http_only_cookie(client: TestClient, api: Api,
+                                                platform: LocalPlatform,
+                                                site: TaskSite) -> None:
+    deploy(api, site.app_token)
+    response = client.post("/_basedb/session", json={"token": platform.owner_token},
+                           headers=PAGE)
+    cookie = response.headers["set-cookie"]
+    assert f"{COOKIE_NAME}=" in cookie and "HttpOnly" in cookie and "Path=/" in cookie
+    assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+    assert platform.owner_token not in cookie
+    me = api.ok("GET", "/users/me")
+    assert response.json()["data"] == {"userId": me["user_id"], "name": me["name"]}
+    page = client.get(f"/sites/{site.app_token}/preview/")
+    assert page.status_code == 200 and page.text == SITE_FILES["src/index.html"].decode()
+
+
+def test_sign_in_refusals(client: TestClient) -> None:
+    without_header = client.post("/_basedb/session", json={"token": "bdb_x"})
+    assert_error_shape(without_header)
+    assert "X-Basedb-Page" in without_header.json()["msg"]
+    wrong = client.post("/_basedb/session", json={"token": "bdb_wrongwrong"}, headers=PAGE)
+    assert_error_shape(wrong)
+    assert wrong.json()["code"] == TOKEN_INVALID and "set-cookie" not in wrong.headers
+    assert "wrongwrong" not in wrong.text
+    empty = client.post("/_basedb/session", json={"token": " "}, headers=PAGE)
+    assert "/token" in empty.json()["msg"]
+
+
+def test_the_cookie_needs_the_page_header(client: TestClient, platform: LocalPlatform,
+                                          api: Api, site: TaskSite) -> None:
+    sign_in(client, platform.owner_token)
+    refused = client.get("/_basedb/session")
+    assert_error_shape(refused)
+    assert refused.json()["code"] == TOKEN_MISSING and "X-Basedb-Page: 1" in refused.json()["msg"]
+    assert client.get("/_basedb/session", headers=PAGE).json()["data"]["userId"] == \
+        api.ok("GET", "/users/me")["user_id"]
+    # Invoking functions: the same guard (the endpoint opts in to page sessions).
+    invoke = f"/open-apis/base/v3/sites/{site.app_token}/functions/listTasks/invoke"
+    refused = client.post(invoke, params={"env": "preview"}, json={"params": {}})
+    assert refused.json()["code"] == TOKEN_MISSING
+    # Endpoints that did not opt in ignore the cookie altogether.
+    assert client.get("/open-apis/base/v3/users/me", headers=PAGE).json()["code"] == \
+        TOKEN_MISSING
+
+
+def test_sign_out_and_expiry(client: TestClient, platform: LocalPlatform) -> None:
+    secret = sign_in(client, platform.owner_token)
+    signed_out = client.delete("/_basedb/session", headers=PAGE)
+    assert signed_out.json()["data"] == {"signedOut": True}
+    assert 'basedb_session=""' in signed_out.headers["set-cookie"] or \
+        "Max-Age=0" in signed_out.headers["set-cookie"]
+    client.cookies.set(COOKIE_NAME, secret)
+    assert client.get("/_basedb/session", headers=PAGE).json()["code"] == TOKEN_INVALID
+    sign_in(client, platform.owner_token)
+    with platform.store.write() as conn:
+        conn.execute("UPDATE page_sessions SET expires_at = 0")
+    expired = client.get("/_basedb/session", headers=PAGE).json()
+    assert expired["code"] == TOKEN_INVALID and "expired" in expired["msg"]
+
+
+# ------------------------------------------------------------------- serving
+
+
+def test_files_types_etags_and_directories(client: TestClient, api: Api,
+                                           platform: LocalPlatform, site: TaskSite) -> None:
+    deploy(api, site.app_token)
+    sign_in(client, platform.owner_token)
+    root = f"/sites/{site.app_token}/preview/"
+    expected = {"app.js": "text/javascript", "style.css": "text/css",
+                "data/logo.svg": "image/svg+xml", "docs/": "text/html", "": "text/html"}
+    for path, content_type in expected.items():
+        response = client.get(root + path)
+        assert response.status_code == 200, path
+        assert response.headers["content-type"].startswith(content_type), path
+        assert response.headers["x-content-type-options"] == "nosniff"
+    script = client.get(root + "app.js")
+    assert script.content == SITE_FILES["src/app.js"]
+    etag = script.headers["etag"]
+    assert client.get(root + "app.js", headers={"If-None-Match": etag}).status_code == 304
+    assert client.get(root + "app.js", headers={"If-None-Match": '"other"'}).status_code == 200
+
+    directory = client.get(root + "docs?x=1", follow_redirects=False)
+    assert directory.status_code == 307 and directory.headers["location"] == root + "docs/?x=1"
+    missing = client.get(root + "nope.js")
+    assert missing.status_code == 404 and "Page not found" in missing.text
+    bare = client.get(f"/sites/{site.app_token}/preview", follow_redirects=False)
+    assert bare.status_code == 307 and bare.headers["location"] == root
+
+
+def test_prod_and_preview_serve_their_own_snapshots(client: TestClient, api: Api,
+                                                    platform: LocalPlatform,
+                                                    site: TaskSite) -> None:
+    sign_in(client, platform.owner_token)
+    prod, preview = f"/sites/{site.app_token}/", f"/sites/{site.app_token}/preview/"
+    nothing = client.get(prod)
+    assert nothing.status_code == 404 and "no production release" in nothing.text
+    assert "no preview" in client.get(preview).text
+    first = deploy(api, site.app_token)["deploymentId"]
+    api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
+    deploy(api, site.app_token, {**SITE_FILES, "src/index.html": b"<p>second</p>"})
+    assert client.get(prod).content == SITE_FILES["src/index.html"]
+    assert client.get(preview).text == "<p>second</p>"
+
+
+def test_who_may_see_which_pages(client: TestClient, api: Api, site: TaskSite) -> None:
+    first = deploy(api, site.app_token)["deploymentId"]
+    api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
+    prod, preview = f"/sites/{site.app_token}/", f"/sites/{site.app_token}/preview/"
+    member = {"Authorization": f"Bearer {new_member(api, site, 'member')}"}
+    assert client.get(prod, headers=member).status_code == 200
+    denied = client.get(preview, headers=member)
+    assert denied.status_code == 403 and "owner or admin" in denied.text
+    admin = {"Authorization": f"Bearer {new_member(api, site, 'admin')}"}
+    assert client.get(preview, headers=admin).status_code == 200
+    outsider = api.ok("POST", "/users", json={"name": "outsider"})["token"]
+    sign_in(client, outsider)
+    assert client.get(prod).status_code == 403
+    assert client.get("/sites/PrjNope/").status_code == 404
+
+
+async def _raw_get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
+    """GET `path` exactly as given (an HTTP client would normalize the dots away)."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": path,
+             "raw_path": path.encode("latin-1"), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver"),
+                         (b"cookie", f"{COOKIE_NAME}={cookie}".encode())],
+             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+    await app(scope, receive, send)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], body
+
+
+@pytest.mark.parametrize("suffix", [
+    "../../etc/passwd", "../../../../../../etc/passwd", "docs/../../index.html", "./app.js",
+    "..%2f..%2fetc%2fpasswd", "%2e%2e/%2e%2e/etc/passwd", "..\\..\\etc\\passwd",
+    "docs//index.html", "app.js\x00.html", "/etc/passwd",
+])
+def test_traversal_attempts_find_nothing(client: TestClient, api: Api,
+                                         platform: LocalPlatform, site: TaskSite,
+                                         suffix: str) -> None:
+    deploy(api, site.app_token, {**SITE_FILES, "README.md": b"secret readme"})
+    secret = sign_in(client, platform.owner_token)
+    path = f"/sites/{site.app_token}/preview/{suffix}"
+    status, body = asyncio.run(_raw_get(platform.app, path, secret))
+    assert status == 404, (suffix, body[:200])
+    assert b"root:" not in body and b"secret readme" not in body
+    if suffix.isprintable():
+        # Through an HTTP client too, which normalizes dot segments first (so ./app.js
+        # is just app.js); nothing outside src/ comes back either way.
+        response = client.get(path)
+        assert response.status_code in (200, 404) and "secret readme" not in response.text
+
+
+@pytest.mark.parametrize(("path", "safe"), [
+    ("", ""), ("index.html", "index.html"), ("docs/", "docs/"), ("a/b.js", "a/b.js"),
+    ("..", None), ("../x", None), ("a/../b", None), ("./a", None), ("a/.", None),
+    ("a//b", None), ("a\\b", None), ("a\x00b", None), ("a\nb", None),
+])
+def test_safe_path(path: str, safe: str | None) -> None:
+    assert pages.safe_path(path) == safe
+
+
+def test_only_src_is_served(client: TestClient, api: Api, platform: LocalPlatform,
+                            site: TaskSite) -> None:
+    deploy(api, site.app_token, {**SITE_FILES, "README.md": b"secret readme"})
+    sign_in(client, platform.owner_token)
+    for path in ("README.md", "../README.md", "base-database.jsonc", ".basedb/manifest.json"):
+        status, body = asyncio.run(_raw_get(
+            platform.app, f"/sites/{site.app_token}/preview/{path}",
+            client.cookies[COOKIE_NAME]))
+        assert status == 404 and b"secret" not in body and b"appToken" not in body
+
+
+# ------------------------------------------------------------------- runtime
+
+
+def test_runtime_is_served_as_a_module(client: TestClient) -> None:
+    response = client.get("/_basedb/runtime.js")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/javascript")
+    for name in ("invokeDatabaseFunction", "invokeMutation", "invokeFaaS",
+                 "callSiteAIFunction"):
+        assert f"export function {name}(" in response.text
+    cached = client.get("/_basedb/runtime.js", headers={"If-None-Match":
+                                                        response.headers["etag"]})
+    assert cached.status_code == 304
+
+
+@pytest.fixture
+def server(platform: LocalPlatform) -> Iterator[str]:
+    """The platform served by uvicorn on a loopback port, in a thread."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(platform.app, log_level="warning", access_log=False,
+                            lifespan="off")
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not instance.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        instance.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+NODE_PAGE = """
+import { pathToFileURL } from "node:url";
+
+const [runtimeFile, pageUrl, cookie] = process.argv.slice(2);
+// What a browser provides: the page's location, and its cookie on same-origin requests.
+globalThis.location = new URL(pageUrl);
+const browserFetch = globalThis.fetch;
+globalThis.fetch = (url, init = {}) =>
+  browserFetch(url, { ...init, headers: { ...init.headers, Cookie: cookie } });
+
+const runtime = await import(pathToFileURL(runtimeFile).href);
+const caught = async (promise) => {
+  try {
+    return { ok: await promise };
+  } catch (error) {
+    return { name: error.name, code: error.code, msg: error.msg, logId: error.logId,
+             isError: error instanceof Error };
+  }
+};
+console.log(JSON.stringify({
+  context: runtime.pageContext(),
+  user: await runtime.currentUser(),
+  rows: await caught(runtime.invokeDatabaseFunction("listTasks", { status: "Open" })),
+  invalid: await caught(runtime.invokeDatabaseFunction("listTasks", { status: "Lost" })),
+  unknown: await caught(runtime.invokeMutation("noSuchFunction", {})),
+}));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_runtime_calls_functions_from_node(server: str, api: Api, platform: LocalPlatform,
+                                           site: TaskSite, tmp_path: Path) -> None:
+    api.ok("POST", f"/bases/{site.base_token}/tables/{site.table_id}/records",
+           json={"Title": "Write docs", "Status": "Open"})
+    api.ok("POST", f"/bases/{site.base_token}/tables/{site.table_id}/records",
+           json={"Title": "Ship it", "Status": "Done"})
+    deploy(api, site.app_token)
+    with httpx.Client(base_url=server, timeout=10) as http:
+        runtime = http.get("/_basedb/runtime.js")
+        signed_in = http.post("/_basedb/session", json={"token": platform.owner_token},
+                              headers=PAGE)
+    (tmp_path / "runtime.mjs").write_bytes(runtime.content)
+    (tmp_path / "page.mjs").write_text(NODE_PAGE)
+    cookie = f"{COOKIE_NAME}={signed_in.cookies[COOKIE_NAME]}"
+    page_url = f"{server}/sites/{site.app_token}/preview/index.html"
+    done = subprocess.run(["node", str(tmp_path / "page.mjs"), str(tmp_path / "runtime.mjs"),
+                           page_url, cookie], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["context"] == {"origin": server, "appToken": site.app_token,
+                                 "env": "preview"}
+    assert result["user"]["userId"] == api.ok("GET", "/users/me")["user_id"]
+    assert [row["Title"] for row in result["rows"]["ok"]["rows"]] == ["Write docs"]
+    for failed, code in ((result["invalid"], 800004002), (result["unknown"], 800004001)):
+        assert failed["isError"] and failed["name"] == "BasedbError"
+        assert failed["code"] == code and failed["msg"] and failed["logId"]
