@@ -39,7 +39,8 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
             "files": [p.relative_to(result.workspace).as_posix() for p in result.files],
         })
         return
-    click.echo(f"Created workspace {directory} from template {template!r} "
+    shown = result.workspace if directory == Path(".") else directory
+    click.echo(f"Created workspace {shown} from template {template!r} "
                f"({result.title}, {len(result.files)} files).")
     if result.placeholder:
         click.echo("The site is not created on a platform yet: base-database.jsonc holds "
