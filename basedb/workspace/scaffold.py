@@ -191,7 +191,7 @@ def catalog_from_schema(schema: TemplateSchema, *, base_token: str) -> dict[str,
             for f in t.fields)
         tables.append(Table(table_id=table_ids[t.name], name=t.name, fields=fields))
     ids = [t.table_id for t in tables] + [f.field_id for t in tables for f in t.fields]
-    if len(set(ids)) != len(ids):  # 60+ bits per id: a collision means a bug, not bad luck
+    if len(set(ids)) != len(ids):  # ~60 bits per id: a collision means a bug, not bad luck
         raise InternalError("Derived catalog ids collide.", code="CATALOG_ID_COLLISION")
     return catalog_to_dict(Catalog(base_token=base_token, tables=tuple(tables)))
 
