@@ -209,14 +209,14 @@ form.addEventListener("submit", async (event) => {
 """
 
 
-def sign_in_page(site_title: str | None) -> str:
-    """The page shown instead of a site page to a browser that is not signed in."""
-    where = f" to open {site_title}" if site_title else ""
+def sign_in_page() -> str:
+    """The page shown instead of a site page to a browser that is not signed in (it
+    names no site: who may not sign in may not learn what the site is either)."""
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>Sign in</title><style>{_STYLE}</style></head><body>"
-        f"<h1>Sign in{html.escape(where)}</h1>"
+        "<h1>Sign in</h1>"
         "<p>Paste your platform token. Print it with <code>basedb auth token</code>; the "
         "page keeps a session in a cookie, never the token.</p>"
         "<form id=\"sign-in\"><label for=\"token\">Token</label>"

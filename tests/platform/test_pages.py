@@ -84,6 +84,16 @@ def test_sign_in_sets_a_strict_http_only_cookie(client: TestClient, api: Api,
     assert page.status_code == 200 and page.text == SITE_FILES["src/index.html"].decode()
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_sign_in_script_parses(tmp_path: Path) -> None:
+    script = tmp_path / "sign-in.mjs"
+    script.write_text(pages.SIGN_IN_SCRIPT)
+    assert pages.SIGN_IN_SCRIPT in pages.sign_in_page()
+    done = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_sign_in_refusals(client: TestClient) -> None:
     without_header = client.post("/_basedb/session", json={"token": "bdb_x"})
     assert_error_shape(without_header)

@@ -45,7 +45,7 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
     with call.store.read() as conn:
         viewer = _viewer(call)
         if viewer is None:
-            return HTMLResponse(pages.sign_in_page(None), status_code=401, headers=_NO_STORE)
+            return HTMLResponse(pages.sign_in_page(), status_code=401, headers=_NO_STORE)
         site = sites.get_site(conn, app_token)
         if site is None:
             return _page(404, "No such site", f"There is no site {app_token} on this platform.")
