@@ -42,6 +42,8 @@ class CompiledQuery:
     columns: tuple[OutputColumn, ...]
     # Physical tables the statement reads (for the SQLite authorizer).
     tables: frozenset[str]
+    # Names of its CTEs (renamed by the compiler, so none shadows a physical table).
+    ctes: frozenset[str] = frozenset()
 
     def parameters(self, values: Sequence[Any], current_user: str | None) -> list[Any]:
         """Values for each `?`: `$n` takes values[n - 1] (None when missing), lists and
@@ -114,7 +116,8 @@ def _compile(analysis: SqlAnalysis) -> CompiledQuery:
         return "?"
 
     sql = re.sub(rf":{re.escape(marker)}(\d+|u)\b", to_question_mark, text)
-    return CompiledQuery(sql=sql, slots=tuple(slots), columns=analysis.columns, tables=tables)
+    return CompiledQuery(sql=sql, slots=tuple(slots), columns=analysis.columns, tables=tables,
+                         ctes=frozenset(rewriter.cte_names.values()))
 
 
 def _check_tables(tree: Any, allowed: set[str] | frozenset[str]) -> None:
@@ -157,6 +160,10 @@ def read_only_authorizer(compiled: CompiledQuery) -> Callable[..., int]:
         if action in (_SELECT, _RECURSIVE):
             return sqlite3.SQLITE_OK
         if action == _READ and arg1 in readable and database in ("main", None):
+            return sqlite3.SQLITE_OK
+        # SQLite reports reading a CTE without naming a column (e.g. `count(*) FROM cte`)
+        # as a read of the CTE with no database.
+        if action == _READ and database is None and arg1 in compiled.ctes:
             return sqlite3.SQLITE_OK
         if action == _FUNCTION and arg2 is not None and functions.is_sqlite_function_allowed(
                 arg2):
