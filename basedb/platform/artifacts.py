@@ -65,7 +65,7 @@ def check_fingerprint_field(value: str | None) -> str:
     if value is None or not FINGERPRINT_RE.match(value.strip()):
         raise bad_request("The fingerprint form field must be \"sha256:\" followed by 64 "
                           "lowercase hex digits", parameter="/fingerprint",
-                          received=value if value is not None else None,
+                          received=value,
                           fix="send the fingerprint `basedb deploy` computed for site.zip")
     return value.strip()
 

@@ -3,6 +3,8 @@ download the artifact (owners and admins only)."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -14,6 +16,7 @@ from basedb.platform.artifacts import check_fingerprint_field, verify_artifact
 from basedb.platform.deployments import Deployment, base_app_url
 from basedb.platform.errors import bad_request
 from basedb.platform.http import Call, Endpoint, read_body
+from basedb.platform.identity import User
 from basedb.platform.multipart import parse_form
 from basedb.platform.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.platform.snapshots import preview_deployment_id, prod_deployment_id
@@ -105,7 +108,10 @@ def rollback_deployment(call: Call) -> dict[str, Any]:
     return _point_prod(call, deployments.rollback)
 
 
-def _point_prod(call: Call, action: Any) -> dict[str, Any]:
+ProdAction = Callable[[sqlite3.Connection, User, str, str], Deployment]
+
+
+def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
     if call.body is not None:
         call.body_object(())
     with call.store.write() as conn:
