@@ -29,7 +29,7 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
 
         ctx.extend(stale_findings(ws))
     tools, exclude = agent_tools.plan(ws, skip_ai=skip_ai)
-    counts = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
+    counts: dict[str, int] = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
     notices = [SKIP_AI_NOTICE] if skip_ai else []
     return CheckResult(errors=ctx.errors, hints=ctx.hints, tools=tools, exclude=exclude,
                        counts=counts, notices=notices, root=str(ws.root))
