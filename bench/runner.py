@@ -99,8 +99,24 @@ def run_benchmarks(ctx: BenchContext, selected: list[str],
     return results, errors
 
 
+def missing_requirements() -> str | None:
+    """Why this interpreter cannot run the benchmarks, or None when it can."""
+    import importlib.util
+
+    missing = [name for name in ("basedb", "sqlglot") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"{' and '.join(missing)} cannot be imported by {sys.executable}. Run the "
+            "benchmarks with the Python where basedb is installed, e.g. activate its "
+            "virtualenv or run `PYTHON=/path/to/venv/bin/python bench/run`.")
+
+
 def main(argv: list[str] | None = None) -> int:
     args, settings, selected = parse_settings(argv)
+    problem = missing_requirements()
+    if problem is not None:
+        print(f"bench: {problem}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     machine = machine_info()
