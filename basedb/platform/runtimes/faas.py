@@ -286,6 +286,11 @@ def _converse(process: subprocess.Popen[bytes], channel: int, start: dict[str, A
                     selector.unregister(key.fd)  # the child exited without a last word
                     continue
                 pending += chunk
+                if b"\n" not in chunk:  # a long message still arriving
+                    if len(pending) > MAX_MESSAGE_BYTES:
+                        outcome.kind = "too_large"
+                        return
+                    continue
                 while (end := pending.find(b"\n")) >= 0:
                     line = bytes(pending[:end])
                     del pending[:end + 1]
