@@ -51,6 +51,10 @@ SchemaStatus = Literal["ready", "missing", "needs_upgrade", "unavailable"]
 # Findings that mean "params cannot be passed by name": the declaration predates names.
 UPGRADE_CODES = frozenset({"PARAM_NAME_MISSING", "PARAM_NAME_INVALID", "PARAM_NAME_DUPLICATE",
                            "PARAM_DESCRIPTION_MISSING"})
+# Findings that say the catalog changed under the function.
+CATALOG_CODES = frozenset({"SQL_NO_BOUND_TABLE", "SQL_UNKNOWN_TABLE", "SQL_UNKNOWN_FIELD",
+                           "MUTATION_TABLE_UNKNOWN", "MUTATION_FIELD_UNKNOWN",
+                           "MUTATION_FIELD_READONLY", "ENUM_OUT_OF_DOMAIN"})
 _CACHE_SIZE = 4096
 _REASON_CHARS = 240
 
@@ -196,9 +200,15 @@ def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
     """A not-ready plan when the re-validation found errors, else None."""
     if any(error.code in UPGRADE_CODES for error in errors):
         return FunctionPlan(**base, status="needs_upgrade", status_hint=UPGRADE_HINT)
-    if errors:
-        return _unavailable(base, errors[0].message)
-    return None
+    if not errors:
+        return None
+    # Findings about the catalog name what changed (a field, an option); others describe
+    # the author's SQL, which a caller gets no use from: name just the rule.
+    about_catalog = [e for e in errors if e.code in CATALOG_CODES]
+    if about_catalog:
+        return _unavailable(base, about_catalog[0].message)
+    return _unavailable(base, f"its declaration no longer passes the platform's checks "
+                        f"({errors[0].code})")
 
 
 def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
@@ -213,8 +223,8 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
         return _unavailable(base, "it has no SQL")
     try:
         compiled = compile_for_sqlite(analysis, catalog)
-    except CompileError as exc:
-        return _unavailable(base, str(exc))
+    except CompileError:
+        return _unavailable(base, "its query uses SQL the local platform cannot run")
     specs = param_specs(decl, catalog, analysis.bindings)
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,

@@ -233,11 +233,11 @@ def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any
 
 
 def _scalar(kind: str, value: Any, at: str) -> Any:
+    if kind == "INT" and isinstance(value, float):
+        value = int(value)  # the schema lets 3.0 through as an integer
     if kind in ("INT", "NUMBER") and isinstance(value, int) and abs(value) > MAX_SQL_INT:
         raise _invalid("The number is outside the range of a 64-bit integer", at, value,
                        f"send a number between {-MAX_SQL_INT} and {MAX_SQL_INT}")
-    if kind == "INT" and isinstance(value, float):
-        return int(value)  # the schema let 3.0 through as an integer
     if kind == "DATE":
         try:
             datetime.strptime(value, "%Y-%m-%d")

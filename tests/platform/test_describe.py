@@ -1,0 +1,225 @@
+"""GET /sites/{app}/functions/{id}: the generated inputSchema, parameters[], request
+example, call command and output schema; schemaStatus for legacy declarations."""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from basedb.platform.describe import input_schema
+from basedb.platform.errors import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
+from basedb.platform.snapshots import FunctionSnapshot, Snapshot
+from basedb.workspace.declarations import build_declaration
+from basedb.workspace.model import Catalog, Field, Table
+from tests.platform.conftest import Api, field_id
+from tests.platform.functions_support import STATUSES, TAGS, TaskSite, released_site
+
+
+@pytest.fixture
+def site(api: Api) -> TaskSite:
+    return released_site(api)
+
+
+def test_describes_a_database_function(site: TaskSite) -> None:
+    described = site.describe("listTasks")
+    assert described["schemaStatus"] == "ready" and described["statusHint"] is None
+    assert described["deploymentId"] == site.deployment_id
+    assert described["inputSchema"] == {
+        "type": "object", "title": "listTasks",
+        "description": "Tasks of one status, by title. Use listProjects for projects.",
+        "properties": {"status": {"type": "string", "enum": STATUSES,
+                                  "description": "Status of the tasks to list"}},
+        "required": ["status"], "additionalProperties": False}
+    assert described["parameters"] == [{"name": "status", "type": "TEXT", "required": True,
+                                        "description": "Status of the tasks to list",
+                                        "enum": STATUSES}]
+    assert described["requestExample"] == {"params": {"status": "Open"}}
+    assert described["replacePaths"] == ["/params/status"]
+    assert described["callCommand"] == (
+        f"basedb api POST /open-apis/base/v3/sites/{site.app_token}/functions/listTasks/invoke "
+        "--params '{\"env\":\"prod\"}' --data @body.json --as user")
+    output = described["outputSchema"]
+    rows = output["properties"]["rows"]["items"]["properties"]
+    assert list(rows) == ["task_id", "Title", "Status", "Tags", "Points", "Due", "Assignees",
+                          "Project"]
+    assert rows["Tags"]["type"] == ["array", "null"]
+    assert rows["Points"]["type"] == ["number", "null"]
+    assert rows["Title"]["description"] == "Tasks.Title (text)"
+
+
+def test_kinds_become_json_schema_types(site: TaskSite) -> None:
+    tags = site.describe("tasksWithTags")["inputSchema"]["properties"]
+    assert tags["tags"]["type"] == "array"
+    assert tags["tags"]["items"] == {"type": "string", "enum": TAGS}
+    assert tags["limit"]["type"] == "integer"
+    points = site.describe("heavyPoints")["inputSchema"]["properties"]
+    assert points["above"]["type"] == "number" and points["done"]["type"] == "boolean"
+    due = site.describe("tasksDueOn")["inputSchema"]["properties"]["day"]
+    assert due["type"] == "string" and due["format"] == "date"
+    optional = site.describe("statusOrAll")["inputSchema"]
+    assert optional["required"] == []
+    assert optional["properties"]["status"]["type"] == ["string", "null"]
+    assert optional["properties"]["status"]["enum"] == [*STATUSES, None]
+    param = site.describe("statusOrAll")["parameters"][0]
+    assert param["required"] is False and param["enum"] == STATUSES
+
+
+def test_option_fields_without_enum_get_a_bounded_summary(site: TaskSite) -> None:
+    described = site.describe("tasksByStatusText")
+    prop = described["inputSchema"]["properties"]["status"]
+    assert prop["description"] == ("[Options of Tasks.Status (may change): Open, Doing, Done] "
+                                   "Status name of the tasks")
+    assert described["parameters"][0]["optionSummary"] == {
+        "table": "Tasks", "field": "Status", "options": STATUSES, "truncated": False}
+    # A params with an enum gets neither.
+    assert "optionSummary" not in site.describe("listTasks")["parameters"][0]
+
+
+def test_an_option_summary_is_truncated_at_twenty(site: TaskSite) -> None:
+    api, base = site.api, site.base_token
+    table = api.ok("GET", f"/bases/{base}/tables/{site.tasks_table}")
+    options = [*STATUSES, *(f"Stage {i}" for i in range(22))]
+    api.ok("PUT", f"/bases/{base}/tables/{site.tasks_table}/fields/"
+           f"{field_id(table, 'Status')}", json={"options": [{"name": o} for o in options]})
+    described = site.describe("tasksByStatusText")
+    summary = described["parameters"][0]["optionSummary"]
+    assert summary["truncated"] is True and summary["options"] == options[:20]
+    text = described["inputSchema"]["properties"]["status"]["description"]
+    assert text.startswith("[First 20 of 25 options of Tasks.Status, not all of them: Open,")
+
+
+def test_reference_params_keep_the_author_description(site: TaskSite) -> None:
+    [project] = site.describe("tasksOfProject")["parameters"]
+    text = "Record id of the project; call listProjects and pass rows[].project_id"
+    assert project["description"] == text and project["valueHint"] == text
+    assert project["reference"] == {"table": "Tasks", "field": "Project", "value": "record",
+                                    "recordTable": "Projects"}
+    described = site.describe("tasksOfProject")
+    assert described["inputSchema"]["properties"]["projectId"]["description"] == text
+    assert described["requestExample"] == {"params": {"projectId": "recExample"}}
+    update = {p["name"]: p for p in site.describe("updateTask")["parameters"]}
+    assert update["taskId"]["reference"] == {"table": "Tasks", "field": "record_id",
+                                             "value": "record", "recordTable": "Tasks"}
+    assign = {p["name"]: p for p in site.describe("assignTask")["parameters"]}
+    assert assign["assignees"]["reference"]["value"] == "user"
+    assert assign["assignees"]["type"] == "USER_ID[]"
+    assert site.describe("assignTask")["requestExample"]["params"]["assignees"] == [
+        "ou_example"]
+
+
+def test_describes_a_mutation_with_its_output_schema(site: TaskSite) -> None:
+    described = site.describe("createTask")
+    schema = described["inputSchema"]
+    assert schema["required"] == ["title", "status"]
+    assert schema["properties"]["tags"] == {
+        "type": ["array", "null"], "items": {"type": "string", "enum": TAGS},
+        "description": "Tags of the task"}
+    assert schema["properties"]["projectId"]["type"] == ["string", "null"]
+    assert described["requestExample"] == {"params": {"title": "<title>", "status": "Open"}}
+    assert described["replacePaths"] == ["/params/title", "/params/status"]
+    output = described["outputSchema"]
+    assert set(output["required"]) == {"recordIds", "affected", "record_not_found",
+                                       "ignored_fields", "precondition_failed"}
+
+
+def test_describes_faas_and_ai_functions_from_their_declared_schema(site: TaskSite) -> None:
+    ping = site.describe("pingTasks")
+    assert ping["inputSchema"] == {"type": "object", "properties": {
+        "text": {"type": "string", "description": "Text to echo back"}},
+        "required": ["text"], "additionalProperties": False}
+    assert ping["parameters"] == [{"name": "text", "type": "string", "required": True,
+                                   "description": "Text to echo back"}]
+    assert ping["requestExample"] == {"params": {"text": "<text>"}}
+    assert "outputSchema" not in ping
+    legacy = site.describe("legacyHook")
+    assert legacy["schemaStatus"] == "missing" and legacy["inputSchema"] is None
+    assert legacy["requestExample"] == {"params": {}} and legacy["callCommand"]
+    ai = site.describe("summarizeTasks")
+    assert ai["functionType"] == "ai_function" and ai["inputSchema"]["required"] == ["text"]
+
+
+def test_every_schema_is_valid_and_accepts_its_own_example(site: TaskSite) -> None:
+    listing = site.api.ok("GET", site.url(), params={"pageSize": 200,
+                                                     "includeInternal": "true"})
+    for item in listing["functions"]:
+        described = site.describe(item["functionId"], includeInternal="true")
+        schema = described["inputSchema"]
+        if schema is None:
+            continue
+        Draft202012Validator.check_schema(schema)
+        example = described["requestExample"]["params"]
+        assert Draft202012Validator(schema).is_valid(example), item["functionId"]
+        for path in described["replacePaths"]:
+            assert path.split("/")[2] in example
+
+
+def test_an_internal_function_is_described_only_with_include_internal(site: TaskSite) -> None:
+    site.api.fail("GET", site.url("/taskCount"), code=FUNCTION_NOT_FOUND, status=404)
+    described = site.describe("taskCount", includeInternal="true")
+    assert described["internal"] is True
+    assert '"includeInternal":true' in described["callCommand"]
+
+
+def test_an_unknown_function_suggests_close_ids(site: TaskSite) -> None:
+    msg = site.api.fail("GET", site.url("/listTask"), code=FUNCTION_NOT_FOUND, status=404)
+    assert "Candidates: listTasks" in msg
+    assert "Parameter: /path/function_id" in msg
+
+
+# --------------------------------------------------------------- legacy snapshots
+
+
+def _legacy_snapshot(site: TaskSite) -> Snapshot:
+    declaration = {"name": "legacyList", "description": "Tasks of one status (old CLI)",
+                   "meta": {"params": [{"kind": "TEXT"}]}}
+    sql = 'SELECT "Title" FROM "Tasks" WHERE "Status" = $1'
+    return Snapshot(
+        deployment_id="dplLegacy" + site.app_token, app_token=site.app_token,
+        fingerprint="sha256:" + "0" * 64, exclude=frozenset(), created_at="2025-01-01",
+        functions=MappingProxyType({"legacyList": FunctionSnapshot(
+            "legacyList", "database_function", declaration, sql=sql)}))
+
+
+def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    legacy = _legacy_snapshot(site)
+    monkeypatch.setattr("basedb.platform.invoke.load_snapshot", lambda *a: legacy)
+    [item] = site.api.ok("GET", site.url())["functions"]
+    assert item["schemaStatus"] == "needs_upgrade"
+    assert "name and a description" in item["statusHint"]
+    described = site.describe("legacyList")
+    assert described["inputSchema"] is None and described["parameters"] == []
+    assert described["callCommand"] is None
+    msg = site.invoke_fails("legacyList", {"x": "Open"}, code=SCHEMA_NOT_READY)
+    assert "needs_upgrade" in msg and "Executed: no." in msg
+
+
+# -------------------------------------------------------------- input_schema()
+
+
+def test_input_schema_for_declarations_directly() -> None:
+    status = Field("fldS", "Status", "select", options=("Open", "Done"))
+    catalog = Catalog("basX", (Table("tblT", "Tasks", (Field("fldT", "Title", "text"),
+                                                       status)),))
+    decl, findings = build_declaration("database_function", "byStatus", {
+        "name": "byStatus", "description": "Tasks by status",
+        "meta": {"params": [{"name": "s", "kind": "TEXT", "description": "Status name"}]}},
+        sql='SELECT "Title" FROM "Tasks" WHERE "Status" = $1')
+    assert decl is not None and not findings
+    schema = input_schema(decl, catalog)
+    assert schema["properties"]["s"]["description"].startswith("[Options of Tasks.Status")
+    faas, _ = build_declaration("faas", "hook", {"name": "hook", "inputSchema": {
+        "type": "object", "properties": {"a": {"type": "string", "description": "A value"}}}})
+    assert faas is not None and input_schema(faas, catalog)["properties"]["a"]["type"] == "string"
+    bare, _ = build_declaration("faas", "bare", {"name": "bare"})
+    assert bare is not None and input_schema(bare, catalog) == {}
+    # The analysis argument supplies bindings; none means no option summary.
+    from basedb.check.sql.analysis import analyze_sql
+
+    analysis = analyze_sql('SELECT "Title" FROM "Tasks"', catalog, 1)
+    plain = input_schema(decl, catalog, analysis)
+    assert plain["properties"]["s"]["description"] == "Status name"
+    assert json.loads(json.dumps(plain)) == plain
