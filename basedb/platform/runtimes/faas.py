@@ -78,7 +78,9 @@ MAX_MSG_CHARS = 500
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 NODE_REQUIRED = "Node.js 20+ is required to run FaaS functions"
-_MEMORY_SIGNS = ("heap out of memory", "allocation failed", "out of memory")
+# What V8 and Node print when memory runs out (matched lower-cased, in the detail and log).
+_MEMORY_SIGNS = ("javascript heap out of memory", "fatal process out of memory",
+                 "array buffer allocation failed")
 
 
 # ------------------------------------------------------------------------- Node.js
