@@ -161,8 +161,16 @@ def basedb_command(python: str) -> list[str]:
 
 def isolated_env(scratch: Path) -> dict[str, str]:
     """The environment of every measured process: basedb's data, config and state dirs
-    point into the scratch dir, so a benchmark never reads or writes the user's."""
+    point into the scratch dir, so a benchmark never reads or writes the user's.
+
+    Bytecode is cached, as it is for an installed basedb, but under the scratch dir
+    (PYTHONPYCACHEPREFIX), so the checkout gets no __pycache__ directories; the warm-up
+    run of each measure fills the cache. PYTHONDONTWRITEBYTECODE would otherwise make
+    every run compile basedb from source, which no installed copy does.
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
     for name in ("BASEDB_DATA_DIR", "BASEDB_CONFIG_DIR", "BASEDB_STATE_DIR"):
         folder = scratch / name.lower()
         folder.mkdir(parents=True, exist_ok=True)

@@ -133,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                          "seed": settings.seed, "quick": settings.quick},
             "machine": machine,
             "basedbCommand": ctx.basedb,
+            "bytecodeCache": ctx.env["PYTHONPYCACHEPREFIX"],
             "workspaces": {str(n): ws.to_json() for n, ws in ctx.workspaces.items()},
         }
         document = results_document(results, errors, meta=meta)

@@ -78,7 +78,11 @@ def test_bad_options_are_usage_errors(argv: list[str],
 def test_measured_processes_never_touch_the_users_basedb_dirs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BASEDB_PROFILE", "production")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     env = isolated_env(tmp_path)
     for name in ("BASEDB_DATA_DIR", "BASEDB_CONFIG_DIR", "BASEDB_STATE_DIR"):
         assert Path(env[name]).parent == tmp_path and Path(env[name]).is_dir()
     assert "BASEDB_PROFILE" not in env
+    # Bytecode is cached as for an installed basedb, but outside the checkout.
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert Path(env["PYTHONPYCACHEPREFIX"]).parent == tmp_path
