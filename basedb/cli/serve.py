@@ -25,7 +25,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     """A listening socket, bound before start-up so that the port it reports is real
     (`--port 0` picks a free one) and early connections wait in the backlog."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must say TCP: asyncio sets TCP_NODELAY only on sockets that do, and without it
+    # Nagle's algorithm meets delayed ACKs and every keep-alive response waits ~40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

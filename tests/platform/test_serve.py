@@ -80,3 +80,24 @@ def test_loopback_hosts() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert is_loopback("127.0.0.2")
     assert not is_loopback("10.0.0.1") and not is_loopback("my-host")
+
+
+def test_the_listening_socket_is_tcp_so_responses_are_not_delayed() -> None:
+    # Connections accepted from it inherit its protocol; asyncio turns Nagle's algorithm
+    # off (TCP_NODELAY) only for sockets that say TCP, which keep-alive latency needs.
+    import socket
+
+    from basedb.cli.serve import bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+        client = socket.create_connection(sock.getsockname())
+        accepted, _ = sock.accept()
+        try:
+            assert accepted.proto == socket.IPPROTO_TCP
+        finally:
+            accepted.close()
+            client.close()
+    finally:
+        sock.close()
