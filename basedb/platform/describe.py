@@ -357,7 +357,7 @@ def cell_schema(field: Field | None) -> dict[str, Any]:
     if ftype == "auto_number":
         return {"type": _nullable("integer")}
     if ftype == "checkbox":
-        return {"type": "boolean"}
+        return {"type": _nullable("boolean")}
     if ftype == "attachment":
         return {"type": ["array", "null"], "items": {"type": "object"}}
     if ftype == "location":

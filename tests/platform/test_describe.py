@@ -223,3 +223,40 @@ def test_input_schema_for_declarations_directly() -> None:
     plain = input_schema(decl, catalog, analysis)
     assert plain["properties"]["s"]["description"] == "Status name"
     assert json.loads(json.dumps(plain)) == plain
+
+
+def test_statuses_of_other_legacy_or_broken_declarations(
+        site: TaskSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken_schema = {"type": "object", "properties": {"a": {"type": 5, "description": "A"}}}
+    functions = {
+        "brokenHook": FunctionSnapshot("brokenHook", "faas", {
+            "name": "brokenHook", "description": "A FaaS whose schema is not JSON Schema",
+            "inputSchema": broken_schema}, handler="export default async () => ({code: 0})"),
+        "freeText": FunctionSnapshot("freeText", "ai_function", {
+            "name": "freeText", "description": "An AI Function without an input schema",
+            "capability": "text", "prompt": "Answer"}),
+        "oldCreate": FunctionSnapshot("oldCreate", "mutation", {
+            "name": "oldCreate", "description": "Create a task (old CLI)",
+            "spec": {"table": "Tasks", "action": "create",
+                     "params": [{"name": "title", "kind": "TEXT"}],
+                     "set": {"Title": "$title"}}}),
+        "goneTable": FunctionSnapshot("goneTable", "mutation", {
+            "name": "goneTable", "description": "Writes a table that is not bound",
+            "spec": {"table": "Archive", "action": "create",
+                     "params": [{"name": "title", "kind": "TEXT", "description": "Title"}],
+                     "set": {"Title": "$title"}}}),
+    }
+    snapshot = Snapshot(deployment_id="dplOdd" + site.app_token, app_token=site.app_token,
+                        fingerprint="sha256:" + "2" * 64, exclude=frozenset(),
+                        created_at="2025-01-01", functions=MappingProxyType(functions))
+    monkeypatch.setattr("basedb.platform.invoke.load_snapshot", lambda *a: snapshot)
+    found = {f["functionId"]: f for f in site.api.ok("GET", site.url())["functions"]}
+    assert found["brokenHook"]["schemaStatus"] == "unavailable"
+    assert "not a valid JSON Schema" in found["brokenHook"]["statusHint"]
+    assert found["freeText"]["schemaStatus"] == "missing"
+    assert found["oldCreate"]["schemaStatus"] == "needs_upgrade"
+    assert found["goneTable"]["schemaStatus"] == "unavailable"
+    assert "Archive" in found["goneTable"]["statusHint"]
+    msg = site.invoke_fails("oldCreate", {"title": "x"}, code=SCHEMA_NOT_READY)
+    assert "needs_upgrade" in msg
+    assert len(site.records(site.tasks_table)) == 4

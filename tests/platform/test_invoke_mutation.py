@@ -160,3 +160,27 @@ def test_a_mutation_whose_field_is_gone_is_refused(site: TaskSite) -> None:
     assert "Remark" in msg
     assert task(site, site.tasks["Fix bug"])["Title"] == "Fix bug"
     assert site.invoke("createTask", {"title": "Still fine", "status": "Open"})["affected"] == 1
+
+
+def test_a_schema_change_during_the_call_is_seen_by_the_write(
+        site: TaskSite, platform: LocalPlatform, monkeypatch: pytest.MonkeyPatch) -> None:
+    from basedb.platform import invoke, meta
+
+    checked = invoke.checked_input
+    changed: list[bool] = []
+
+    def check_then_drop_remark(plan: Any, params: dict[str, Any]) -> dict[str, Any]:
+        result = checked(plan, params)
+        if not changed:  # the table changes after the call was resolved, before it writes
+            changed.append(True)
+            with platform.store.write() as conn:
+                table = meta.require_table(conn, site.base_token, site.tasks_table)
+                remark = table.field("Remark")
+                assert remark is not None
+                meta.delete_field(conn, table, remark)
+        return result
+
+    monkeypatch.setattr(invoke, "checked_input", check_then_drop_remark)
+    site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"], "title": "Renamed"},
+                      code=SCHEMA_NOT_READY)
+    assert changed and task(site, site.tasks["Fix bug"])["Title"] == "Fix bug"
