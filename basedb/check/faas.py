@@ -126,6 +126,8 @@ def _invalid_schema_findings(schema: Mapping[str, Any], file: str, function_id: 
 
 def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
     """Metaschema violations of `schema`, as (path inside the schema, message) pairs."""
+    if "$schema" not in schema and plainly_valid(schema):
+        return []  # certainly valid: skip importing jsonschema and walking the metaschema
     from jsonschema.exceptions import best_match
     from jsonschema.validators import Draft202012Validator, validator_for
 
@@ -154,3 +156,78 @@ def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ..
         problems.append(((), "it nests too deeply to be checked."))
     return problems
 
+
+# Keywords whose well-formedness `plainly_valid` can judge exactly (draft 2020-12).
+_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_SUBSCHEMA = frozenset({"additionalProperties", "items", "contains", "not", "propertyNames",
+                        "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"})
+_SUBSCHEMA_LISTS = frozenset({"oneOf", "anyOf", "allOf", "prefixItems"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "$defs"})
+_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                     "maxProperties", "minContains", "maxContains"})
+_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_STRINGS = frozenset({"description", "title", "$comment", "format", "contentEncoding",
+                      "contentMediaType"})
+_BOOLEANS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+
+
+def plainly_valid(schema: Any) -> bool:
+    """Whether `schema` is certainly valid under the 2020-12 metaschema, judged without
+    jsonschema: it uses only the keywords above, each well-formed. False means "not
+    sure" ($ref, $schema, unknown keywords, anything malformed): validate it fully."""
+    try:
+        return _plain_node(schema)
+    except RecursionError:
+        return False
+
+
+def _plain_node(node: Any) -> bool:
+    if isinstance(node, bool):
+        return True
+    if not isinstance(node, dict):
+        return False
+    return all(_plain_keyword(key, value) for key, value in node.items())
+
+
+def _plain_keyword(key: str, value: Any) -> bool:
+    if key == "type":
+        kinds = value if isinstance(value, list) else [value]
+        return (bool(kinds) and len(set(map(str, kinds))) == len(kinds)
+                and all(isinstance(k, str) and k in _TYPES for k in kinds))
+    if key in _STRINGS:
+        return isinstance(value, str)
+    if key in _COUNTS:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if key in _NUMBERS:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key == "multipleOf":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    if key in _BOOLEANS:
+        return isinstance(value, bool)
+    if key in ("enum", "examples"):
+        return isinstance(value, list)
+    if key in ("const", "default"):
+        return True
+    if key == "required":
+        return (isinstance(value, list) and all(isinstance(v, str) for v in value)
+                and len(set(value)) == len(value))
+    if key == "pattern":
+        return isinstance(value, str) and _compiles(value)
+    if key in _SUBSCHEMA:
+        return _plain_node(value)
+    if key in _SUBSCHEMA_LISTS:
+        return isinstance(value, list) and bool(value) and all(map(_plain_node, value))
+    if key in _SUBSCHEMA_MAPS:
+        return isinstance(value, dict) and all(map(_plain_node, value.values()))
+    return False  # $ref, $schema, $id, dependentRequired, unknown keywords, …
+
+
+def _compiles(pattern: str) -> bool:
+    # The metaschema's format "regex", as jsonschema's format checker judges it.
+    import re
+
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True

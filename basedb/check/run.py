@@ -24,7 +24,8 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)
-    if include_contracts and not ctx.errors:
+    # Only a workspace with generated files can have stale ones; skip the import otherwise.
+    if include_contracts and not ctx.errors and (ws.root / "src" / "generated").is_dir():
         from basedb.contracts import stale_findings
 
         ctx.extend(stale_findings(ws))
