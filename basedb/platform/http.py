@@ -229,6 +229,9 @@ def parse_json_body(raw: bytes) -> Any:
                           f"column {exc.colno}", parameter="/",
                           fix="send one JSON document (check quotes, commas and brackets)"
                           ) from None
+    except RecursionError:
+        raise bad_request("The request body nests arrays or objects too deeply", parameter="/",
+                          fix="send a flatter JSON document") from None
 
 
 def _authenticate(call: Call, page_session: bool = False) -> None:

@@ -255,3 +255,12 @@ def test_every_failure_of_these_routes_is_an_envelope(site: TaskSite, api: Api) 
         else:
             assert body["code"] == code, (path, body)
         json.dumps(body)  # plain JSON all the way down
+
+
+def test_a_body_nested_beyond_reason_is_a_bad_request(site: TaskSite) -> None:
+    depth = 100_000
+    raw = b'{"params": {"status": ' + b"[" * depth + b"]" * depth + b"}}"
+    response = site.api.client.post(API_PREFIX + site.url("/listTasks/invoke"), content=raw,
+                                    headers={"Authorization": f"Bearer {site.api.token}"})
+    assert_error_shape(response)
+    assert response.json()["code"] == BAD_REQUEST and "too deeply" in response.json()["msg"]
