@@ -300,7 +300,7 @@ def _loop_error(rel: str) -> InputError:
 
 
 def _read_error(rel: str, exc: OSError) -> InputError:
-    problem = files._os_problem(exc, rel)
+    problem = files.os_problem(exc, rel)
     return InputError(problem.message, code="INPUT_UNREADABLE", hint=problem.fix)
 
 
@@ -342,10 +342,10 @@ def _check_limits(sized: list[tuple[str, int]], *, stopped: bool = False) -> Non
     total = sum(size for _, size in sized)
     if total > MAX_INPUT_BYTES:
         largest = sorted(sized, key=lambda item: (-item[1], item[0]))[:3]
-        named = ", ".join(f"{rel} ({files._human_size(size)})" for rel, size in largest)
+        named = ", ".join(f"{rel} ({files.human_size(size)})" for rel, size in largest)
         raise InputError(
-            f"The workspace's input files total {files._human_size(total)}; at most "
-            f"{files._human_size(MAX_INPUT_BYTES)} can be deployed.",
+            f"The workspace's input files total {files.human_size(total)}; at most "
+            f"{files.human_size(MAX_INPUT_BYTES)} can be deployed.",
             code="INPUT_TOO_LARGE",
             hint=f"The largest are {named}. Host large media elsewhere and link to it, "
                  "or remove files the site does not need.",
