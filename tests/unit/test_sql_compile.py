@@ -234,6 +234,16 @@ def test_limit_and_offset_params(db: sqlite3.Connection) -> None:
     assert rows == [("修缺陷",)]
 
 
+def test_null_limit_and_offset_mean_no_limit_and_zero(db: sqlite3.Connection) -> None:
+    # As in PostgreSQL: an optional paging param that is left out does not fail the query.
+    _, rows = run(db, "SELECT 标题 FROM 任务 ORDER BY record_id LIMIT $1 OFFSET $2",
+                  [None, None])
+    assert len(rows) == 4
+    _, rows = run(db, "SELECT 标题 FROM 任务 ORDER BY record_id LIMIT $1::int OFFSET $2",
+                  [None, 3])
+    assert rows == [("修缺陷",)]
+
+
 def test_aggregates_group_by_output_alias_and_order(db: sqlite3.Connection) -> None:
     names, rows = run(db, "SELECT 状态 AS s, count(*) AS n, sum(points) AS total FROM 任务 "
                           "GROUP BY s HAVING count(*) >= $1 ORDER BY n DESC, s", [1])

@@ -133,8 +133,20 @@ class Rewriter:
             if isinstance(node, _COMPARISONS):
                 self.comparison(node)
         for node in list(self.tree.walk()):
+            if isinstance(node, (exp.Limit, exp.Offset)):
+                self.null_bound(node)
+        for node in list(self.tree.walk()):
             self.expression(node)
         return self.tree
+
+    def null_bound(self, node: Any) -> None:
+        # PostgreSQL reads LIMIT NULL as "no limit" and OFFSET NULL as 0, so an optional
+        # paging param may be left out; SQLite rejects NULL there, -1 means no limit.
+        value = node.args.get("expression")
+        if value is None or not isinstance(value, (exp.Parameter, exp.Cast, exp.Paren)):
+            return
+        default = exp.Literal.number(-1 if isinstance(node, exp.Limit) else 0)
+        node.set("expression", exp.Coalesce(this=value, expressions=[default]))
 
     # ------------------------------------------------------------------ structure
 
