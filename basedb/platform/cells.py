@@ -61,7 +61,7 @@ def encode_cell(field: Field, value: Any, at: str) -> Any:
         raise InvalidCell(field, at, f"Field {quote(field.name)} is read-only ({field.type}); the "
                           "platform maintains it", "remove it from the request", received=value)
     if value is None:
-        return None
+        return 0 if field.type == "checkbox" else None
     return _ENCODERS[field.type](field, value, at)
 
 

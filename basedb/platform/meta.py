@@ -366,9 +366,12 @@ def drop_column(conn: sqlite3.Connection, table_id: str, column: str, *,
     if native:
         conn.execute(f"ALTER TABLE {tname} DROP COLUMN {column}")
         return
-    columns = [(row[1], row[2]) for row in conn.execute(f"PRAGMA table_info({tname})")]
-    kept_fields = [(name, decl) for name, decl in columns
-                   if name.startswith("c_") and name != column]
+    info = list(conn.execute(f"PRAGMA table_info({tname})"))
+    columns = [(row[1], row[2]) for row in info]
+    # Keep NOT NULL and DEFAULT (checkbox columns have both) when rebuilding.
+    kept_fields = [(row[1], row[2] + (" NOT NULL" if row[3] else "")
+                    + (f" DEFAULT {row[4]}" if row[4] is not None else ""))
+                   for row in info if row[1].startswith("c_") and row[1] != column]
     rebuilt = f"{tname}__rebuild"
     conn.execute(physical.record_table_ddl(table_id).replace(tname, rebuilt, 1))
     for name, decl in kept_fields:

@@ -12,7 +12,7 @@ Cell storage by field type:
     select (single)            TEXT   the option name
     select (multiple)          TEXT   JSON array of option names
     datetime                   TEXT   'YYYY-MM-DD HH:MM:SS' in the site time zone
-    checkbox                   INTEGER 0 / 1
+    checkbox                   INTEGER 0 / 1 (never NULL: unticked is 0)
     user (single)              TEXT   the user id
     user (multiple)            TEXT   JSON array of user ids
     link                       TEXT   JSON array of record ids (always multi-valued)
@@ -69,7 +69,10 @@ def column_name(field_id: str) -> str:
 def column_affinity(field: Field) -> str:
     if field.type == "number":
         return "REAL"
-    if field.type in ("checkbox", "auto_number"):
+    if field.type == "checkbox":
+        # An unticked checkbox is false, never NULL, so `"Done" = false` matches it.
+        return "INTEGER NOT NULL DEFAULT 0"
+    if field.type == "auto_number":
         return "INTEGER"
     return "TEXT"
 

@@ -145,6 +145,8 @@ def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, 
                 values.append(number)
             elif field.type in system:
                 values.append(system[field.type])
+            elif field.type == "checkbox":
+                values.append(row.get(field.field_id) or 0)  # unticked, never NULL
             else:
                 values.append(row.get(field.field_id))
         params.append(values)

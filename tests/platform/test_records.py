@@ -165,3 +165,18 @@ def test_updated_fields_follow_writes(api: Api, base: str, tasks: dict[str, Any]
     got = as_bob.ok("PATCH", path(base, tasks, f"/{rid}"), json={"Title": "b"})
     assert got["fields"]["Editor"] == [{"id": bob["user_id"]}]
     assert got["fields"]["Created by"] != [{"id": bob["user_id"]}]
+
+
+def test_checkbox_is_stored_as_zero_when_unticked_or_cleared(
+        api: Api, base: str, platform: LocalPlatform) -> None:
+    table = make_table(api, base, "Todos", [{"name": "Title", "type": "text"},
+                                            {"name": "Done", "type": "checkbox"}])
+    fresh = api.ok("POST", path(base, table), json={"Title": "a"})["record_id"]
+    cleared = api.ok("POST", path(base, table), json={"Title": "b", "Done": True})["record_id"]
+    api.ok("PATCH", path(base, table, f"/{cleared}"), json={"Done": None})
+    column = physical.column_name(field_id(table, "Done"))
+    with platform.store.read() as conn:
+        stored = dict(conn.execute(
+            f"SELECT record_id, {column} FROM {physical.table_name(table['table_id'])}"))
+    # Never NULL, so a Database Function's `"Done" = false` matches both records.
+    assert stored == {fresh: 0, cleared: 0}
