@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option
+from basedb.cli.common import emit_json, json_option, profile_option
 
 
 @click.command("init")
@@ -20,21 +20,34 @@ from basedb.cli.common import emit_json, json_option
 @click.option("--base-token", default=None,
               help="Bind an existing Base instead of creating one from the template.")
 @json_option
+@profile_option
 def init_command(directory: Path, template: str, title: str | None, base_token: str | None,
-                 as_json: bool) -> None:
+                 as_json: bool, profile: str | None) -> None:
     """Create a site workspace in DIRECTORY (default: the current directory).
 
-    DIRECTORY must be new or empty: init never overwrites files. It writes
+    Creates the site on the platform and, unless --base-token is given, a Base with the
+    template's tables and sample records; binds the tables and writes the workspace:
     base-database.jsonc, catalog.json, the template's functions and page, and a
-    .gitignore for local state.
+    .gitignore for local state. DIRECTORY must be new or empty: init never overwrites
+    files. With no profile configured, the site lives on the embedded local platform.
     """
-    from basedb.workspace.scaffold import init_workspace
+    from basedb.client.client import connect
+    from basedb.client.profiles import resolve_profile
+    from basedb.deploy.provision import PlatformProvisioner
+    from basedb.workspace.scaffold import ensure_empty_target, init_workspace
 
-    result = init_workspace(directory, template, title=title, base_token=base_token)
+    ensure_empty_target(directory)  # refuse before the platform is even opened
+    resolved = resolve_profile(profile, None)
+    with connect(resolved) as client:
+        result = init_workspace(directory, template, title=title, base_token=base_token,
+                                provisioner=PlatformProvisioner(client))
+    if not resolved.embedded:
+        _remember_profile(result.workspace, resolved.name)
     if as_json:
         emit_json({
             "workspace": str(result.workspace),
             "appToken": result.app_token,
+            "baseToken": result.base_token,
             "template": result.template,
             "files": [p.relative_to(result.workspace).as_posix() for p in result.files],
         })
@@ -42,11 +55,21 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     shown = result.workspace if directory == Path(".") else directory
     click.echo(f"Created workspace {shown} from template {template!r} "
                f"({result.title}, {len(result.files)} files).")
-    if result.placeholder:
-        click.echo("The site is not created on a platform yet: base-database.jsonc holds "
-                   "placeholder tokens (see the note at its top).")
+    base = f"Base {result.base_token}" + ("" if base_token else " (with sample records)")
+    click.echo(f"Site {result.app_token} is bound to the tables of {base}.")
     click.echo("\nNext steps:")
     if result.workspace != Path.cwd().resolve():
         click.echo(f"  cd {shlex.quote(str(directory))}")
     click.echo("  basedb check     # validate declarations, SQL and the agent-tools policy")
     click.echo("  basedb deploy    # publish a preview release")
+
+
+def _remember_profile(workspace: Path, profile: str) -> None:
+    """Name the profile in base-database.jsonc, so later commands reach the same platform."""
+    from basedb.deploy.atomic import write_file_atomically
+    from basedb.workspace.config import CONFIG_FILE
+    from basedb.workspace.jsonc_edit import set_string
+
+    path = workspace / CONFIG_FILE
+    text = path.read_text(encoding="utf-8")
+    write_file_atomically(path, set_string(text, ("profile",), profile).encode("utf-8"))

@@ -1,11 +1,10 @@
 """Create a workspace from a template: the core of `basedb init`.
 
-    init_workspace(target, "example", title=None, provisioner=None)
+    init_workspace(target, "example", provisioner=..., title=None, base_token=None)
       ├── load the template's _template.json (the Base it needs)
       ├── refuse a target that is not empty (before anything is created remotely)
       ├── provisioner.provision(...)  → site, Base, tables, catalog on a platform
-      │   or, with no provisioner, placeholder tokens and a catalog derived from the
-      │   template, so that `check` and `contracts generate` work at once
+      │   (basedb.deploy.provision.PlatformProvisioner talks to the Open API)
       └── write_workspace_files(...)  → base-database.jsonc, catalog.json, .gitignore
                                         and every file of the template
 
@@ -34,8 +33,6 @@ from basedb.workspace.model import Catalog, Field, Table
 from basedb.workspace.template_schema import TemplateSchema, load_template_schema
 
 __all__ = [
-    "PLACEHOLDER_APP_TOKEN_PREFIX",
-    "PLACEHOLDER_BASE_TOKEN_PREFIX",
     "InitResult",
     "ProvisionedSite",
     "Provisioner",
@@ -43,15 +40,10 @@ __all__ = [
     "catalog_from_schema",
     "ensure_empty_target",
     "init_workspace",
-    "is_placeholder_token",
     "load_template_schema",
     "write_workspace_files",
 ]
 
-# Placeholders have the shape of real tokens (prefix + letters) so every validator
-# accepts them, and a marker no platform mints, so `deploy` can tell them apart.
-PLACEHOLDER_APP_TOKEN_PREFIX = "PrjLOCALPLACEHOLDER"
-PLACEHOLDER_BASE_TOKEN_PREFIX = "basLOCALPLACEHOLDER"
 TABLE_ID_PREFIX, TABLE_ID_LENGTH = "tbl", 14
 FIELD_ID_PREFIX, FIELD_ID_LENGTH = "fld", 10
 TITLE_MAX_LENGTH = 100
@@ -97,20 +89,9 @@ class InitResult:
     base_token: str
     files: tuple[Path, ...]  # absolute paths of every file written, sorted
 
-    @property
-    def placeholder(self) -> bool:
-        """Whether the site still has to be created on a platform."""
-        return is_placeholder_token(self.app_token)
 
-
-def is_placeholder_token(token: str) -> bool:
-    """Whether an appToken or baseToken is one that `init` wrote without a platform."""
-    return token.startswith((PLACEHOLDER_APP_TOKEN_PREFIX, PLACEHOLDER_BASE_TOKEN_PREFIX))
-
-
-def init_workspace(target: Path | str, template: str, *, title: str | None = None,
-                   base_token: str | None = None,
-                   provisioner: Provisioner | None = None) -> InitResult:
+def init_workspace(target: Path | str, template: str, *, provisioner: Provisioner,
+                   title: str | None = None, base_token: str | None = None) -> InitResult:
     """Create a workspace in `target` (a new or empty directory) from `template`."""
     target = Path(target)
     schema = load_template_schema(template_dir(template) / TEMPLATE_SCHEMA_FILE)
@@ -120,10 +101,7 @@ def init_workspace(target: Path | str, template: str, *, title: str | None = Non
                          code="BASE_TOKEN_INVALID",
                          hint="Pass the token from the Base URL, e.g. basXXXXXXXXXXXXXXXX.")
     ensure_empty_target(target)  # before a provisioner creates anything remotely
-    if provisioner is None:
-        site = _placeholder_site(schema, target, base_token)
-    else:
-        site = provisioner.provision(schema, title=site_title, base_token=base_token)
+    site = provisioner.provision(schema, title=site_title, base_token=base_token)
     written = write_workspace_files(
         target, template, title=site_title, app_token=site.app_token,
         base_token=site.base_token, table_ids=list(site.table_ids), catalog=site.catalog)
@@ -174,8 +152,9 @@ def write_workspace_files(target: Path, template: str, *, title: str, app_token:
 def catalog_from_schema(schema: TemplateSchema, *, base_token: str) -> dict[str, Any]:
     """A catalog.json document for `schema` with ids derived from the names.
 
-    Used when no platform is involved: the ids are stable (the same names give the same
-    ids on every machine) and shaped like real ones, but name nothing on a platform.
+    For tests and tools that need a workspace without a platform: the ids are stable
+    (the same names give the same ids on every machine) and shaped like real ones, but
+    name nothing on a platform.
     """
     table_ids = {t.name: _derived_id(TABLE_ID_PREFIX, TABLE_ID_LENGTH, "table", t.name)
                  for t in schema.tables}
@@ -212,17 +191,6 @@ def _checked_title(title: str) -> str:
         raise InputError("--title contains control characters such as line breaks.",
                          code="TITLE_INVALID", hint="Pass the title on one line.")
     return cleaned
-
-
-def _placeholder_site(schema: TemplateSchema, target: Path,
-                      base_token: str | None) -> ProvisionedSite:
-    # Derived from the workspace path, so two placeholder workspaces never share a token.
-    suffix = _base62(hashlib.sha256(str(target.resolve()).encode("utf-8")).digest())[:8]
-    token = base_token or PLACEHOLDER_BASE_TOKEN_PREFIX + suffix
-    catalog = catalog_from_schema(schema, base_token=token)
-    return ProvisionedSite(
-        app_token=PLACEHOLDER_APP_TOKEN_PREFIX + suffix, base_token=token,
-        table_ids=tuple(t["tableId"] for t in catalog["tables"]), catalog=catalog)
 
 
 def _derived_id(prefix: str, length: int, *names: str) -> str:
@@ -262,8 +230,6 @@ def _render_config(path: Path, template: str, values: dict[str, Any]) -> str:
         raise InternalError(f"{label} lacks the placeholder(s) "
                             f"{', '.join('${' + m + '}' for m in missing)}.",
                             code="TEMPLATE_INVALID")
-    if is_placeholder_token(values["appToken"]):
-        rendered = _with_placeholder_notice(rendered, base_token=values["baseToken"])
     try:
         doc = files.parse_jsonc(rendered, label=label)
     except files.FileProblem as problem:
@@ -273,21 +239,6 @@ def _render_config(path: Path, template: str, values: dict[str, Any]) -> str:
         raise InternalError(f"{label} renders an invalid configuration: "
                             f"{findings[0].message}", code="TEMPLATE_INVALID")
     return rendered
-
-
-def _with_placeholder_notice(config_text: str, *, base_token: str) -> str:
-    """Insert, after the leading comment block, a note that the site does not exist yet."""
-    placeholders = "appToken, binding.baseToken" if is_placeholder_token(base_token) else "appToken"
-    notice = (
-        "//\n"
-        "// NOTE: the site has not been created on a platform yet. Placeholder values:\n"
-        f"// {placeholders}. The table and field ids in catalog.json were derived from\n"
-        "// the template, so `basedb check` works, but nothing can be deployed or invoked\n"
-        "// until the site exists.\n"
-    )
-    lines = config_text.splitlines(keepends=True)
-    at = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
-    return "".join(lines[:at]) + notice + "".join(lines[at:])
 
 
 def _catalog_text(catalog: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ def test_init_example_prints_next_steps(tmp_path: Path) -> None:
     code, out, err = invoke("init", str(tmp_path / "site"))
     assert code == 0, err
     assert "from template 'example'" in out
-    assert "placeholder" in out
+    assert "(with sample records)" in out
     assert f"cd {tmp_path / 'site'}" in out
     assert "basedb check" in out and "basedb deploy" in out
     assert (tmp_path / "site" / "database-functions" / "listTeamLeave" / "main.sql").is_file()
@@ -40,9 +40,9 @@ def test_init_json_reports_workspace_token_template_and_files(tmp_path: Path) ->
     code, out, err = invoke("init", str(tmp_path / "site"), "--template", "blank", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"workspace", "appToken", "template", "files"}
+    assert set(doc) == {"workspace", "appToken", "baseToken", "template", "files"}
     assert doc["workspace"] == str((tmp_path / "site").resolve())
-    assert doc["appToken"].startswith("PrjLOCALPLACEHOLDER")
+    assert doc["appToken"].startswith("Prj") and doc["baseToken"].startswith("bas")
     assert doc["template"] == "blank"
     assert doc["files"] == sorted(doc["files"])
     assert {".gitignore", "base-database.jsonc", "catalog.json", "README.md",
@@ -51,10 +51,12 @@ def test_init_json_reports_workspace_token_template_and_files(tmp_path: Path) ->
 
 
 def test_init_in_the_current_empty_directory_skips_cd(tmp_path: Path) -> None:
-    code, out, err = invoke("init", "--title", "请假", "--template", "blank", cwd=tmp_path)
+    here = tmp_path / "here"  # tmp_path itself holds the platform's data dir
+    here.mkdir()
+    code, out, err = invoke("init", "--title", "请假", "--template", "blank", cwd=here)
     assert code == 0, err
     assert "cd " not in out
-    assert (tmp_path / "base-database.jsonc").is_file()
+    assert (here / "base-database.jsonc").is_file()
 
 
 def test_init_refuses_a_non_empty_directory(tmp_path: Path) -> None:

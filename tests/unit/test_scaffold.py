@@ -17,13 +17,11 @@ from basedb.workspace.catalog import build_catalog
 from basedb.workspace.config import build_config
 from basedb.workspace.loader import load_workspace
 from basedb.workspace.scaffold import (
-    PLACEHOLDER_APP_TOKEN_PREFIX,
-    PLACEHOLDER_BASE_TOKEN_PREFIX,
+    InitResult,
     ProvisionedSite,
     TemplateSchema,
     catalog_from_schema,
     init_workspace,
-    is_placeholder_token,
     load_template_schema,
     write_workspace_files,
 )
@@ -38,6 +36,27 @@ def example_doc() -> dict[str, Any]:
 def read_config(root: Path) -> dict[str, Any]:
     text = (root / "base-database.jsonc").read_text(encoding="utf-8")
     return files.parse_jsonc(text, label="base-database.jsonc")
+
+
+class SchemaProvisioner:
+    """Provisions without a platform: tokens from a counter, the catalog from the schema
+    (the platform provisioner is tested against the real platform in tests/cli)."""
+
+    def __init__(self) -> None:
+        self.sites = 0
+
+    def provision(self, schema: TemplateSchema, *, title: str,
+                  base_token: str | None) -> ProvisionedSite:
+        self.sites += 1
+        token = base_token or f"basSchemaBase{self.sites:04d}"
+        catalog = catalog_from_schema(schema, base_token=token)
+        return ProvisionedSite(app_token=f"PrjSchemaSite{self.sites:04d}", base_token=token,
+                               table_ids=tuple(t["tableId"] for t in catalog["tables"]),
+                               catalog=catalog)
+
+
+def init(target: Path, template: str, **kwargs: Any) -> InitResult:
+    return init_workspace(target, template, provisioner=SchemaProvisioner(), **kwargs)
 
 
 # ------------------------------------------------------------------ template schema
@@ -159,11 +178,10 @@ def test_catalog_ids_depend_on_names() -> None:
 
 def test_init_writes_a_loadable_workspace(tmp_path: Path) -> None:
     target = tmp_path / "site"
-    result = init_workspace(target, "example")
+    result = init(target, "example")
     assert result.workspace == target.resolve()
-    assert result.placeholder
-    assert result.app_token.startswith(PLACEHOLDER_APP_TOKEN_PREFIX)
-    assert result.base_token.startswith(PLACEHOLDER_BASE_TOKEN_PREFIX)
+    assert result.app_token == "PrjSchemaSite0001"
+    assert result.base_token == "basSchemaBase0001"
     written = {p.relative_to(result.workspace).as_posix() for p in result.files}
     assert {"base-database.jsonc", "catalog.json", ".gitignore", "agent-tools.json",
             "README.md", "src/index.html", "src/app.js", "src/style.css",
@@ -172,7 +190,7 @@ def test_init_writes_a_loadable_workspace(tmp_path: Path) -> None:
     assert ".base-database-cli/" in (target / ".gitignore").read_text(encoding="utf-8").split()
 
     config_text = (target / "base-database.jsonc").read_text(encoding="utf-8")
-    assert "has not been created on a platform yet" in config_text
+    assert "${" not in config_text
     config, findings = build_config(read_config(target))
     assert findings == [] and config is not None
     assert config.title == "团队休假报备"
@@ -190,7 +208,7 @@ def test_init_writes_a_loadable_workspace(tmp_path: Path) -> None:
 
 
 def test_template_files_are_copied_byte_for_byte(tmp_path: Path) -> None:
-    result = init_workspace(tmp_path / "site", "example")
+    result = init(tmp_path / "site", "example")
     source = template_dir("example")
     for path in result.files:
         rel = path.relative_to(result.workspace)
@@ -203,7 +221,7 @@ def test_init_refuses_a_non_empty_directory_and_leaves_it_alone(tmp_path: Path) 
     target.mkdir()
     (target / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        init_workspace(target, "example")
+        init(target, "example")
     assert str(target) in caught.value.message and "notes.txt" in caught.value.message
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
     assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"
@@ -213,20 +231,14 @@ def test_init_refuses_a_file_as_target(tmp_path: Path) -> None:
     target = tmp_path / "site"
     target.write_text("x", encoding="utf-8")
     with pytest.raises(InputError, match="is not a directory"):
-        init_workspace(target, "blank")
+        init(target, "blank")
 
 
 def test_init_into_an_existing_empty_directory(tmp_path: Path) -> None:
-    result = init_workspace(tmp_path, "blank", title="我的站点")
+    result = init(tmp_path, "blank", title="我的站点")
     assert read_config(tmp_path)["title"] == "我的站点"
     assert {p.name for p in result.files} == {
         ".gitignore", "README.md", "base-database.jsonc", "catalog.json", "index.html"}
-
-
-def test_two_placeholder_workspaces_get_different_tokens(tmp_path: Path) -> None:
-    first = init_workspace(tmp_path / "a", "blank")
-    second = init_workspace(tmp_path / "b", "blank")
-    assert first.app_token != second.app_token
 
 
 @pytest.mark.parametrize(("title", "expected"), [
@@ -236,21 +248,19 @@ def test_two_placeholder_workspaces_get_different_tokens(tmp_path: Path) -> None
 ])
 def test_bad_titles_are_refused(tmp_path: Path, title: str, expected: str) -> None:
     with pytest.raises(InputError, match=expected):
-        init_workspace(tmp_path / "site", "blank", title=title)
+        init(tmp_path / "site", "blank", title=title)
     assert not (tmp_path / "site").exists()
 
 
-def test_a_given_base_token_is_used_and_not_called_a_placeholder(tmp_path: Path) -> None:
-    result = init_workspace(tmp_path / "site", "blank", base_token="basREAL123")
-    config_text = (tmp_path / "site" / "base-database.jsonc").read_text(encoding="utf-8")
+def test_a_given_base_token_reaches_the_provisioner_and_the_config(tmp_path: Path) -> None:
+    result = init(tmp_path / "site", "blank", base_token="basREAL123")
     assert result.base_token == "basREAL123"
-    assert "Placeholder values:\n// appToken." in config_text
     assert read_config(tmp_path / "site")["binding"]["baseToken"] == "basREAL123"
 
 
 def test_a_malformed_base_token_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is not a Base token"):
-        init_workspace(tmp_path / "site", "blank", base_token="bas token")
+        init(tmp_path / "site", "blank", base_token="bas token")
 
 
 class RecordingProvisioner:
@@ -277,7 +287,7 @@ def test_a_provisioner_supplies_tokens_and_catalog(tmp_path: Path) -> None:
     result = init_workspace(tmp_path / "site", "example", title="假期", provisioner=provisioner)
     [(schema, title, base_token)] = provisioner.calls
     assert schema.title == "团队休假报备" and title == "假期" and base_token is None
-    assert not result.placeholder
+    assert result.app_token == "PrjRealSite0000001"
     config_text = (tmp_path / "site" / "base-database.jsonc").read_text(encoding="utf-8")
     assert "NOTE" not in config_text
     assert read_config(tmp_path / "site")["appToken"] == "PrjRealSite0000001"
@@ -308,7 +318,7 @@ def test_a_failed_write_removes_what_it_created(tmp_path: Path,
     monkeypatch.setattr(builtins, "open", failing_open)
     target = tmp_path / "new" / "site"
     with pytest.raises(InputError, match="No space left on device"):
-        init_workspace(target, "example")
+        init(target, "example")
     assert len(opened) == 5
     assert not (tmp_path / "new").exists()
 
@@ -320,9 +330,3 @@ def test_write_workspace_files_rejects_an_invalid_catalog(tmp_path: Path) -> Non
         write_workspace_files(tmp_path / "site", "blank", title="t", app_token="PrjX",
                               base_token="basX", table_ids=[], catalog={"tables": "nope"})
     assert not (tmp_path / "site").exists()
-
-
-def test_placeholder_tokens_are_recognised() -> None:
-    assert is_placeholder_token(PLACEHOLDER_APP_TOKEN_PREFIX + "abc")
-    assert is_placeholder_token(PLACEHOLDER_BASE_TOKEN_PREFIX + "abc")
-    assert not is_placeholder_token("PrjAbCdEf0123456789")
