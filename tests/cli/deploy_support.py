@@ -93,8 +93,9 @@ class Faults:
 
     A fault matches a method and a path suffix, fires `times` times, and either never
     delivers the request (`"timeout"`, `"reset"`, `"503"` with no envelope, `"500"` with
-    one) or delivers it and then loses the answer (`"applied_then_timeout"`,
-    `"applied_then_500"`): the write took effect, but the client cannot know.
+    one, `"404"`: no such route, `"code N STATUS"`: a business error) or delivers it and
+    then loses the answer (`"applied_then_timeout"`, `"applied_then_500"`): the write
+    took effect, but the client cannot know.
     """
 
     def __init__(self) -> None:
@@ -127,9 +128,15 @@ class Faults:
             raise httpx.ReadError("connection reset by peer", request=request)
         if kind == "503":
             return httpx.Response(503, text="Service Unavailable")
+        if kind == "404":  # a platform that does not have the route at all
+            return httpx.Response(404, text="404 page not found")
         if kind == "500":
             return httpx.Response(500, json={"code": 99991400, "msg": "internal error",
                                              "error": {"log_id": "log-fault"}})
+        if kind.startswith("code "):  # "code 800004011 400": a business error envelope
+            _, code, status = kind.split()
+            return httpx.Response(int(status), json={"code": int(code), "msg": f"refused "
+                                                     f"with {code}", "error": {"log_id": "x"}})
         raise AssertionError(f"unknown fault {kind}")
 
 

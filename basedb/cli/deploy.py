@@ -1,0 +1,165 @@
+"""`basedb deploy`: a preview release, or `--production` to promote it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+
+if TYPE_CHECKING:
+    from basedb.deploy.stages import StageCallback, StageResult
+
+HINTS_SHOWN = 20
+
+
+@click.command("deploy")
+@click.option("--skip-ai-functions", is_flag=True,
+              help="Do not sync AI Functions this time (their agent-tools excludes are kept "
+                   "only for AI Functions the site already has).")
+@click.option("--dry-run", is_flag=True,
+              help="Check and build site.zip, print the plan (stages, files, fingerprint) "
+                   "and send nothing.")
+@click.option("--production", is_flag=True,
+              help="Promote the latest preview whose fingerprint equals the local files'.")
+@click.option("--yes", "-y", is_flag=True, help="Confirm --production without a prompt.")
+@json_option
+@workspace_option
+@profile_option
+@click.pass_context
+def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
+                   production: bool, yes: bool, as_json: bool, workspace_dir: Path | None,
+                   profile: str | None) -> None:
+    """Deploy the workspace: check, build site.zip, upload the drafts and create a preview.
+
+    \b
+    basedb deploy                      preview release (prints its URL and hints)
+    basedb deploy --dry-run            what would be sent; sends nothing
+    basedb deploy --production --yes  promote the matching preview to production
+
+    Exit status: 0 deployed, 1 check errors or a refusal (stale preview, platform error),
+    2 bad usage, 3 auth, 4 network or server failure (the message says whether the
+    failed stage took effect).
+    """
+    from basedb.errors import UsageError
+    from basedb.workspace.loader import find_root
+
+    if production and skip_ai_functions:
+        raise click.UsageError("--skip-ai-functions applies to previews; --production "
+                               "promotes a preview as it was deployed.")
+    if yes and not production:
+        raise click.UsageError("--yes confirms --production; a preview needs no confirmation.")
+    root = find_root(workspace_dir)
+    if production and not yes and not dry_run:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            raise UsageError("--production needs --yes: promoting to production changes what "
+                             "every site member sees.", code="CONFIRMATION_REQUIRED",
+                             hint="Run `basedb deploy --production --yes`.")
+        click.confirm("Promote the preview built from these files to production?",
+                      abort=True, err=True)
+
+    progress = _progress_printer() if sys.stderr.isatty() else None
+    if dry_run and not production:
+        from basedb.deploy.pipeline import plan_preview
+
+        _report(plan_preview(root, skip_ai=skip_ai_functions), as_json)
+        return
+    from basedb.client.client import connect
+    from basedb.client.profiles import current_profile
+
+    resolved, _ = current_profile(profile, root)
+    with connect(resolved) as client:
+        if production:
+            from basedb.deploy.production import deploy_production, plan_production
+
+            result = (plan_production(root, client) if dry_run
+                      else deploy_production(root, client, on_stage=progress))
+        else:
+            from basedb.deploy.pipeline import deploy_preview
+
+            result = deploy_preview(root, client, skip_ai=skip_ai_functions,
+                                    on_stage=progress)
+    _report(result, as_json)
+
+
+def _progress_printer() -> StageCallback:
+    from basedb.deploy.stages import STAGE_LABELS
+
+    def show(result: StageResult) -> None:
+        reason = result.detail.get("reason")
+        suffix = f" ({reason})" if reason else ""
+        click.echo(f"  {result.status:<8} {result.stage}: "
+                   f"{STAGE_LABELS.get(result.stage, result.stage)}{suffix}", err=True)
+
+    return show
+
+
+def _report(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(result)
+        return
+    for line in render_text(result):
+        click.echo(line)
+    for notice in result.get("notices", []):
+        click.echo(f"Notice: {notice}", err=True)
+
+
+def render_text(result: dict[str, Any]) -> list[str]:
+    """The readable summary of a deploy result (or plan)."""
+    if result.get("dryRun"):
+        return _render_plan(result)
+    lines: list[str] = []
+    env = result["env"]
+    if env == "prod":
+        lines.append(f"Production now serves deployment {result['deploymentId']}.")
+    else:
+        lines.append(f"Preview deployed: {result['deploymentId']}")
+    lines.append(f"  URL:          {result.get('baseAppUrl')}")
+    lines.append(f"  Fingerprint:  {result['fingerprint']}")
+    ai_sync = result.get("aiSync")
+    if ai_sync:
+        if ai_sync["status"] == "synced":
+            lines.append(f"  AI Functions: synced ({', '.join(ai_sync['keys'])})")
+        else:
+            lines.append(f"  AI Functions: not synced ({ai_sync.get('reason')})")
+    agent_tools = result.get("agentTools")
+    if agent_tools is not None:
+        excluded = ", ".join(agent_tools.get("exclude", [])) or "none"
+        lines.append(f"  Hidden from external agents: {excluded}")
+    hints = result.get("functionHints") or []
+    if hints:
+        lines.append(f"Function hints ({len(hints)}; they do not block deploys):")
+        for hint in hints[:HINTS_SHOWN]:
+            param = f" param {hint['param']}" if hint.get("param") else ""
+            lines.append(f"  - {hint.get('functionId')}{param} [{hint.get('code')}]: "
+                         f"{hint.get('message')}")
+        if len(hints) > HINTS_SHOWN:
+            lines.append(f"  … and {len(hints) - HINTS_SHOWN} more (--json lists all)")
+    lines.append("Next:")
+    command = result["nextAction"]["externalAgent"]["installation"]["command"]
+    if env == "prod":
+        lines.append(f"  {command}   # give local AI agents this site's functions")
+    else:
+        lines.append("  basedb deploy --production --yes   # promote this preview")
+    lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
+    return lines
+
+
+def _render_plan(plan: dict[str, Any]) -> list[str]:
+    lines = [f"Dry run ({plan['env']}): nothing was sent.",
+             f"  Site:         {plan['appToken']}",
+             f"  Fingerprint:  {plan['fingerprint']}",
+             f"  Files:        {plan['files']}" + (f" ({plan['bytes']:,} bytes zipped)"
+                                                   if "bytes" in plan else "")]
+    if plan["env"] == "prod":
+        state = " (already production)" if plan.get("alreadyProd") else ""
+        lines.append(f"  Would promote: {plan['deploymentId']}{state}")
+    lines.append("Stages:")
+    for stage in plan["stages"]:
+        request = f"  {stage['request']}" if stage.get("request") else ""
+        reason = f" ({stage['reason']})" if stage.get("reason") else ""
+        lines.append(f"  {stage['status']:<8} {stage['stage']}{reason}{request}")
+    return lines

@@ -1,0 +1,119 @@
+"""The draft request bodies of a deployment, built from the files it ships.
+
+The bodies are made from the same bytes that go into site.zip (the `InputFile`s), so
+the drafts the platform validates and the archive it stores describe one workspace.
+Comparisons for read-backs live here too: after a write whose outcome is unknown, the
+pipeline reads the draft back and asks whether it is what was sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from basedb.deploy.manifest import InputFile
+from basedb.errors import InputError
+from basedb.workspace import files
+from basedb.workspace.declarations import declaration_file, handler_file, sql_file
+from basedb.workspace.model import FunctionKind
+
+CODE_LISTS: dict[str, FunctionKind] = {
+    "databaseFunctions": "database_function",
+    "mutations": "mutation",
+    "faas": "faas",
+}
+AI_LIST = "aiFunctions"
+
+
+def ids_of_kind(ids: Mapping[str, list[FunctionKind]], kind: FunctionKind) -> list[str]:
+    """The functionIds whose directory is of `kind`, sorted."""
+    return sorted(function_id for function_id, kinds in ids.items() if kind in kinds)
+
+
+def _text(by_path: Mapping[str, bytes], path: str) -> str:
+    data = by_path.get(path)
+    if data is None:
+        raise InputError(f"{path} is missing from the deployment's input files.",
+                         code="INPUT_MISSING",
+                         hint=f"Restore {path}, or remove its function directory, then run "
+                              "`basedb check`.")
+    try:
+        return files.decode_text(data, label=path)
+    except files.FileProblem as problem:
+        raise InputError(problem.message, code="INPUT_INVALID", hint=problem.fix) from None
+
+
+def _document(by_path: Mapping[str, bytes], path: str) -> Any:
+    try:
+        return files.parse_json(_text(by_path, path), label=path)
+    except files.FileProblem as problem:
+        raise InputError(problem.message, code="INPUT_INVALID", hint=problem.fix) from None
+
+
+def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
+                   ) -> dict[str, list[dict[str, Any]]]:
+    """The PUT draft/functions body: every Database Function, Mutation and FaaS."""
+    by_path = {item.path: item.data for item in inputs}
+    body: dict[str, list[dict[str, Any]]] = {key: [] for key in CODE_LISTS}
+    for key, kind in CODE_LISTS.items():
+        for function_id in ids_of_kind(ids, kind):
+            item: dict[str, Any] = {
+                "functionId": function_id,
+                "declaration": _document(by_path, declaration_file(kind, function_id)),
+            }
+            if kind == "database_function":
+                item["sql"] = _text(by_path, sql_file(function_id))
+            elif kind == "faas":
+                item["handler"] = _text(by_path, handler_file(function_id))
+            body[key].append(item)
+    return body
+
+
+def ai_body(inputs: list[InputFile], keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The PUT draft/ai-functions body: every local AI Function."""
+    by_path = {item.path: item.data for item in inputs}
+    return {AI_LIST: [{"key": key,
+                       "declaration": _document(by_path, declaration_file("ai_function", key))}
+                      for key in sorted(keys)]}
+
+
+def function_counts(body: Mapping[str, list[dict[str, Any]]]) -> dict[str, int]:
+    return {kind: len(body.get(key, [])) for key, kind in CODE_LISTS.items()}
+
+
+def _by_id(items: Any, id_key: str) -> dict[str, Any] | None:
+    if not isinstance(items, list):
+        return None
+    found: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get(id_key), str):
+            return None
+        found[item[id_key]] = item
+    return found
+
+
+def same_lists(sent: Mapping[str, Any], stored: Mapping[str, Any], keys: list[str],
+               id_key: str) -> bool:
+    """Whether a draft read back holds exactly the items sent, in any order."""
+    for key in keys:
+        mine, theirs = _by_id(sent.get(key, []), id_key), _by_id(stored.get(key, []), id_key)
+        if mine is None or theirs is None or mine != theirs:
+            return False
+    return True
+
+
+def same_functions(sent: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
+    return same_lists(sent, stored, list(CODE_LISTS), "functionId")
+
+
+def same_ai_functions(sent: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
+    return same_lists(sent, stored, [AI_LIST], "key")
+
+
+def remote_ai_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys of a GET draft/ai-functions answer, sorted."""
+    items = data.get(AI_LIST)
+    if not isinstance(items, list):
+        return []
+    return sorted({item["key"] for item in items
+                   if isinstance(item, dict) and isinstance(item.get("key"), str)})

@@ -1,0 +1,341 @@
+"""`basedb deploy`: the preview pipeline (and its dry run).
+
+    check          abort on errors (FindingsError listing them); nothing is sent
+    build          collect inputs → fingerprint → deterministic site.zip
+    draft_functions PUT draft/functions (full overwrite of SQL, Mutations, FaaS)
+    ai_sync        empty ai/: skipped (no_local_ai_functions); --skip-ai-functions:
+                   skipped (skip_ai_functions); otherwise read the remote keys, refuse
+                   (800004021) if one is missing locally, then PUT the full set
+    agent_tools    PUT draft/agent-tools; when AI sync was skipped, AI ids the local file
+                   excludes are kept only if the remote has them (upstream agent-tools.md)
+    deployment     POST deployments (multipart: site.zip + fingerprint)
+
+Writes go through `StageRunner.write`, so a timeout or 5xx is answered by reading the
+draft or the deployment list back, never by sending again. Promotion to production is
+in `basedb.deploy.production`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from basedb.deploy import payloads
+from basedb.deploy.remote import SiteApi, deployment_list
+from basedb.deploy.stages import StageCallback, StageRunner
+from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
+from basedb.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
+
+if TYPE_CHECKING:
+    from basedb.check.result import CheckResult
+    from basedb.client.client import Client
+    from basedb.deploy.manifest import InputFile
+    from basedb.workspace.model import Workspace
+
+AI_NOT_ENABLED = 800004011
+AI_MISSING_LOCALLY = 800004021
+SKILL_INSTALL = "basedb agent-tools skill install"
+FINDINGS_LISTED = 10
+AI_NOT_ENABLED_HINT = (
+    "AI Functions are not enabled for this account (800004011). This is not a permission "
+    "problem, so `basedb auth login` will not help. Deploy everything else with `basedb "
+    "deploy --skip-ai-functions`, and report that AI Functions were not synced.")
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A checked workspace and its artifact: everything a deployment sends."""
+
+    workspace: Workspace
+    app_token: str
+    check: CheckResult
+    inputs: list[InputFile]
+    fingerprint: str
+    site_zip: bytes
+
+    @property
+    def ai_keys(self) -> list[str]:
+        return payloads.ids_of_kind(self.workspace.ids, "ai_function")
+
+    @property
+    def local_exclude(self) -> list[str]:
+        config = self.workspace.agent_tools
+        return list(config.exclude) if config.present else []
+
+
+def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
+    """Run the check and build stages."""
+    from basedb.check.run import check_workspace
+    from basedb.deploy.artifact import build_site_zip
+    from basedb.deploy.manifest import collect_inputs, fingerprint
+    from basedb.workspace.loader import load_workspace
+
+    runner.start("check")
+    workspace = load_workspace(root, skip_ai=skip_ai)
+    result = check_workspace(workspace, skip_ai=skip_ai)
+    if not result.ok or workspace.config is None:
+        runner.finish("check", "failed", {"errors": len(result.errors)})
+        raise findings_error(result)
+    runner.ok("check", {"hints": len(result.hints), "functions": dict(result.counts)})
+
+    runner.start("build")
+    inputs = runner.run("build", lambda: collect_inputs(root))
+    print_ = fingerprint(inputs)
+    site_zip = runner.run("build", lambda: build_site_zip(inputs, print_))
+    runner.ok("build", {"files": len(inputs), "bytes": len(site_zip), "fingerprint": print_})
+    return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
+                    inputs=inputs, fingerprint=print_, site_zip=site_zip)
+
+
+def findings_error(result: CheckResult) -> FindingsError:
+    """The error `deploy` stops with when check finds errors: it lists them."""
+    lines = []
+    for finding in result.errors[:FINDINGS_LISTED]:
+        where = finding.file + (f" {finding.pointer}" if finding.pointer else "")
+        lines.append(f"  - {finding.code} {where}: {finding.message}")
+    more = len(result.errors) - FINDINGS_LISTED
+    if more > 0:
+        lines.append(f"  … and {more} more (run `basedb check` for all of them)")
+    count = len(result.errors)
+    return FindingsError(
+        f"check found {count} error{'s' if count != 1 else ''}; nothing was deployed:\n"
+        + "\n".join(lines),
+        result=result,
+        hint="Fix the errors (each names its file and the fix), then deploy again; "
+             "`basedb check` shows the full report.",
+        detail={"stage": "check", "outcomeKnown": True,
+                "errors": [f.to_dict() for f in result.errors]})
+
+
+def next_action(app_token: str, env: str) -> dict[str, Any]:
+    """nextAction.externalAgent.installation (upstream agent-tools.md 安装到本地 Agent)."""
+    if env == "prod":
+        installation = {"available": True, "command": f"{SKILL_INSTALL} --site {app_token}"}
+    else:
+        installation = {"available": False, "command": SKILL_INSTALL,
+                        "reason": "The site Skill is installed from production; promote "
+                                  "this preview with `basedb deploy --production --yes`."}
+    return {"externalAgent": {"installation": installation}}
+
+
+# --------------------------------------------------------------------------- dry run
+
+
+def plan_preview(root: Path, *, skip_ai: bool) -> dict[str, Any]:
+    """Check and build, then describe what a deploy would send; send nothing."""
+    runner = StageRunner(None, new_attempt_id())
+    prepared = prepare(root, runner, skip_ai=skip_ai)
+    app = prepared.app_token
+    site = f"/sites/{app}"
+    body = payloads.functions_body(prepared.inputs, prepared.workspace.ids)
+    if skip_ai:
+        ai_sync: dict[str, Any] = {"status": "skipped", "reason": "skip_ai_functions"}
+    elif not prepared.ai_keys:
+        ai_sync = {"status": "skipped", "reason": "no_local_ai_functions"}
+    else:
+        ai_sync = {"status": "planned", "keys": prepared.ai_keys}
+    planned = [
+        {"stage": "draft_functions", "status": "planned",
+         "request": f"PUT {site}/draft/functions", "counts": payloads.function_counts(body)},
+        {"stage": "ai_sync", **ai_sync,
+         **({"request": f"GET, PUT {site}/draft/ai-functions"}
+            if ai_sync["status"] == "planned" else {})},
+        {"stage": "agent_tools", "status": "planned",
+         "request": f"PUT {site}/draft/agent-tools", "exclude": prepared.check.exclude},
+        {"stage": "deployment", "status": "planned", "request": f"POST {site}/deployments",
+         "bytes": len(prepared.site_zip)},
+    ]
+    return {
+        "ok": True, "dryRun": True, "env": "preview", "appToken": app,
+        "fingerprint": prepared.fingerprint, "files": len(prepared.inputs),
+        "bytes": len(prepared.site_zip),
+        "functionHints": [h.to_dict() for h in prepared.check.hints],
+        "aiSync": ai_sync, "agentTools": {"exclude": prepared.check.exclude},
+        "stages": [r.to_dict() for r in runner.results] + planned,
+        "notices": list(prepared.check.notices),
+    }
+
+
+# --------------------------------------------------------------------------- preview
+
+
+def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
+                   on_stage: StageCallback | None = None) -> dict[str, Any]:
+    """Deploy the workspace at `root` as a new preview; returns the result document."""
+    state = LocalState(root)
+    done: list[str] = []
+    runner = StageRunner(state, new_attempt_id(), on_stage=on_stage,
+                         earlier_effects=lambda: _effects(done))
+    prepared = prepare(root, runner, skip_ai=skip_ai)
+    api = SiteApi(client, prepared.app_token)
+
+    _sync_functions(api, runner, prepared)
+    done.append("draft_functions")
+    ai_sync = _sync_ai(api, runner, prepared, skip_ai=skip_ai)
+    if ai_sync["status"] == "synced":
+        done.append("ai_sync")
+    agent_tools = _sync_agent_tools(api, runner, prepared, ai_synced=ai_sync["status"] == "synced")
+    done.append("agent_tools")
+    deployment = _create_deployment(api, runner, prepared)
+
+    state.deployments.record(DeploymentRecord.from_api(deployment,
+                                                       app_token=prepared.app_token))
+    state.save_artifact(prepared.fingerprint, prepared.site_zip)
+    notices = list(prepared.check.notices)
+    return {
+        "ok": True, "env": "preview", "appToken": prepared.app_token,
+        "deploymentId": deployment["deploymentId"], "fingerprint": prepared.fingerprint,
+        "baseAppUrl": deployment.get("baseAppUrl"),
+        "functionHints": deployment.get("functionHints") or [],
+        "aiSync": ai_sync, "agentTools": agent_tools,
+        "stages": [r.to_dict() for r in runner.results],
+        **({"notices": notices} if notices else {}),
+        "nextAction": next_action(prepared.app_token, "preview"),
+    }
+
+
+def _effects(done: list[str]) -> str:
+    if not done:
+        return "No earlier stage had changed anything on the platform."
+    return (f"Earlier stages changed the site's drafts ({', '.join(done)}), but no new "
+            "deployment was created: previews and production are as they were.")
+
+
+def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:
+    return {**detail, "confirmedByReadBack": True} if confirmed else detail
+
+
+def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared) -> None:
+    body = runner.run("draft_functions",
+                      lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids))
+    counts = payloads.function_counts(body)
+    runner.start("draft_functions", {"counts": counts})
+
+    def confirm() -> dict[str, Any] | None:
+        return {} if payloads.same_functions(body, api.draft_functions()) else None
+
+    _, confirmed = runner.write("draft_functions", lambda: api.put_draft_functions(body),
+                                confirm)
+    runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
+
+
+def _ai_call(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except ApiError as error:
+        if error.code == AI_NOT_ENABLED:
+            error.hint = AI_NOT_ENABLED_HINT
+        raise
+
+
+def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
+             skip_ai: bool) -> dict[str, Any]:
+    if skip_ai:
+        runner.skipped("ai_sync", "skip_ai_functions")
+        return {"status": "skipped", "reason": "skip_ai_functions"}
+    local = prepared.ai_keys
+    if not local:
+        runner.skipped("ai_sync", "no_local_ai_functions")
+        return {"status": "skipped", "reason": "no_local_ai_functions"}
+    runner.start("ai_sync", {"keys": local})
+    remote = runner.run("ai_sync", lambda: payloads.remote_ai_keys(
+        _ai_call(api.draft_ai_functions)))
+    missing = sorted(set(remote) - set(local))
+    if missing:
+        shown = ", ".join(missing)
+        raise runner.fail("ai_sync", ConflictError(
+            f"The site has AI Function(s) that ai/ lacks: {shown}. Deploying would delete "
+            "them, so nothing was deleted or deployed", code=AI_MISSING_LOCALLY,
+            detail={"missing": missing}),
+            hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
+                 "or deploy with --skip-ai-functions to leave AI Functions untouched. To "
+                 "delete them on purpose, remove them on the platform first.")
+    body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.inputs, local))
+
+    def confirm() -> dict[str, Any] | None:
+        return {} if payloads.same_ai_functions(body, api.draft_ai_functions()) else None
+
+    _, confirmed = runner.write("ai_sync", lambda: _ai_call(
+        lambda: api.put_draft_ai_functions(body)), confirm)
+    runner.ok("ai_sync", _confirmed({"keys": local}, confirmed))
+    return {"status": "synced", "keys": local}
+
+
+def _unsupported(error: BasedbError) -> bool:
+    """A platform that answers the route with a bare 404/405 does not have it at all."""
+    return isinstance(error, NetworkError) and error.detail.get("http_status") in (404, 405)
+
+
+def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
+                      ai_synced: bool) -> dict[str, Any]:
+    local = prepared.local_exclude
+    ai_ids = set(prepared.ai_keys)
+    omitted: list[str] = []
+    runner.start("agent_tools", {"localExclude": local})
+    if ai_synced or not ai_ids.intersection(local):
+        exclude = local
+    else:
+        # AI was not synced: keep excluding the AI ids the remote has, so the policy
+        # write (a full replacement) does not re-open them; the others cannot be named.
+        remote = set(runner.run("agent_tools", lambda: payloads.remote_ai_keys(
+            _ai_call(api.draft_ai_functions))))
+        exclude = [x for x in local if x not in ai_ids or x in remote]
+        omitted = [x for x in local if x in ai_ids and x not in remote]
+    present = prepared.workspace.agent_tools.present
+
+    def send() -> dict[str, Any] | None:
+        try:
+            return api.put_draft_agent_tools(exclude)
+        except BasedbError as error:
+            if not present and not exclude and _unsupported(error):
+                return None
+            raise
+
+    def confirm() -> dict[str, Any] | None:
+        stored = api.draft_agent_tools().get("exclude")
+        return {"exclude": exclude} if sorted(stored or []) == sorted(exclude) else None
+
+    answer, confirmed = runner.write("agent_tools", send, confirm)
+    if answer is None:
+        runner.skipped("agent_tools", "unsupported_by_platform")
+        return {"exclude": [], "status": "unsupported_by_platform",
+                "note": "The platform has no agent-tools endpoint; its policy was left as "
+                        "it was (agent-tools.json is absent)."}
+    detail: dict[str, Any] = {"exclude": exclude}
+    if omitted:
+        detail["omitted"] = omitted
+    runner.ok("agent_tools", _confirmed(detail, confirmed))
+    return detail
+
+
+def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
+                       ) -> dict[str, Any]:
+    fingerprint = prepared.fingerprint
+    runner.start("deployment", {"fingerprint": fingerprint, "bytes": len(prepared.site_zip)})
+    try:  # what exists before, so a read-back can tell a deployment of this attempt
+        known: set[str] | None = {d["deploymentId"]
+                                  for d in deployment_list(api.deployments())}
+    except BasedbError:
+        known = None
+
+    def confirm() -> dict[str, Any] | None:
+        if known is None:
+            raise NetworkError("The deployments that existed before could not be listed, "
+                               "so a new one cannot be told apart.", code="READ_BACK_UNSURE")
+        new = [d for d in deployment_list(api.deployments())
+               if d["deploymentId"] not in known and d.get("fingerprint") == fingerprint]
+        if not new:
+            return None
+        found = api.deployment(new[0]["deploymentId"])
+        return {"deploymentId": found["deploymentId"], "env": "preview",
+                "status": found.get("status", "ready"), "fingerprint": fingerprint,
+                "baseAppUrl": found.get("baseAppUrl"),
+                "functionHints": found.get("functionHints") or [],
+                "createdAt": found.get("createdAt")}
+
+    data, confirmed = runner.write(
+        "deployment", lambda: api.create_deployment(prepared.site_zip, fingerprint), confirm)
+    runner.ok("deployment", _confirmed({"deploymentId": data["deploymentId"]}, confirmed))
+    return data

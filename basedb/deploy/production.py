@@ -1,0 +1,195 @@
+"""Production: promote the preview whose fingerprint is the local one; roll back.
+
+Prod is never a rebuild and never re-reads the local policy: `deploy_production`
+computes the fingerprint of the workspace's files, finds the site's latest preview with
+that fingerprint (GET deployments; the local deployment records when the platform
+cannot list them) and promotes that exact snapshot. When the latest preview was built
+from other files, the preview is stale and nothing is promoted: deploy a preview first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from basedb.deploy.pipeline import next_action
+from basedb.deploy.remote import SiteApi, deployment_list
+from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
+from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
+from basedb.errors import ApiError, AuthError, BasedbError, ConflictError, InputError
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+
+DEPLOYMENT_CONFLICT = 800004020
+STALE_HINT = "Deploy a preview first (`basedb deploy`), check it, then run `basedb deploy " \
+             "--production --yes` again."
+
+
+def workspace_app_token(root: Path) -> str:
+    """The appToken of base-database.jsonc at `root` (InputError naming the file)."""
+    from basedb.workspace import files
+    from basedb.workspace.config import CONFIG_FILE, build_config
+
+    label = str(root / CONFIG_FILE)
+    try:
+        doc = files.parse_jsonc(files.read_text(root / CONFIG_FILE, label=label,
+                                                limit=files.LIMIT_CONFIG), label=label)
+    except files.FileProblem as problem:
+        raise InputError(problem.message, code="WORKSPACE_CONFIG_INVALID",
+                         hint=problem.fix) from None
+    config, findings = build_config(doc, file=label)
+    if config is None:
+        first = findings[0] if findings else None
+        raise InputError(first.message if first else f"{label} has no appToken.",
+                         code="WORKSPACE_CONFIG_INVALID",
+                         hint=(first.fix if first else None) or f"Set \"appToken\" in {label}.")
+    return config.app_token
+
+
+def _stale(message: str, **detail: Any) -> ConflictError:
+    return ConflictError(f"The preview is stale: {message} Deploy preview first.",
+                         code="PREVIEW_STALE", hint=STALE_HINT, detail=detail)
+
+
+def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str, Any]:
+    """The deployment to promote: {deploymentId, isProd, source}; ConflictError when stale."""
+    try:
+        listing = api.deployments()
+    except AuthError:
+        raise
+    except ApiError as error:
+        if (error.http_status or 0) >= 500:
+            raise
+        # The platform cannot list deployments: fall back to what this workspace recorded.
+        record = state.deployments.latest_preview(api.app_token)
+        if record is None or record.fingerprint != fingerprint:
+            raise _stale(f"the platform could not list deployments ({error.message.rstrip('.')}"
+                         f"), and no preview recorded in this workspace has the local "
+                         f"fingerprint {fingerprint}.", fingerprint=fingerprint) from error
+        return {"deploymentId": record.deployment_id, "isProd": False,
+                "source": "local state"}
+    found = deployment_list(listing)
+    match = next((d for d in found if d.get("fingerprint") == fingerprint), None)
+    if match is None:
+        raise _stale(f"no deployment of this site has the local fingerprint {fingerprint}; "
+                     "the files changed since the last preview.", fingerprint=fingerprint)
+    newest = found[0]
+    if newest is not match:
+        raise _stale(f"a newer preview ({newest['deploymentId']}, created "
+                     f"{newest.get('createdAt')}) was built from other files than the local "
+                     f"ones (fingerprint {fingerprint}); only the latest preview can be "
+                     "promoted.", fingerprint=fingerprint,
+                     latestPreview=newest["deploymentId"])
+    return {"deploymentId": match["deploymentId"], "isProd": bool(match.get("isProd")),
+            "source": "platform"}
+
+
+def plan_production(root: Path, client: Client) -> dict[str, Any]:
+    """What `deploy --production` would promote (reads only; sends no write)."""
+    from basedb.deploy.manifest import collect_inputs, fingerprint
+
+    app_token = workspace_app_token(root)
+    inputs = collect_inputs(root)
+    print_ = fingerprint(inputs)
+    api = SiteApi(client, app_token)
+    candidate = find_preview(api, LocalState(root), print_)
+    return {"ok": True, "dryRun": True, "env": "prod", "appToken": app_token,
+            "fingerprint": print_, "files": len(inputs),
+            "deploymentId": candidate["deploymentId"], "alreadyProd": candidate["isProd"],
+            "stages": [{"stage": "promote", "status": "planned",
+                        "request": f"POST /sites/{app_token}/deployments/"
+                                   f"{candidate['deploymentId']}/promote"}]}
+
+
+def deploy_production(root: Path, client: Client, *,
+                      on_stage: StageCallback | None = None) -> dict[str, Any]:
+    """Promote the latest preview built from exactly the local files."""
+    from basedb.deploy.manifest import collect_inputs, fingerprint
+
+    state = LocalState(root)
+    runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
+    app_token = workspace_app_token(root)
+    runner.start("build")
+    inputs = runner.run("build", lambda: collect_inputs(root))
+    print_ = fingerprint(inputs)
+    runner.ok("build", {"files": len(inputs), "fingerprint": print_})
+
+    api = SiteApi(client, app_token)
+    runner.start("find_preview", {"fingerprint": print_})
+    try:
+        candidate = find_preview(api, state, print_)
+    except ConflictError as stale:
+        runner.finish("find_preview", "failed", {"outcome": "known", "error": {
+            "code": stale.code, "message": stale.message}})
+        stale.detail["stages"] = [r.to_dict() for r in runner.results]
+        raise
+    except (ApiError, InputError) as error:
+        raise runner.fail("find_preview", error) from error
+    deployment_id = candidate["deploymentId"]
+    runner.ok("find_preview", candidate)
+
+    if candidate["isProd"]:
+        runner.skipped("promote", "already_prod", deploymentId=deployment_id)
+        url = runner.run("promote", lambda: api.deployment(deployment_id).get("baseAppUrl"))
+    else:
+        url = _point_prod(api, runner, "promote", deployment_id,
+                          lambda: api.promote(deployment_id))
+    state.deployments.record(DeploymentRecord(
+        deployment_id=deployment_id, env="prod", fingerprint=print_,
+        base_app_url=str(url), created_at=utc_now(), app_token=app_token))
+    return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
+            "fingerprint": print_, "baseAppUrl": url,
+            "stages": [r.to_dict() for r in runner.results],
+            "nextAction": next_action(app_token, "prod")}
+
+
+def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,
+                send: Callable[[], dict[str, Any]]) -> str | None:
+    """Run a promote or rollback write with read-back; returns the prod baseAppUrl."""
+    runner.start(stage, {"deploymentId": deployment_id})
+
+    def confirm() -> dict[str, Any] | None:
+        if api.deployments().get("prodDeploymentId") != deployment_id:
+            return None
+        return {"deploymentId": deployment_id, "env": "prod",
+                "baseAppUrl": api.deployment(deployment_id).get("baseAppUrl")}
+
+    try:
+        data, confirmed = runner.write(stage, send, confirm)
+    except DeployStageError as error:
+        cause = error.cause
+        if stage == "promote" and isinstance(cause, ApiError) \
+                and cause.code == DEPLOYMENT_CONFLICT:
+            raise _stale(f"the platform refused to promote {deployment_id} "
+                         f"({cause.message.rstrip('.')}).",
+                         deploymentId=deployment_id) from error
+        raise
+    detail: dict[str, Any] = {"deploymentId": deployment_id}
+    if confirmed:
+        detail["confirmedByReadBack"] = True
+    runner.ok(stage, detail)
+    url = data.get("baseAppUrl")
+    return url if isinstance(url, str) else None
+
+
+def rollback(root: Path | None, client: Client, app_token: str, deployment_id: str, *,
+             on_stage: StageCallback | None = None) -> dict[str, Any]:
+    """Point prod back at `deployment_id`, which must have been prod before."""
+    state = LocalState(root) if root is not None else None
+    runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
+    api = SiteApi(client, app_token)
+    url = _point_prod(api, runner, "rollback", deployment_id,
+                      lambda: api.rollback(deployment_id))
+    if state is not None:
+        try:  # the local record is a convenience; prod has already moved
+            fingerprint = api.deployment(deployment_id).get("fingerprint")
+        except BasedbError:
+            fingerprint = None
+        if isinstance(fingerprint, str):
+            state.deployments.record(DeploymentRecord(
+                deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
+                base_app_url=str(url), created_at=utc_now(), app_token=app_token))
+    return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
+            "baseAppUrl": url, "stages": [r.to_dict() for r in runner.results]}

@@ -1,0 +1,102 @@
+"""The site endpoints the deploy pipeline, pull and catalog pull use, one method each.
+
+A thin, typed layer over `basedb.client.Client`: paths are built here once, and each
+method returns the envelope's `data` (errors are the client's ApiError, AuthError and
+NetworkError). The wire protocol is in the platform's drafts and deployments routes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+
+
+def _data(envelope: dict[str, Any]) -> dict[str, Any]:
+    data = envelope.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+class SiteApi:
+    """The endpoints of one site (`app_token`) on the platform `client` talks to."""
+
+    def __init__(self, client: Client, app_token: str) -> None:
+        self.client = client
+        self.app_token = app_token
+        self.base = f"/sites/{quote(app_token, safe='')}"
+
+    def _get(self, path: str, *, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return _data(self.client.request("GET", self.base + path, params=params))
+
+    def _send(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        return _data(self.client.request(method, self.base + path, json=body))
+
+    # ----------------------------------------------------------------------- site
+
+    def site(self) -> dict[str, Any]:
+        return self._get("")
+
+    def catalog(self) -> dict[str, Any]:
+        return self._get("/catalog")
+
+    # --------------------------------------------------------------------- drafts
+
+    def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._send("PUT", "/draft/functions", body)
+
+    def draft_functions(self) -> dict[str, Any]:
+        return self._get("/draft/functions")
+
+    def put_draft_ai_functions(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._send("PUT", "/draft/ai-functions", body)
+
+    def draft_ai_functions(self) -> dict[str, Any]:
+        return self._get("/draft/ai-functions")
+
+    def put_draft_agent_tools(self, exclude: list[str]) -> dict[str, Any]:
+        return self._send("PUT", "/draft/agent-tools", {"exclude": exclude})
+
+    def draft_agent_tools(self) -> dict[str, Any]:
+        return self._get("/draft/agent-tools")
+
+    # ---------------------------------------------------------------- deployments
+
+    def create_deployment(self, site_zip: bytes, fingerprint: str) -> dict[str, Any]:
+        return _data(self.client.request(
+            "POST", self.base + "/deployments",
+            files={"artifact": ("site.zip", site_zip, "application/zip")},
+            data={"fingerprint": fingerprint}))
+
+    def deployments(self) -> dict[str, Any]:
+        return self._get("/deployments")
+
+    def deployment(self, deployment_id: str) -> dict[str, Any]:
+        return self._get(f"/deployments/{quote(deployment_id, safe='')}")
+
+    def promote(self, deployment_id: str) -> dict[str, Any]:
+        return self._send("POST", f"/deployments/{quote(deployment_id, safe='')}/promote")
+
+    def rollback(self, deployment_id: str) -> dict[str, Any]:
+        return self._send("POST", f"/deployments/{quote(deployment_id, safe='')}/rollback")
+
+    def artifact(self, deployment_id: str) -> bytes:
+        return self.client.download(
+            self.base + f"/deployments/{quote(deployment_id, safe='')}/artifact")
+
+    # ------------------------------------------------------------------ functions
+
+    def invoke(self, function_id: str, params: dict[str, Any], *,
+               env: str = "prod") -> dict[str, Any]:
+        return _data(self.client.request(
+            "POST", self.base + f"/functions/{quote(function_id, safe='')}/invoke",
+            params={"env": env}, json={"params": params}))
+
+
+def deployment_list(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `deployments` of a GET /deployments answer, newest first, well-formed only."""
+    found = data.get("deployments")
+    if not isinstance(found, list):
+        return []
+    return [d for d in found if isinstance(d, dict) and isinstance(d.get("deploymentId"), str)]

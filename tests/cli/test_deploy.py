@@ -1,0 +1,207 @@
+"""`basedb deploy` (preview) against the real embedded platform: the result document,
+stages and local state, the check gate, dry runs, and AI Function sync."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from basedb.deploy.state import LocalState
+from tests.cli.deploy_support import (
+    app_token_of,
+    error_json,
+    init_site,
+    local_client,
+    ok_json,
+    run,
+)
+
+PREVIEW_STAGES = ["check", "build", "draft_functions", "ai_sync", "agent_tools", "deployment"]
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    return init_site(tmp_path / "site")
+
+
+def remote(site: Path, rest: str) -> Any:
+    with local_client() as client:
+        return client.request("GET", f"/sites/{app_token_of(site)}{rest}")["data"]
+
+
+def set_exclude(site: Path, *ids: str) -> None:
+    (site / "agent-tools.json").write_text(json.dumps({"exclude": list(ids)}), encoding="utf-8")
+
+
+def test_preview_result_document(site: Path) -> None:
+    result = ok_json("deploy", "-C", str(site))
+    app = app_token_of(site)
+    assert result["ok"] is True and result["env"] == "preview"
+    assert result["appToken"] == app
+    assert result["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{app}/preview/"
+    assert result["fingerprint"].startswith("sha256:")
+    assert result["functionHints"] == []
+    assert result["aiSync"] == {"status": "synced", "keys": ["summarizeLeave"]}
+    assert result["agentTools"] == {"exclude": ["debugSubmissionIntegrity"]}
+    assert [s["stage"] for s in result["stages"]] == PREVIEW_STAGES
+    assert {s["status"] for s in result["stages"]} == {"ok"}
+    assert result["nextAction"]["externalAgent"]["installation"]["available"] is False
+    assert result["nextAction"]["externalAgent"]["installation"]["command"] == (
+        "basedb agent-tools skill install")
+
+    listing = remote(site, "/deployments")
+    assert listing["previewDeploymentId"] == result["deploymentId"]
+    assert listing["prodDeploymentId"] is None
+    shown = remote(site, f"/deployments/{result['deploymentId']}")
+    assert shown["fingerprint"] == result["fingerprint"]
+    assert shown["agentTools"] == {"exclude": ["debugSubmissionIntegrity"]}
+    assert sorted(shown["functions"]["database_function"])[0] == "debugSubmissionIntegrity"
+    assert shown["functions"]["ai_function"] == ["summarizeLeave"]
+
+
+def test_preview_is_recorded_in_local_state(site: Path) -> None:
+    result = ok_json("deploy", "-C", str(site))
+    state = LocalState(site)
+    [record] = state.deployments.all()
+    assert (record.deployment_id, record.env, record.fingerprint) == (
+        result["deploymentId"], "preview", result["fingerprint"])
+    entries = state.stages.latest_attempt()
+    assert [(e.stage, e.status) for e in entries] == [
+        (stage, status) for stage in PREVIEW_STAGES for status in ("started", "ok")]
+    assert state.load_artifact(result["fingerprint"]) is not None
+    assert (site / ".base-database-cli" / "state" / ".gitignore").is_file()
+
+
+def test_text_mode_prints_the_url_and_next_steps_and_no_progress_off_a_tty(site: Path) -> None:
+    result = run("deploy", "-C", str(site))
+    assert result.exit_code == 0, result.stderr
+    assert "Preview deployed: dpl" in result.stdout
+    assert f"/sites/{app_token_of(site)}/preview/" in result.stdout
+    assert "basedb deploy --production --yes" in result.stdout
+    assert "AI Functions: synced (summarizeLeave)" in result.stdout
+    assert result.stderr == "", "progress lines only go to a terminal"
+
+
+def test_function_hints_are_reported_and_do_not_block(site: Path) -> None:
+    path = site / "database-functions" / "listPeriods" / "function.json"
+    declaration = json.loads(path.read_text(encoding="utf-8"))
+    declaration["description"] = "list"
+    path.write_text(json.dumps(declaration, ensure_ascii=False), encoding="utf-8")
+    result = ok_json("deploy", "-C", str(site))
+    codes = {(h["functionId"], h["code"]) for h in result["functionHints"]}
+    assert ("listPeriods", "function_description_short") in codes
+    text = run("deploy", "-C", str(site))
+    assert "Function hints (1; they do not block deploys):" in text.stdout
+    assert "listPeriods [function_description_short]" in text.stdout
+
+
+def test_check_errors_stop_the_deploy_before_anything_is_sent(site: Path) -> None:
+    (site / "database-functions" / "listPeriods" / "main.sql").write_text(
+        'SELECT "Nope" FROM "报备周期"', encoding="utf-8")
+    result = run("deploy", "-C", str(site), "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    error = error_json(result)
+    assert error["code"] == "CHECK_FAILED"
+    assert "SQL_UNKNOWN_FIELD" in error["message"]
+    assert "database-functions/listPeriods/main.sql" in error["message"]
+    assert error["detail"]["stage"] == "check"
+    assert [e["code"] for e in error["detail"]["errors"]] == ["SQL_UNKNOWN_FIELD"]
+    assert remote(site, "/deployments")["deployments"] == []
+    assert remote(site, "/draft/functions")["databaseFunctions"] == []
+
+
+def test_dry_run_plans_and_sends_nothing(site: Path) -> None:
+    plan = ok_json("deploy", "-C", str(site), "--dry-run")
+    assert plan["dryRun"] is True and plan["env"] == "preview"
+    assert plan["files"] == 28 and plan["bytes"] > 0
+    assert [s["stage"] for s in plan["stages"]] == PREVIEW_STAGES
+    assert [s["status"] for s in plan["stages"]] == ["ok", "ok"] + ["planned"] * 4
+    assert plan["stages"][2]["counts"] == {"database_function": 7, "mutation": 4, "faas": 1}
+    assert remote(site, "/deployments")["deployments"] == []
+    assert remote(site, "/draft/functions")["databaseFunctions"] == []
+    assert not (site / ".base-database-cli").exists(), "a dry run writes no local state"
+    deployed = ok_json("deploy", "-C", str(site))
+    assert deployed["fingerprint"] == plan["fingerprint"]
+    text = run("deploy", "-C", str(site), "--dry-run")
+    assert "Dry run (preview): nothing was sent." in text.stdout
+    assert plan["fingerprint"] in text.stdout
+
+
+def test_an_empty_ai_directory_skips_ai_sync(tmp_path: Path) -> None:
+    blank = init_site(tmp_path / "blank", "blank")
+    result = ok_json("deploy", "-C", str(blank))
+    assert result["aiSync"] == {"status": "skipped", "reason": "no_local_ai_functions"}
+    [ai_stage] = [s for s in result["stages"] if s["stage"] == "ai_sync"]
+    assert ai_stage == {"stage": "ai_sync", "status": "skipped",
+                        "detail": {"reason": "no_local_ai_functions"}}
+
+
+def test_skip_ai_functions_keeps_excludes_only_for_ai_the_site_has(site: Path) -> None:
+    set_exclude(site, "debugSubmissionIntegrity", "summarizeLeave")
+    first = ok_json("deploy", "-C", str(site), "--skip-ai-functions")
+    assert first["aiSync"] == {"status": "skipped", "reason": "skip_ai_functions"}
+    assert first["agentTools"] == {"exclude": ["debugSubmissionIntegrity"],
+                                   "omitted": ["summarizeLeave"]}
+    assert remote(site, "/draft/ai-functions")["aiFunctions"] == []
+    assert any("AI Function" in notice for notice in first["notices"])
+
+    ok_json("deploy", "-C", str(site))  # now the site has summarizeLeave
+    second = ok_json("deploy", "-C", str(site), "--skip-ai-functions")
+    assert second["agentTools"] == {"exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}
+    assert remote(site, "/draft/agent-tools") == {
+        "exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}
+
+
+def test_a_remote_ai_function_missing_locally_is_never_deleted(site: Path) -> None:
+    ok_json("deploy", "-C", str(site))
+    shutil.move(site / "ai" / "summarizeLeave", site / "ai" / "summarizeTeamLeave")
+    before = remote(site, "/deployments")["deployments"]
+    result = run("deploy", "-C", str(site), "--json")
+    assert result.exit_code == 1
+    error = error_json(result)
+    assert error["code"] == 800004021
+    assert "summarizeLeave" in error["message"] and "ai_sync" in error["message"]
+    assert "basedb pull" in error["hint"] and "--skip-ai-functions" in error["hint"]
+    assert error["detail"]["stage"] == "ai_sync" and error["detail"]["outcomeKnown"] is True
+    assert [item["key"] for item in remote(site, "/draft/ai-functions")["aiFunctions"]] == [
+        "summarizeLeave"]
+    assert remote(site, "/deployments")["deployments"] == before
+    stages = {s["stage"]: s["status"] for s in error["detail"]["stages"]}
+    assert stages["draft_functions"] == "ok" and stages["ai_sync"] == "failed"
+
+
+def test_the_platform_judges_drafts_against_the_live_catalog(site: Path) -> None:
+    catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
+    periods = next(t for t in catalog["tables"] if t["name"] == "报备周期")
+    note = next(f for f in periods["fields"] if f["name"] == "说明")
+    with local_client() as client:  # the live table changes; catalog.json is now stale
+        client.request("DELETE", f"/bases/{catalog['baseToken']}/tables/{periods['tableId']}"
+                                 f"/fields/{note['fieldId']}")
+    result = run("deploy", "-C", str(site), "--json")
+    assert result.exit_code == 1
+    error = error_json(result)
+    assert error["code"] == 9499 and error["detail"]["stage"] == "draft_functions"
+    assert error["detail"]["outcomeKnown"] is True
+    assert "changed nothing" in error["message"]
+    assert {e["code"] for e in error["detail"]["errors"]} == {"SQL_UNKNOWN_FIELD"}
+    assert remote(site, "/deployments")["deployments"] == []
+
+
+def test_no_workspace_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("deploy", "-C", str(tmp_path))
+    assert result.exit_code == 2
+    assert "base-database.jsonc" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--yes"], "--yes confirms --production"),
+    (["--production", "--skip-ai-functions", "--yes"], "--skip-ai-functions applies"),
+])
+def test_conflicting_options_are_usage_errors(site: Path, args: list[str],
+                                              message: str) -> None:
+    result = run("deploy", "-C", str(site), *args)
+    assert result.exit_code == 2 and message in result.stderr
