@@ -105,6 +105,11 @@ class Faults:
     def add(self, method: str, suffix: str, kind: str, *, times: int = 1) -> None:
         self.rules.append({"method": method, "suffix": suffix, "kind": kind, "left": times})
 
+    def answer(self, method: str, suffix: str, response: httpx.Response) -> None:
+        """Answer matching requests with `response` instead of the platform's."""
+        self.rules.append({"method": method, "suffix": suffix, "kind": "answer",
+                           "left": 10**6, "response": response})
+
     def count(self, method: str, suffix: str) -> int:
         return sum(1 for m, p in self.calls if m == method and p.endswith(suffix))
 
@@ -115,6 +120,9 @@ class Faults:
             if rule["left"] and request.method == rule["method"] \
                     and path.endswith(rule["suffix"]):
                 rule["left"] -= 1
+                if rule["kind"] == "answer":
+                    response: httpx.Response = rule["response"]
+                    return response
                 return self._fault(rule["kind"], request)
         return forward(request)
 

@@ -1,0 +1,167 @@
+"""`basedb pull`: restore a workspace from a site's latest deployment.
+
+    GET deployments                         the prod or the latest preview deployment
+    GET deployments/:id/artifact            its site.zip, verified against the fingerprint
+                                            (safe_extract into a scratch directory: unsafe
+                                            or escaping entries are refused there)
+    GET catalog                             catalog.json from the live catalog
+    GET draft/ai-functions                  ai/<key>/function.json from the remote drafts
+                                            (none when AI Functions are not enabled)
+
+The restored files are the artifact's, with catalog.json and ai/ replaced by the live
+versions; base-database.jsonc gets the live bound table ids merged in. A file whose live
+version means the same as the archived one keeps the archived bytes, so pulling an
+unchanged site gives back exactly the deployed fingerprint. Everything is then written
+by one `safe_extract`, which refuses to overwrite local changes without `force`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
+from basedb.deploy.payloads import AI_LIST
+from basedb.deploy.remote import SiteApi, deployment_list
+from basedb.errors import ApiError, ConflictError
+from basedb.workspace.catalog import CATALOG_FILE
+from basedb.workspace.config import CONFIG_FILE
+from basedb.workspace.model import KIND_DIRS
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+    from basedb.deploy.artifact import ExtractReport
+
+AI_NOT_ENABLED = 800004011
+AI_DIR = KIND_DIRS["ai_function"]
+GITIGNORE_FILE = ".gitignore"
+
+
+def choose_deployment(api: SiteApi, env: str) -> dict[str, Any]:
+    """The deployment summary pull restores: prod, or the latest preview."""
+    listing = api.deployments()
+    wanted = listing.get("prodDeploymentId" if env == "prod" else "previewDeploymentId")
+    found = next((d for d in deployment_list(listing) if d["deploymentId"] == wanted), None)
+    if found is None:
+        if env == "prod":
+            raise ConflictError(f"Site {api.app_token} has no production deployment to pull.",
+                                code="PULL_NO_DEPLOYMENT",
+                                hint="Pull the latest preview with `--env preview`, or "
+                                     "promote one first.")
+        raise ConflictError(f"Site {api.app_token} has no deployment to pull yet.",
+                            code="PULL_NO_DEPLOYMENT",
+                            hint="Deploy the site first (`basedb deploy`), or create a new "
+                                 "workspace with `basedb init`.")
+    return found
+
+
+def _archive_files(zip_bytes: bytes, fingerprint: str) -> dict[str, bytes]:
+    """The verified files of an artifact (unsafe archives raise before anything is kept)."""
+    from basedb.deploy.artifact import safe_extract
+
+    with tempfile.TemporaryDirectory(prefix="basedb-pull-") as scratch:
+        report = safe_extract(zip_bytes, Path(scratch) / "site", force=False,
+                              expected_fingerprint=fingerprint)
+        return {path: (report.target / path).read_bytes() for path in report.created}
+
+
+def _remote_ai(api: SiteApi) -> dict[str, Any] | None:
+    """Remote AI drafts by key, or None when AI Functions are not enabled."""
+    try:
+        data = api.draft_ai_functions()
+    except ApiError as error:
+        if error.code == AI_NOT_ENABLED:
+            return None
+        raise
+    items = data.get(AI_LIST)
+    return {item["key"]: item.get("declaration") for item in items or []
+            if isinstance(item, dict) and isinstance(item.get("key"), str)}
+
+
+def _same_json(data: bytes | None, doc: Any) -> bool:
+    if data is None:
+        return False
+    try:
+        return bool(json.loads(data.decode("utf-8")) == doc)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def restored_files(archive: dict[str, bytes], catalog: dict[str, Any],
+                   ai_drafts: dict[str, Any] | None, app_token: str) -> dict[str, bytes]:
+    """The files pull writes: the archive's, with the live catalog, AI drafts and binding."""
+    result = dict(archive)
+    if not same_catalog(archive.get(CATALOG_FILE), catalog):
+        result[CATALOG_FILE] = catalog_text(catalog).encode("utf-8")
+    # Remote AI drafts are the truth for ai/: archived AI files are replaced by them, or
+    # dropped when the account has none (or AI Functions are not enabled).
+    for path in [p for p in result if p.startswith(AI_DIR + "/")]:
+        del result[path]
+    for key, declaration in sorted((ai_drafts or {}).items()):
+        path = f"{AI_DIR}/{key}/function.json"
+        old = archive.get(path)
+        result[path] = old if old is not None and _same_json(old, declaration) else (
+            json.dumps(declaration, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    config = result.get(CONFIG_FILE)
+    if config is not None:
+        merged = _merged_config(config, catalog, app_token)
+        if merged is not None:
+            result[CONFIG_FILE] = merged
+    return result
+
+
+def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> bytes | None:
+    """The archived base-database.jsonc with the live binding (and the site's appToken),
+    or None when it needs no change or cannot be edited (check reports a broken one)."""
+    from basedb.errors import InputError
+    from basedb.workspace import files
+    from basedb.workspace.jsonc_edit import JsoncEditError, set_string
+
+    try:
+        text = files.decode_text(config, label=CONFIG_FILE)
+        merged, _ = merge_binding(text, catalog)
+        doc = files.parse_jsonc(merged, label=CONFIG_FILE)
+        if isinstance(doc, dict) and doc.get("appToken") != app_token:
+            merged = set_string(merged, ("appToken",), app_token)
+    except (files.FileProblem, InputError, JsoncEditError):
+        return None
+    if merged == text:
+        return None
+    bom = b"\xef\xbb\xbf" if config.startswith(b"\xef\xbb\xbf") else b""
+    return bom + merged.encode("utf-8")
+
+
+def pull_site(client: Client, *, app_token: str, target: Path, env: str = "preview",
+              force: bool = False) -> dict[str, Any]:
+    """Restore the site `app_token` into `target` (a new directory or its workspace)."""
+    from basedb.deploy.artifact import build_site_zip, safe_extract
+    from basedb.deploy.manifest import InputFile, fingerprint
+
+    api = SiteApi(client, app_token)
+    deployment = choose_deployment(api, env)
+    deployed = str(deployment["fingerprint"])
+    archive = _archive_files(api.artifact(deployment["deploymentId"]), deployed)
+    catalog = canonical_catalog(api.catalog())
+    ai_drafts = _remote_ai(api)
+    contents = restored_files(archive, catalog, ai_drafts, app_token)
+
+    inputs = [InputFile.of(path, data) for path, data in sorted(contents.items())]
+    print_ = fingerprint(inputs)
+    fresh = not target.exists() or (target.is_dir() and not any(target.iterdir()))
+    report: ExtractReport = safe_extract(build_site_zip(inputs, print_), target, force=force)
+    if fresh and not (report.target / GITIGNORE_FILE).exists():
+        from basedb.workspace.scaffold import GITIGNORE_TEXT
+
+        (report.target / GITIGNORE_FILE).write_text(GITIGNORE_TEXT, encoding="utf-8")
+    return {
+        "ok": True, "appToken": app_token, "env": env,
+        "deploymentId": deployment["deploymentId"], "target": str(report.target),
+        "fingerprint": print_, "deployedFingerprint": deployed,
+        "sameAsDeployment": print_ == deployed,
+        "created": list(report.created), "overwritten": list(report.overwritten),
+        "unchanged": list(report.unchanged),
+        "ai": ({"status": "not_enabled", "keys": []} if ai_drafts is None
+               else {"status": "restored", "keys": sorted(ai_drafts)}),
+    }
