@@ -1,0 +1,39 @@
+"""`basedb doctor`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+
+_MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+
+
+@click.command("doctor")
+@json_option
+@workspace_option
+@profile_option
+@click.pass_context
+def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None,
+                   profile: str | None) -> None:
+    """Diagnose the installation, profile, login, workspace and catalog freshness.
+
+    Checks Python, basedb, sqlglotc, Node.js (for FaaS), which profile applies and
+    whether its token works (GET /users/me), the workspace, and catalog.json against the
+    live catalog. Exit status: 0 when no check failed (warnings allowed), 1 otherwise.
+    """
+    from basedb.doctor import run_doctor
+
+    result = run_doctor(profile, workspace_dir)
+    if as_json:
+        emit_json(result)
+    else:
+        for check in result["checks"]:
+            click.echo(f"[{_MARKS[check['status']]}] {check['name']}: {check['detail']}")
+            if check["fix"] and check["status"] != "ok":
+                click.echo(f"       fix: {check['fix']}")
+        click.echo("All checks passed." if result["ok"] else
+                   "Some checks failed; apply the fixes above and run `basedb doctor` again.")
+    ctx.exit(0 if result["ok"] else 1)

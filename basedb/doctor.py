@@ -1,0 +1,194 @@
+"""`basedb doctor`: is this machine, profile and workspace ready to build a site?
+
+Each check answers ok, warn (works, but something is missing or out of date) or fail
+(a command will not work), with what it found and the fix:
+
+    python       the interpreter basedb runs on
+    basedb       the installed version
+    sqlglotc     the compiled SQL parser (optional: makes `check` faster)
+    node         Node.js for FaaS functions on the local platform
+    profile      which profile commands here use, and where its name came from
+    token        the profile's token, verified with GET /users/me
+    workspace    base-database.jsonc found and loadable
+    catalog      catalog.json against the live catalog of the site
+
+`ok` is true when no check failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from basedb.errors import AuthError, BasedbError
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+    from basedb.client.profiles import Profile
+
+MIN_PYTHON = (3, 10)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail,
+                "fix": self.fix}
+
+
+def check_python() -> Check:
+    version = ".".join(str(part) for part in sys.version_info[:3])
+    if sys.version_info[:2] < MIN_PYTHON:
+        return Check("python", "fail", f"Python {version} at {sys.executable}",
+                     f"Install Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or later.")
+    return Check("python", "ok", f"Python {version} at {sys.executable}")
+
+
+def check_basedb() -> Check:
+    from basedb import __version__
+
+    return Check("basedb", "ok", f"basedb {__version__} at {Path(__file__).parent}")
+
+
+def check_sqlglotc() -> Check:
+    if importlib.util.find_spec("sqlglotc") is not None:
+        return Check("sqlglotc", "ok", "the compiled SQL parser is installed")
+    return Check("sqlglotc", "warn", "the compiled SQL parser (sqlglotc) is not installed; "
+                 "`basedb check` parses SQL in pure Python, which is slower",
+                 "pip install 'basedb[fast]'")
+
+
+def check_node() -> Check:
+    from basedb.platform.runtimes.faas import MIN_NODE_MAJOR, node_executable, node_version
+
+    executable = node_executable()
+    fix = (f"Install Node.js {MIN_NODE_MAJOR} or later and put `node` on PATH (or set "
+           "$BASEDB_NODE to its path).")
+    if executable is None:
+        return Check("node", "warn", "Node.js was not found: FaaS functions cannot run on "
+                     "the local platform (everything else works)", fix)
+    version = node_version()
+    if version is None or int(version.split(".")[0]) < MIN_NODE_MAJOR:
+        found = f"Node.js {version}" if version else "an unusable Node.js"
+        return Check("node", "warn", f"{found} at {executable}: FaaS functions need "
+                     f"Node.js {MIN_NODE_MAJOR}+", fix)
+    return Check("node", "ok", f"Node.js {version} at {executable}")
+
+
+def check_token(client: Client, profile: Profile) -> Check:
+    try:
+        me = client.request("GET", "/users/me").get("data") or {}
+    except AuthError as error:
+        fix = ("Check that $BASEDB_DATA_DIR points at the data dir the local platform was "
+               "created in." if profile.embedded else
+               f"basedb auth login --endpoint URL --token TOKEN --profile {profile.name}")
+        return Check("token", "fail", f"the token was refused: {error.message}", fix)
+    except BasedbError as error:
+        return Check("token", "fail", f"the platform could not be reached: {error.message}",
+                     error.hint)
+    name = me.get("name") or me.get("user_id") or "unknown user"
+    return Check("token", "ok", f"signed in as {name} ({me.get('user_id')})")
+
+
+def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:
+    """(the check, the workspace root, its appToken) — root None when there is none."""
+    from basedb.errors import WorkspaceNotFound
+    from basedb.workspace.loader import find_root, load_workspace
+
+    try:
+        root = find_root(start)
+    except WorkspaceNotFound as missing:
+        return (Check("workspace", "warn", missing.message,
+                      "cd into a workspace, pass -C DIR, or create one with `basedb init`."),
+                None, None)
+    workspace = load_workspace(root)
+    problems = [f for f in workspace.load_findings
+                if f.code in ("WORKSPACE_CONFIG_INVALID", "CATALOG_INVALID")]
+    if problems or workspace.config is None:
+        first = problems[0] if problems else None
+        detail = f"{root}: {first.message}" if first else f"{root}: no appToken"
+        return (Check("workspace", "fail", detail, first.fix if first else None), root,
+                workspace.config.app_token if workspace.config else None)
+    counts = ", ".join(f"{kind} {len(workspace.of_kind(kind))}"
+                       for kind in ("database_function", "mutation", "faas", "ai_function"))
+    others = len(workspace.load_findings)
+    note = f"; {others} declaration problem(s), see `basedb check`" if others else ""
+    status = "warn" if others else "ok"
+    return (Check("workspace", status, f"{root} (site {workspace.config.app_token}; "
+                  f"{counts}){note}", "basedb check" if others else None),
+            root, workspace.config.app_token)
+
+
+def check_catalog(client: Client, root: Path, app_token: str) -> Check:
+    from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
+    from basedb.deploy.remote import SiteApi
+    from basedb.workspace.catalog import CATALOG_FILE
+
+    try:
+        live = canonical_catalog(SiteApi(client, app_token).catalog())
+    except BasedbError as error:
+        return Check("catalog", "fail", f"the live catalog of {app_token} could not be read: "
+                     f"{error.message}", error.hint)
+    try:
+        local = (root / CATALOG_FILE).read_bytes()
+    except OSError:
+        return Check("catalog", "warn", f"{CATALOG_FILE} is missing", "basedb catalog pull")
+    if same_catalog(local, live):
+        return Check("catalog", "ok", f"{CATALOG_FILE} matches the live catalog "
+                     f"({len(live['tables'])} table(s))")
+    return Check("catalog", "warn", f"{CATALOG_FILE} differs from the live catalog of the "
+                 "site's bound tables; checks run against a stale schema",
+                 "basedb catalog pull")
+
+
+def run_doctor(profile_name: str | None, start: Path | None) -> dict[str, Any]:
+    """Run every check; never raises for what it diagnoses."""
+    from basedb.client.profiles import current_profile
+
+    checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
+    workspace_check, root, app_token = check_workspace(start)
+    try:
+        profile, source = current_profile(profile_name, root)
+    except BasedbError as error:
+        checks += [Check("profile", "fail", error.message, error.hint), workspace_check]
+        return _result(checks)
+    where = {"--profile": "named by --profile",
+             "base-database.jsonc": "named by base-database.jsonc",
+             "default": "the default"}.get(source, source)
+    endpoint = "the embedded local platform" if profile.embedded else profile.endpoint
+    checks.append(Check("profile", "ok", f"{profile.name} ({where}): {endpoint}"))
+
+    try:
+        from basedb.client.client import connect
+
+        client = connect(profile)
+    except BasedbError as error:
+        checks += [Check("token", "fail", error.message, error.hint), workspace_check]
+        return _result(checks)
+    with client:
+        token = check_token(client, profile)
+        checks += [token, workspace_check]
+        if root is not None and app_token is not None and token.status == "ok":
+            checks.append(_guarded("catalog", lambda: check_catalog(client, root, app_token)))
+    return _result(checks)
+
+
+def _guarded(name: str, run: Callable[[], Check]) -> Check:
+    try:
+        return run()
+    except BasedbError as error:
+        return Check(name, "fail", error.message, error.hint)
+
+
+def _result(checks: list[Check]) -> dict[str, Any]:
+    return {"ok": all(c.status != "fail" for c in checks),
+            "checks": [c.to_dict() for c in checks]}
