@@ -1,0 +1,59 @@
+"""`basedb demo`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from basedb.cli.common import emit_json, json_option
+
+
+@click.command("demo")
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@json_option
+def demo_command(directory: Path | None, as_json: bool) -> None:
+    """Run the whole journey on the embedded local platform, in DIRECTORY.
+
+    Creates the example site (a team leave planner) with sample data in DIRECTORY
+    (default: ./basedb-demo, which must be new or empty), checks it, deploys a preview,
+    promotes it to production and calls one of its functions the way an AI agent would.
+    Needs no account or configuration: data lives in $BASEDB_DATA_DIR (default: the
+    user data dir).
+    """
+    from basedb.client.client import connect
+    from basedb.client.profiles import LOCAL
+    from basedb.demo import DEFAULT_DIRECTORY, run_demo
+    from basedb.workspace.scaffold import ensure_empty_target
+
+    target = directory if directory is not None else Path(DEFAULT_DIRECTORY)
+    ensure_empty_target(target)
+
+    def show(step: str, summary: str) -> None:
+        click.echo(f"  {step:<10} {summary}")
+
+    if not as_json:
+        click.echo(f"basedb demo: the example site in {target}, on the local platform\n")
+    with connect(LOCAL) as client:
+        result = run_demo(target, client, on_step=None if as_json else show)
+    if as_json:
+        emit_json(result)
+        return
+    _summary(result)
+
+
+def _summary(result: dict[str, Any]) -> None:
+    invoked = result["invoked"]
+    click.echo(f"\n{invoked['functionId']} ({invoked['rowCount']} rows, first "
+               f"{len(invoked['rows'])}):")
+    for row in invoked["rows"]:
+        click.echo("  " + "  ".join(f"{key}={value}" for key, value in row.items()
+                                   if not key.endswith("_id")))
+    click.echo(f"\nProduction URL: {result['baseAppUrl']}")
+    click.echo("Open it:")
+    for line in result["next"]["open"]:
+        click.echo(f"  {line}")
+    click.echo("Try next:")
+    for line in result["next"]["try"]:
+        click.echo(f"  {line}")

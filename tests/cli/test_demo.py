@@ -1,0 +1,66 @@
+"""`basedb demo`: the whole journey on the embedded platform, from nothing."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from tests.cli.deploy_support import app_token_of, local_client, ok_json, run
+
+
+def test_demo_creates_deploys_promotes_and_invokes(tmp_path: Path,
+                                                   isolated_dirs: dict[str, Path]) -> None:
+    assert not isolated_dirs["data"].exists(), "a fresh machine: no platform data yet"
+    result = ok_json("demo", str(tmp_path / "demo"))
+    workspace = tmp_path / "demo"
+    assert result["ok"] is True and result["workspace"] == str(workspace.resolve())
+    assert result["appToken"] == app_token_of(workspace)
+    assert result["prodDeploymentId"] == result["previewDeploymentId"]
+    assert result["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{result['appToken']}/"
+    invoked = result["invoked"]
+    assert invoked["functionId"] == "listPeriods" and invoked["rowCount"] == 3
+    assert [row["title"] for row in invoked["rows"]] == [
+        "2027 春节休假报备", "2026 年末与元旦休假报备", "2026 国庆节休假报备"]
+    assert "basedb serve" in result["next"]["open"]
+    assert f"basedb agent-tools skill install --site {result['appToken']}" in (
+        result["next"]["try"])
+    assert isolated_dirs["data"].is_dir()
+    with local_client() as client:
+        listing = client.request("GET", f"/sites/{result['appToken']}/deployments")["data"]
+    assert listing["prodDeploymentId"] == result["prodDeploymentId"]
+
+
+def test_the_suggested_api_commands_work(tmp_path: Path) -> None:
+    result = ok_json("demo", str(tmp_path / "demo"))
+    for line in result["next"]["try"]:
+        words = shlex.split(line)
+        if words[:2] != ["basedb", "api"]:
+            continue
+        done = run(*words[1:], cwd=tmp_path / "demo")
+        assert done.exit_code == 0, (line, done.stderr)
+        assert json.loads(done.stdout)["code"] == 0
+
+
+def test_text_output_shows_rows_url_and_what_to_try(tmp_path: Path) -> None:
+    result = run("demo", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert (tmp_path / "basedb-demo" / "base-database.jsonc").is_file(), "the default dir"
+    for step in ("init", "check", "preview", "production", "invoke"):
+        assert f"  {step} " in out
+    assert "title=2027 春节休假报备" in out
+    app = app_token_of(tmp_path / "basedb-demo")
+    assert f"Production URL: http://127.0.0.1:8787/sites/{app}/" in out
+    assert "basedb serve" in out and "agent-tools skill install" in out
+
+
+def test_demo_refuses_a_non_empty_directory_before_creating_anything(tmp_path: Path) -> None:
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "mine.txt").write_text("keep", encoding="utf-8")
+    result = run("demo", str(target))
+    assert result.exit_code == 2 and "not empty" in result.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
+    with local_client() as client:
+        assert client.request("GET", "/sites")["data"]["total"] == 0
