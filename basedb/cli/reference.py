@@ -1,0 +1,101 @@
+"""Render the command reference (docs/cli.md) and the check reference (docs/checks.md).
+
+    python -m basedb.cli.reference --write   # regenerate both files
+    python -m basedb.cli.reference --check   # exit 1 when either is out of date
+
+Both are generated from the code (click commands, the check rule table), and a test
+keeps the committed files in step, so the documentation cannot drift from the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def iter_commands(group: click.Group, ctx: click.Context,
+                  prefix: str = "basedb") -> Iterator[tuple[str, click.Command, click.Context]]:
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None or command.hidden:
+            continue
+        path = f"{prefix} {name}"
+        sub_ctx = click.Context(command, info_name=name, parent=ctx)
+        yield path, command, sub_ctx
+        if isinstance(command, click.Group):
+            yield from iter_commands(command, sub_ctx, path)
+
+
+def render_cli_reference() -> str:
+    from basedb.cli import cli
+
+    # A fixed width keeps the file identical whatever terminal regenerates it.
+    root = click.Context(cli, info_name="basedb", terminal_width=100, max_content_width=100)
+    lines = ["# basedb command reference", "",
+             "Generated from the commands themselves (`python -m basedb.cli.reference "
+             "--write`); `basedb COMMAND --help` prints the same text.", ""]
+    commands = list(iter_commands(cli, root))
+    lines += ["| command | what it does |", "| --- | --- |"]
+    for path, command, _ in commands:
+        anchor = path.replace(" ", "-")
+        lines.append(f"| [`{path}`](#{anchor}) | {command.get_short_help_str(limit=120)} |")
+    lines.append("")
+    for path, command, ctx in commands:
+        lines += [f"## {path}", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_check_reference() -> str:
+    from basedb.check.findings import ERROR_CODES, HINT_CODES
+    from basedb.check.reporters.rules import RULES
+
+    lines = ["# basedb check: error and hint codes", "",
+             "Errors block `basedb check` (exit 1) and `basedb deploy`; hints "
+             "(`functionHints`) never do. Codes are stable: CI and tests may depend on them.",
+             "Generated from the rule table (`python -m basedb.cli.reference --write`).", "",
+             "## Errors", "", "| code | reported when | how to fix |", "| --- | --- | --- |"]
+    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in ERROR_CODES]
+    lines += ["", "## Hints", "", "| code | reported when | what to do |", "| --- | --- | --- |"]
+    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in HINT_CODES]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def expected_files() -> dict[Path, str]:
+    return {DOCS / "cli.md": render_cli_reference(),
+            DOCS / "checks.md": render_check_reference()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m basedb.cli.reference")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, content in expected_files().items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == content:
+            continue
+        if args.write:
+            path.write_text(content, encoding="utf-8")
+            print(f"wrote {path}")
+        else:
+            stale.append(path)
+    for path in stale:
+        print(f"{path} is out of date; run python -m basedb.cli.reference --write",
+              file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
