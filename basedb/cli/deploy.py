@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from basedb.cli import common
 from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
 
 if TYPE_CHECKING:
@@ -54,14 +55,14 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
         raise click.UsageError("--yes confirms --production; a preview needs no confirmation.")
     root = find_root(workspace_dir)
     if production and not yes and not dry_run:
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        if not (sys.stdin.isatty() and common.stderr_is_tty()):
             raise UsageError("--production needs --yes: promoting to production changes what "
                              "every site member sees.", code="CONFIRMATION_REQUIRED",
                              hint="Run `basedb deploy --production --yes`.")
         click.confirm("Promote the preview built from these files to production?",
                       abort=True, err=True)
 
-    progress = _progress_printer() if sys.stderr.isatty() else None
+    progress = _progress_printer() if common.stderr_is_tty() else None
     if dry_run and not production:
         from basedb.deploy.pipeline import plan_preview
 

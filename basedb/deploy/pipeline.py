@@ -68,8 +68,8 @@ class Prepared:
 def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
     """Run the check and build stages."""
     from basedb.check.run import check_workspace
+    from basedb.deploy import manifest
     from basedb.deploy.artifact import build_site_zip
-    from basedb.deploy.manifest import collect_inputs, fingerprint
     from basedb.workspace.loader import load_workspace
 
     runner.start("check")
@@ -81,12 +81,13 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
     runner.ok("check", {"hints": len(result.hints), "functions": dict(result.counts)})
 
     runner.start("build")
-    inputs = runner.run("build", lambda: collect_inputs(root))
-    print_ = fingerprint(inputs)
-    site_zip = runner.run("build", lambda: build_site_zip(inputs, print_))
-    runner.ok("build", {"files": len(inputs), "bytes": len(site_zip), "fingerprint": print_})
+    inputs = runner.run("build", lambda: manifest.collect_inputs(root))
+    fingerprint = manifest.fingerprint(inputs)
+    site_zip = runner.run("build", lambda: build_site_zip(inputs, fingerprint))
+    runner.ok("build", {"files": len(inputs), "bytes": len(site_zip),
+                        "fingerprint": fingerprint})
     return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
-                    inputs=inputs, fingerprint=print_, site_zip=site_zip)
+                    inputs=inputs, fingerprint=fingerprint, site_zip=site_zip)
 
 
 def findings_error(result: CheckResult) -> FindingsError:

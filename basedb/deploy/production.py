@@ -88,15 +88,15 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
 
 def plan_production(root: Path, client: Client) -> dict[str, Any]:
     """What `deploy --production` would promote (reads only; sends no write)."""
-    from basedb.deploy.manifest import collect_inputs, fingerprint
+    from basedb.deploy import manifest
 
     app_token = workspace_app_token(root)
-    inputs = collect_inputs(root)
-    print_ = fingerprint(inputs)
+    inputs = manifest.collect_inputs(root)
+    fingerprint = manifest.fingerprint(inputs)
     api = SiteApi(client, app_token)
-    candidate = find_preview(api, LocalState(root), print_)
+    candidate = find_preview(api, LocalState(root), fingerprint)
     return {"ok": True, "dryRun": True, "env": "prod", "appToken": app_token,
-            "fingerprint": print_, "files": len(inputs),
+            "fingerprint": fingerprint, "files": len(inputs),
             "deploymentId": candidate["deploymentId"], "alreadyProd": candidate["isProd"],
             "stages": [{"stage": "promote", "status": "planned",
                         "request": f"POST /sites/{app_token}/deployments/"
@@ -106,26 +106,26 @@ def plan_production(root: Path, client: Client) -> dict[str, Any]:
 def deploy_production(root: Path, client: Client, *,
                       on_stage: StageCallback | None = None) -> dict[str, Any]:
     """Promote the latest preview built from exactly the local files."""
-    from basedb.deploy.manifest import collect_inputs, fingerprint
+    from basedb.deploy import manifest
 
     state = LocalState(root)
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
     app_token = workspace_app_token(root)
     runner.start("build")
-    inputs = runner.run("build", lambda: collect_inputs(root))
-    print_ = fingerprint(inputs)
-    runner.ok("build", {"files": len(inputs), "fingerprint": print_})
+    inputs = runner.run("build", lambda: manifest.collect_inputs(root))
+    fingerprint = manifest.fingerprint(inputs)
+    runner.ok("build", {"files": len(inputs), "fingerprint": fingerprint})
 
     api = SiteApi(client, app_token)
-    runner.start("find_preview", {"fingerprint": print_})
+    runner.start("find_preview", {"fingerprint": fingerprint})
     try:
-        candidate = find_preview(api, state, print_)
+        candidate = find_preview(api, state, fingerprint)
     except ConflictError as stale:
         runner.finish("find_preview", "failed", {"outcome": "known", "error": {
             "code": stale.code, "message": stale.message}})
         stale.detail["stages"] = [r.to_dict() for r in runner.results]
         raise
-    except (ApiError, InputError) as error:
+    except BasedbError as error:
         raise runner.fail("find_preview", error) from error
     deployment_id = candidate["deploymentId"]
     runner.ok("find_preview", candidate)
@@ -137,10 +137,10 @@ def deploy_production(root: Path, client: Client, *,
         url = _point_prod(api, runner, "promote", deployment_id,
                           lambda: api.promote(deployment_id))
     state.deployments.record(DeploymentRecord(
-        deployment_id=deployment_id, env="prod", fingerprint=print_,
+        deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
     return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
-            "fingerprint": print_, "baseAppUrl": url,
+            "fingerprint": fingerprint, "baseAppUrl": url,
             "stages": [r.to_dict() for r in runner.results],
             "nextAction": next_action(app_token, "prod")}
 

@@ -136,8 +136,8 @@ def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> by
 def pull_site(client: Client, *, app_token: str, target: Path, env: str = "preview",
               force: bool = False) -> dict[str, Any]:
     """Restore the site `app_token` into `target` (a new directory or its workspace)."""
+    from basedb.deploy import manifest
     from basedb.deploy.artifact import build_site_zip, safe_extract
-    from basedb.deploy.manifest import InputFile, fingerprint
 
     api = SiteApi(client, app_token)
     deployment = choose_deployment(api, env)
@@ -147,10 +147,10 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     ai_drafts = _remote_ai(api)
     contents = restored_files(archive, catalog, ai_drafts, app_token)
 
-    inputs = [InputFile.of(path, data) for path, data in sorted(contents.items())]
-    print_ = fingerprint(inputs)
+    inputs = [manifest.InputFile.of(path, data) for path, data in sorted(contents.items())]
+    fingerprint = manifest.fingerprint(inputs)
     fresh = not target.exists() or (target.is_dir() and not any(target.iterdir()))
-    report: ExtractReport = safe_extract(build_site_zip(inputs, print_), target, force=force)
+    report: ExtractReport = safe_extract(build_site_zip(inputs, fingerprint), target, force=force)
     if fresh and not (report.target / GITIGNORE_FILE).exists():
         from basedb.workspace.scaffold import GITIGNORE_TEXT
 
@@ -158,8 +158,8 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     return {
         "ok": True, "appToken": app_token, "env": env,
         "deploymentId": deployment["deploymentId"], "target": str(report.target),
-        "fingerprint": print_, "deployedFingerprint": deployed,
-        "sameAsDeployment": print_ == deployed,
+        "fingerprint": fingerprint, "deployedFingerprint": deployed,
+        "sameAsDeployment": fingerprint == deployed,
         "created": list(report.created), "overwritten": list(report.overwritten),
         "unchanged": list(report.unchanged),
         "ai": ({"status": "not_enabled", "keys": []} if ai_drafts is None

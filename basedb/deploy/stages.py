@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from basedb.deploy.state import LocalState
+from basedb.deploy.state import LocalState, StageStatus
 from basedb.errors import EXIT_NETWORK, ApiError, BasedbError, NetworkError
 
 T = TypeVar("T")
@@ -40,6 +40,9 @@ STAGE_LABELS = {
 }
 
 StageCallback = Callable[["StageResult"], None]
+# How each way a stage ends is written to the stage log (which has no "skipped").
+_LOGGED_AS: dict[str, StageStatus] = {"ok": "ok", "skipped": "ok", "failed": "failed",
+                                      "unknown": "unknown"}
 
 
 @dataclass(slots=True)
@@ -103,9 +106,9 @@ class StageRunner:
 
     # ------------------------------------------------------------------ recording
 
-    def _log(self, stage: str, status: str, detail: Mapping[str, Any] | None) -> None:
+    def _log(self, stage: str, status: StageStatus, detail: Mapping[str, Any] | None) -> None:
         if self.state is not None:
-            self.state.stages.append(self.attempt_id, stage, status,  # type: ignore[arg-type]
+            self.state.stages.append(self.attempt_id, stage, status,
                                      dict(detail) if detail else None)
 
     def start(self, stage: str, detail: Mapping[str, Any] | None = None) -> None:
@@ -117,7 +120,7 @@ class StageRunner:
         logged = dict(detail or {})
         if status == "skipped":
             logged["skipped"] = True
-        self._log(stage, "ok" if status == "skipped" else status, logged)
+        self._log(stage, _LOGGED_AS[status], logged)
         result = StageResult(stage, status, dict(detail or {}))
         self.results.append(result)
         if self.on_stage is not None:

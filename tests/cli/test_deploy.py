@@ -205,3 +205,28 @@ def test_conflicting_options_are_usage_errors(site: Path, args: list[str],
                                               message: str) -> None:
     result = run("deploy", "-C", str(site), *args)
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_a_terminal_gets_one_progress_line_per_stage(site: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import basedb.cli.common
+
+    monkeypatch.setattr(basedb.cli.common, "stderr_is_tty", lambda: True)
+    result = run("deploy", "-C", str(site), "--json")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert [line.split()[1].rstrip(":") for line in lines] == PREVIEW_STAGES
+    assert lines[2].split()[0] == "ok" and "PUT draft/functions" in lines[2]
+    json.loads(result.stdout)  # stdout stays pure data
+
+
+def test_a_terminal_sees_which_stage_failed(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import basedb.cli.common
+
+    monkeypatch.setattr(basedb.cli.common, "stderr_is_tty", lambda: True)
+    ok_json("deploy", "-C", str(site))
+    shutil.move(site / "ai" / "summarizeLeave", site / "ai" / "summarizeTeamLeave")
+    result = run("deploy", "-C", str(site))
+    assert result.exit_code == 1
+    assert "  failed   ai_sync: sync AI Functions" in result.stderr
+    assert "Error: Stage 'ai_sync'" in result.stderr
