@@ -189,3 +189,5 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
         return
     click.echo(f"Production of {token} now serves {deployment_id}.")
     click.echo(f"  URL: {result.get('baseAppUrl')}")
+    for notice in result.get("notices", []):
+        click.echo(f"Notice: {notice}", err=True)

@@ -181,10 +181,11 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     done.append("agent_tools")
     deployment = _create_deployment(api, runner, prepared)
 
-    state.deployments.record(DeploymentRecord.from_api(deployment,
-                                                       app_token=prepared.app_token))
-    state.save_artifact(prepared.fingerprint, prepared.site_zip)
     notices = list(prepared.check.notices)
+    recorded = record_locally(state, DeploymentRecord.from_api(
+        deployment, app_token=prepared.app_token), site_zip=prepared.site_zip)
+    if recorded is not None:
+        notices.append(recorded)
     return {
         "ok": True, "env": "preview", "appToken": prepared.app_token,
         "deploymentId": deployment["deploymentId"], "fingerprint": prepared.fingerprint,
@@ -195,6 +196,21 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
         **({"notices": notices} if notices else {}),
         "nextAction": next_action(prepared.app_token, "preview"),
     }
+
+
+def record_locally(state: LocalState, record: DeploymentRecord, *,
+                   site_zip: bytes | None = None) -> str | None:
+    """Record a deployment (and cache its site.zip) in the workspace's state; the notice to
+    show when that fails. The platform has the deployment either way, so a local record
+    that cannot be written never turns a deployment into a failure."""
+    try:
+        state.deployments.record(record)
+        if site_zip is not None:
+            state.save_artifact(record.fingerprint, site_zip)
+    except BasedbError as error:
+        return (f"{record.deployment_id} was deployed, but the local record was not written: "
+                f"{error.message} {error.hint or ''}").strip()
+    return None
 
 
 def _effects(done: list[str]) -> str:

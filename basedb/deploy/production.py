@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.deploy.pipeline import next_action
+from basedb.deploy.pipeline import next_action, record_locally
 from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
@@ -136,12 +136,13 @@ def deploy_production(root: Path, client: Client, *,
     else:
         url = _point_prod(api, runner, "promote", deployment_id,
                           lambda: api.promote(deployment_id))
-    state.deployments.record(DeploymentRecord(
+    notice = record_locally(state, DeploymentRecord(
         deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
     return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
             "fingerprint": fingerprint, "baseAppUrl": url,
             "stages": [r.to_dict() for r in runner.results],
+            **({"notices": [notice]} if notice else {}),
             "nextAction": next_action(app_token, "prod")}
 
 
@@ -179,6 +180,7 @@ def rollback(root: Path | None, client: Client, app_token: str, deployment_id: s
     """Point prod back at `deployment_id`, which must have been prod before."""
     state = LocalState(root) if root is not None else None
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
+    notice: str | None = None
     api = SiteApi(client, app_token)
     url = _point_prod(api, runner, "rollback", deployment_id,
                       lambda: api.rollback(deployment_id))
@@ -188,8 +190,9 @@ def rollback(root: Path | None, client: Client, app_token: str, deployment_id: s
         except BasedbError:
             fingerprint = None
         if isinstance(fingerprint, str):
-            state.deployments.record(DeploymentRecord(
+            notice = record_locally(state, DeploymentRecord(
                 deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
                 base_app_url=str(url), created_at=utc_now(), app_token=app_token))
     return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
-            "baseAppUrl": url, "stages": [r.to_dict() for r in runner.results]}
+            "baseAppUrl": url, "stages": [r.to_dict() for r in runner.results],
+            **({"notices": [notice]} if notice else {})}

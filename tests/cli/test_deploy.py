@@ -230,3 +230,15 @@ def test_a_terminal_sees_which_stage_failed(site: Path, monkeypatch: pytest.Monk
     assert result.exit_code == 1
     assert "  failed   ai_sync: sync AI Functions" in result.stderr
     assert "Error: Stage 'ai_sync'" in result.stderr
+
+
+def test_a_corrupt_local_record_does_not_undo_a_deployment(site: Path) -> None:
+    state = site / ".base-database-cli" / "state"
+    state.mkdir(parents=True)
+    (state / "deployments.json").write_text("{not json", encoding="utf-8")
+    result = ok_json("deploy", "-C", str(site))
+    assert remote(site, "/deployments")["previewDeploymentId"] == result["deploymentId"]
+    [notice] = [n for n in result["notices"] if "local record" in n]
+    assert result["deploymentId"] in notice and "Delete" in notice
+    text = run("deploy", "-C", str(site))
+    assert text.exit_code == 0 and "Notice:" in text.stderr and "deployments.json" in text.stderr
