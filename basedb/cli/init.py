@@ -55,8 +55,8 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     shown = result.workspace if directory == Path(".") else directory
     click.echo(f"Created workspace {shown} from template {template!r} "
                f"({result.title}, {len(result.files)} files).")
-    base = f"Base {result.base_token}" + ("" if base_token else " (with sample records)")
-    click.echo(f"Site {result.app_token} is bound to the tables of {base}.")
+    click.echo(f"Site {result.app_token} is bound to the tables of Base {result.base_token}"
+               f"{'' if base_token else _new_base_note(template)}.")
     click.echo("\nNext steps:")
     if result.workspace != Path.cwd().resolve():
         click.echo(f"  cd {shlex.quote(str(directory))}")
@@ -73,3 +73,12 @@ def _remember_profile(workspace: Path, profile: str) -> None:
     path = workspace / CONFIG_FILE
     text = path.read_text(encoding="utf-8")
     write_file_atomically(path, set_string(text, ("profile",), profile).encode("utf-8"))
+
+
+def _new_base_note(template: str) -> str:
+    from basedb.resources import TEMPLATE_SCHEMA_FILE, template_dir
+    from basedb.workspace.template_schema import load_template_schema
+
+    schema = load_template_schema(template_dir(template) / TEMPLATE_SCHEMA_FILE)
+    has_records = any(schema.records_of(t.name) for t in schema.tables)
+    return " (new, with sample records)" if has_records else " (new, empty)"

@@ -30,7 +30,7 @@ def test_init_example_prints_next_steps(tmp_path: Path) -> None:
     code, out, err = invoke("init", str(tmp_path / "site"))
     assert code == 0, err
     assert "from template 'example'" in out
-    assert "(with sample records)" in out
+    assert "(new, with sample records)" in out
     assert f"cd {tmp_path / 'site'}" in out
     assert "basedb check" in out and "basedb deploy" in out
     assert (tmp_path / "site" / "database-functions" / "listTeamLeave" / "main.sql").is_file()
