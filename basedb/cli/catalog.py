@@ -26,12 +26,12 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
     of the file (comments included) stays as it is. Ids are never removed: unbind tables
     on the platform explicitly.
     """
+    from basedb.cli.deploy import workspace_root
     from basedb.client.client import connect
     from basedb.client.profiles import current_profile
     from basedb.deploy.catalog_sync import pull_catalog
-    from basedb.workspace.loader import find_root
 
-    root = find_root(workspace_dir)
+    root = workspace_root(workspace_dir)
     resolved, _ = current_profile(profile, root)
     with connect(resolved) as client:
         result = pull_catalog(root, client)

@@ -46,14 +46,13 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     failed stage took effect).
     """
     from basedb.errors import UsageError
-    from basedb.workspace.loader import find_root
 
     if production and skip_ai_functions:
         raise click.UsageError("--skip-ai-functions applies to previews; --production "
                                "promotes a preview as it was deployed.")
     if yes and not production:
         raise click.UsageError("--yes confirms --production; a preview needs no confirmation.")
-    root = find_root(workspace_dir)
+    root = workspace_root(workspace_dir)
     if production and not yes and not dry_run:
         if not (sys.stdin.isatty() and common.stderr_is_tty()):
             raise UsageError("--production needs --yes: promoting to production changes what "
@@ -84,6 +83,16 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
             result = deploy_preview(root, client, skip_ai=skip_ai_functions,
                                     on_stage=progress)
     _report(result, as_json)
+
+
+def workspace_root(workspace_dir: Path | None) -> Path:
+    """The workspace at or above -C DIR (or the current directory); DIR must exist."""
+    from basedb.workspace.loader import find_root
+
+    if workspace_dir is not None and not workspace_dir.is_dir():
+        raise click.BadParameter(f"{workspace_dir} is not a directory.",
+                                 param_hint="'-C' / '--workspace'")
+    return find_root(workspace_dir)
 
 
 def _progress_printer() -> StageCallback:

@@ -22,12 +22,12 @@ def deployments_group() -> None:
 
 def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
     """(the site's appToken, the workspace root when there is one)."""
+    from basedb.cli.deploy import workspace_root
     from basedb.deploy.production import workspace_app_token
     from basedb.errors import WorkspaceNotFound
-    from basedb.workspace.loader import find_root
 
     try:
-        root: Path | None = find_root(workspace_dir)
+        root: Path | None = workspace_root(workspace_dir)
     except WorkspaceNotFound:
         if app_token is None or workspace_dir is not None:
             raise

@@ -26,6 +26,9 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
     """
     from basedb.doctor import run_doctor
 
+    if workspace_dir is not None and not workspace_dir.is_dir():
+        raise click.BadParameter(f"{workspace_dir} is not a directory.",
+                                 param_hint="'-C' / '--workspace'")
     result = run_doctor(profile, workspace_dir)
     if as_json:
         emit_json(result)

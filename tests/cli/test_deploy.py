@@ -242,3 +242,12 @@ def test_a_corrupt_local_record_does_not_undo_a_deployment(site: Path) -> None:
     assert result["deploymentId"] in notice and "Delete" in notice
     text = run("deploy", "-C", str(site))
     assert text.exit_code == 0 and "Notice:" in text.stderr and "deployments.json" in text.stderr
+
+
+@pytest.mark.parametrize("command", [["deploy"], ["catalog", "pull"],
+                                     ["deployments", "list"], ["doctor"]])
+def test_a_workspace_option_naming_no_directory_is_a_usage_error(site: Path,
+                                                                 command: list[str]) -> None:
+    result = run(*command, "-C", str(site / "no-such-dir"))
+    assert result.exit_code == 2
+    assert "no-such-dir is not a directory" in result.stderr
