@@ -64,6 +64,9 @@ class Endpoint:
     body_required: bool = True
     response: Mapping[str, Any] | None = None  # JSON Schema of the envelope's `data`
     response_media_type: str | None = None  # set when the handler returns a raw Response
+    # Set when some failures answer a page for a browser in this media type (sign-in,
+    # not found) rather than the JSON error envelope.
+    error_page_media_type: str | None = None
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.sessions).
     page_session: bool = False

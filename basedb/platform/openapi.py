@@ -143,10 +143,16 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
             {"$ref": "#/components/schemas/Envelope"},
             {"type": "object", "properties": {"data": data}},
         ]}}}}
+    failure: dict[str, Any] = {
+        "description": "An error envelope.", "headers": _LOG_ID_HEADER,
+        "content": {JSON: {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+    if endpoint.error_page_media_type is not None:
+        failure["description"] = ("An error page for a browser (sign-in, no access, not "
+                                  "found), or an error envelope (e.g. an invalid token).")
+        failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
     operation["responses"] = {
         "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success},
-        "default": {"description": "An error envelope.", "headers": _LOG_ID_HEADER,
-                    "content": {JSON: {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}},
+        "default": failure,
     }
     return operation
 

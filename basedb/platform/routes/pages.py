@@ -24,6 +24,8 @@ from basedb.platform.snapshots import deployment_id_for
 RUNTIME_FILE = Path(__file__).resolve().parents[2] / "_data" / "runtime.js"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 HTML = "text/html; charset=utf-8"
+# A page route answers any file of the site, typed by its extension (pages.content_type).
+SITE_FILE = "*/*"
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -189,11 +191,11 @@ ENDPOINTS = [
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=HTML),
+             response_media_type=SITE_FILE, error_page_media_type=HTML),
     Endpoint("GET", "/sites/{app_token}/{path:path}", serve_prod_page,
              "A page of the site's production release (members).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=HTML),
+             response_media_type=SITE_FILE, error_page_media_type=HTML),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
              "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
              "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,
