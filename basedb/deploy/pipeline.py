@@ -168,7 +168,7 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     state = LocalState(root)
     done: list[str] = []
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage,
-                         earlier_effects=lambda: _effects(done))
+                         earlier_effects=lambda known: _effects(done, known))
     prepared = prepare(root, runner, skip_ai=skip_ai)
     api = SiteApi(client, prepared.app_token)
 
@@ -213,11 +213,15 @@ def record_locally(state: LocalState, record: DeploymentRecord, *,
     return None
 
 
-def _effects(done: list[str]) -> str:
+def _effects(done: list[str], outcome_known: bool) -> str:
+    """What a failed preview deploy had already changed on the platform."""
     if not done:
         return "No earlier stage had changed anything on the platform."
-    return (f"Earlier stages changed the site's drafts ({', '.join(done)}), but no new "
-            "deployment was created: previews and production are as they were.")
+    changed = f"Earlier stages changed the site's drafts ({', '.join(done)})"
+    if not outcome_known:  # the failed stage may itself have created the deployment
+        return f"{changed}; production is as it was."
+    return (f"{changed}, but no new deployment was created: previews and production are as "
+            "they were.")
 
 
 def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:

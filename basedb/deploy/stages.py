@@ -96,12 +96,13 @@ class StageRunner:
 
     def __init__(self, state: LocalState | None, attempt_id: str, *,
                  on_stage: StageCallback | None = None,
-                 earlier_effects: Callable[[], str] | None = None) -> None:
+                 earlier_effects: Callable[[bool], str] | None = None) -> None:
         self.state = state
         self.attempt_id = attempt_id
         self.on_stage = on_stage
         self.results: list[StageResult] = []
-        # Says, when a stage fails, what earlier stages already changed remotely.
+        # Says, when a stage fails, what earlier stages already changed remotely; told
+        # whether the failed stage's own outcome is known.
         self.earlier_effects = earlier_effects
 
     # ------------------------------------------------------------------ recording
@@ -144,8 +145,8 @@ class StageRunner:
         return DeployStageError(stage, error, outcome_known=True, message=message,
                                 hint=hint or error.hint, stages=self.results)
 
-    def _effects(self) -> str:
-        effects = self.earlier_effects() if self.earlier_effects else ""
+    def _effects(self, *, outcome_known: bool = True) -> str:
+        effects = self.earlier_effects(outcome_known) if self.earlier_effects else ""
         return f" {effects}" if effects else ""
 
     def run(self, stage: str, call: Callable[[], T], *, hint: str | None = None) -> T:
@@ -190,7 +191,8 @@ class StageRunner:
                                        "readBackError": _error_detail(read)})
         message = (f"Stage {stage!r} ({STAGE_LABELS.get(stage, stage)}) has an unknown "
                    f"outcome: {sent.message.rstrip('.')}, and reading it back failed too "
-                   f"({read.message.rstrip('.')}). Nothing was re-sent.{self._effects()}")
+                   f"({read.message.rstrip('.')}). Nothing was re-sent."
+                   f"{self._effects(outcome_known=False)}")
         error = DeployStageError(
             stage, sent, outcome_known=False, message=message,
             hint="Check what happened with `basedb deployments status` (and `basedb "

@@ -102,13 +102,16 @@ class Faults:
         self.rules: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
 
-    def add(self, method: str, suffix: str, kind: str, *, times: int = 1) -> None:
-        self.rules.append({"method": method, "suffix": suffix, "kind": kind, "left": times})
+    def add(self, method: str, suffix: str, kind: str, *, times: int = 1,
+            after: tuple[str, str] | None = None) -> None:
+        """A fault; with `after` (method, suffix) only for requests that follow one."""
+        self.rules.append({"method": method, "suffix": suffix, "kind": kind, "left": times,
+                           "after": after, "armed": after is None})
 
     def answer(self, method: str, suffix: str, response: httpx.Response) -> None:
         """Answer matching requests with `response` instead of the platform's."""
         self.rules.append({"method": method, "suffix": suffix, "kind": "answer",
-                           "left": 10**6, "response": response})
+                           "left": 10**6, "response": response, "armed": True})
 
     def count(self, method: str, suffix: str) -> int:
         return sum(1 for m, p in self.calls if m == method and p.endswith(suffix))
@@ -116,15 +119,20 @@ class Faults:
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
         self.calls.append((request.method, path))
+        fired = next((rule for rule in self.rules
+                      if rule["left"] and rule["armed"] and request.method == rule["method"]
+                      and path.endswith(rule["suffix"])), None)
         for rule in self.rules:
-            if rule["left"] and request.method == rule["method"] \
-                    and path.endswith(rule["suffix"]):
-                rule["left"] -= 1
-                if rule["kind"] == "answer":
-                    response: httpx.Response = rule["response"]
-                    return response
-                return self._fault(rule["kind"], request)
-        return forward(request)
+            after = rule.get("after")
+            if after and request.method == after[0] and path.endswith(after[1]):
+                rule["armed"] = True
+        if fired is None:
+            return forward(request)
+        fired["left"] -= 1
+        if fired["kind"] == "answer":
+            response: httpx.Response = fired["response"]
+            return response
+        return self._fault(fired["kind"], request)
 
     def _fault(self, kind: str, request: httpx.Request) -> httpx.Response:
         if kind.startswith("applied_then_"):

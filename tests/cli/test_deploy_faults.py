@@ -189,3 +189,16 @@ def test_with_the_file_present_a_missing_policy_endpoint_stops_the_deploy(
     assert faults.count("GET", "/draft/agent-tools") == 0, "a 404 needs no read-back"
     assert deployments(site) == []
 
+
+
+def test_an_unknown_deployment_outcome_claims_nothing_about_previews(site: Path,
+                                                                    faults: Faults) -> None:
+    faults.add("POST", "/deployments", "applied_then_timeout")
+    faults.add("GET", "/deployments", "timeout", after=("POST", "/deployments"))
+    code, error = deploy(site)
+    assert code == 4
+    assert error["detail"]["stage"] == "deployment"
+    assert error["detail"]["outcomeKnown"] is False
+    assert "no new deployment was created" not in error["message"]
+    assert "production is as it was" in error["message"]
+    assert len(deployments(site)) == 1, "it was created; the user is told to check"
