@@ -38,6 +38,7 @@ DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 DATETIME_PATTERN = (r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
                     r"(Z|[+-]\d{2}:?\d{2})?)?$")
 _REFERENCE_TYPES = frozenset({"record_id", "link", "user", "created_by", "updated_by"})
+MUTATION_ACTIONS = ("create", "update", "delete")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,11 +199,22 @@ def list_item(plan: FunctionPlan, *, internal: bool) -> dict[str, Any]:
     return item
 
 
+def mutation_action(decl: AnyDeclaration | None) -> str | None:
+    """What a Mutation does to records (create, update or delete); None for other kinds."""
+    if isinstance(decl, Mutation) and decl.spec is not None \
+            and decl.spec.action in MUTATION_ACTIONS:
+        return str(decl.spec.action)
+    return None
+
+
 def describe_function(plan: FunctionPlan, *, app_token: str, env: str,
                       internal: bool) -> dict[str, Any]:
     """The `function` object of `GET …/functions/{id}`."""
     out = list_item(plan, internal=internal)
     out["deploymentId"] = plan.deployment_id
+    action = mutation_action(plan.declaration)
+    if action is not None:
+        out["action"] = action  # lets a caller tell a delete from a create before calling
     schema = plan.input_schema if plan.ready else None
     example: dict[str, Any] | None
     if plan.kind in ("database_function", "mutation"):

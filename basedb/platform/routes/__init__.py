@@ -23,8 +23,8 @@ import importlib
 from basedb.platform.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
-    "users", "bases", "records", "sites", "drafts", "deployments", "functions", "docs",
-    "pages",
+    "users", "bases", "records", "sites", "drafts", "deployments", "functions", "skill",
+    "docs", "pages",
 )
 
 

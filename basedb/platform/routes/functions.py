@@ -143,6 +143,8 @@ _FUNCTION: Schema = obj({
     "callCommand": _NULLABLE_STRING,
     "outputSchema": {"type": "object", "description": "The shape of `data` on success "
                      "(Database Functions and Mutations)."},
+    "action": {"type": "string", "enum": ["create", "update", "delete"],
+               "description": "Mutations only: what the write does to records."},
 }, (*_ITEM_REQUIRED, "deploymentId", "inputSchema", "parameters", "requestExample",
     "replacePaths", "callCommand"))
 
