@@ -1,0 +1,209 @@
+"""`basedb agent-tools skill install` and `basedb agent-tools list`: a published site's
+functions for local agents (upstream agent-tools.md "安装到本地 Agent").
+
+    result = install_site_skill(client, app_token=…, endpoint=…, profile_name=…,
+                                roots=target_roots(target, directory), force=False,
+                                from_site=True)
+
+The Skill is fetched from production (`GET /sites/{app}/skill?env=prod`), checked (a
+remote endpoint's answer is never trusted to name safe paths), adapted to the folder it
+lands in (the frontmatter name must equal it) and to the profile it was installed with
+(every `basedb api` command in it gets `--profile`, so it reaches this site from any
+directory), then written atomically into each target.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from basedb.agent_tools.install import (
+    InstallRecords,
+    PlannedInstall,
+    SkillOwner,
+    install_everywhere,
+    install_record,
+    plan_install,
+)
+from basedb.agent_tools.skill_spec import (
+    DESCRIPTION_MAX,
+    clip_text,
+    frontmatter_problems,
+    is_valid_name,
+    render_frontmatter,
+    split_frontmatter,
+)
+from basedb.errors import InputError
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+
+APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|$)")
+_REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$")
+MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
+MAX_REFERENCES = 20
+
+
+def parse_site(value: str) -> str:
+    """The app token named by --site: a token, or a site link (its baseAppUrl or any
+    URL whose path holds /sites/<token>/)."""
+    text = value.strip()
+    if APP_TOKEN_RE.match(text):
+        return text
+    path = urlsplit(text).path if "://" in text else text
+    match = _SITE_PATH_RE.search(path)
+    if match is None:
+        raise InputError(f"--site {value!r} is neither an app token nor a site link.",
+                         code="SITE_INVALID",
+                         hint="Pass the site's app token (e.g. Prj…) or its link, such as "
+                              "http://127.0.0.1:8787/sites/<token>/.")
+    return match.group(1)
+
+
+def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Path | None]:
+    """(app token, the workspace root whose profile applies, if any): --site when
+    given, else the appToken of the workspace at or above `workspace_dir` (cwd)."""
+    from basedb.deploy.production import workspace_app_token
+    from basedb.errors import WorkspaceNotFound
+    from basedb.workspace.loader import find_root
+
+    if site is None:
+        root = find_root(workspace_dir)
+        return workspace_app_token(root), root
+    try:
+        found: Path | None = find_root(workspace_dir)
+    except WorkspaceNotFound:
+        if workspace_dir is not None:
+            raise
+        found = None
+    return parse_site(site), found
+
+
+def list_open_functions(client: Client, app_token: str, env: str) -> dict[str, Any]:
+    """The functions a caller's agents can use on `env`, each with its access."""
+    envelope = client.paginate("GET", f"/sites/{app_token}/functions",
+                               params={"env": env}, list_field="functions")
+    data = envelope.get("data") or {}
+    functions = []
+    for item in data.get("functions") or []:
+        if isinstance(item, dict):
+            access = "read" if item.get("functionType") == "database_function" else "write"
+            functions.append({**item, "access": access})
+    return {"appToken": app_token, "env": env, "deploymentId": data.get("deploymentId"),
+            "functions": functions}
+
+
+# ------------------------------------------------------------------- fetching
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSkill:
+    name: str
+    app_token: str
+    deployment_id: str
+    front: dict[str, Any]
+    body: str
+    references: dict[str, str]
+    function_count: int
+
+
+def fetch_site_skill(client: Client, app_token: str) -> SiteSkill:
+    """The site's prod Skill, checked; InputError naming what is unusable."""
+    data = client.request("GET", f"/sites/{app_token}/skill", params={"env": "prod"}).get(
+        "data")
+    where = f"The site Skill of {app_token} from {client.base_url}"
+    if not isinstance(data, dict):
+        raise _unusable(where, "the answer has no data object")
+    name, markdown = data.get("name"), data.get("markdown")
+    if not is_valid_name(name):
+        raise _unusable(where, f"its name {name!r} is not a valid skill name")
+    if not isinstance(markdown, str) or len(markdown) > MAX_DOCUMENT_CHARS:
+        raise _unusable(where, "its markdown is missing or too large")
+    split = split_frontmatter(markdown)
+    if split is None:
+        raise _unusable(where, "SKILL.md has no YAML frontmatter")
+    front, body = split
+    references = data.get("references") or {}
+    if not isinstance(references, dict) or len(references) > MAX_REFERENCES:
+        raise _unusable(where, "references is not a small object of files")
+    checked: dict[str, str] = {}
+    for file_name, text in references.items():
+        if not isinstance(file_name, str) or not _REFERENCE_NAME_RE.match(file_name) \
+                or not isinstance(text, str) or len(text) > MAX_DOCUMENT_CHARS:
+            raise _unusable(where, f"reference {file_name!r} is not a plain .md file name "
+                            "with text")
+        checked[file_name] = text
+    functions = data.get("functions")
+    deployment_id = data.get("deploymentId")
+    return SiteSkill(name=str(name), app_token=app_token,
+                     deployment_id=deployment_id if isinstance(deployment_id, str) else "",
+                     front=front, body=body, references=checked,
+                     function_count=len(functions) if isinstance(functions, list) else 0)
+
+
+def _unusable(where: str, why: str) -> InputError:
+    return InputError(f"{where} cannot be installed: {why}.", code="SKILL_RESPONSE_INVALID",
+                      hint="The profile's endpoint may not be a Base Database platform, or it "
+                           "is newer than this basedb: upgrade basedb and try again.")
+
+
+def skill_files(skill: SiteSkill, *, name: str, profile_name: str) -> dict[str, str]:
+    """SKILL.md and references/ as installed under the folder `name`."""
+    front = dict(skill.front)
+    front["name"] = name
+    description = front.get("description")
+    if isinstance(description, str) and len(description) > DESCRIPTION_MAX:
+        front["description"] = clip_text(description, DESCRIPTION_MAX)
+    metadata = front.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, dict) else {}
+    metadata["profile"] = profile_name
+    front["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+    problems = frontmatter_problems(front, directory=name)
+    if problems:
+        raise _unusable(f"The site Skill of {skill.app_token}", "; ".join(problems))
+    # The agent may run anywhere, including inside another workspace whose profile
+    # points elsewhere: name the profile on every call.
+    body = skill.body.replace("basedb api ", f"basedb api --profile {profile_name} ")
+    files = {"SKILL.md": render_frontmatter(front) + body}
+    files.update({f"references/{file_name}": text
+                  for file_name, text in skill.references.items()})
+    return files
+
+
+# ------------------------------------------------------------------- installing
+
+
+def install_site_skill(client: Client, *, app_token: str, endpoint: str, profile_name: str,
+                       roots: list[tuple[str, Path]], force: bool, from_site: bool
+                       ) -> dict[str, Any]:
+    """Fetch the site's prod Skill and install it into every root.
+
+    `from_site`: installed by --site (a member's install), which updates its own
+    recorded install in place; a project install (the workspace's site) into an
+    existing directory needs `force`.
+    """
+    skill = fetch_site_skill(client, app_token)
+    records = InstallRecords.load()
+    owner = SkillOwner("site", app_token, endpoint)
+    plans = [plan_install(records, target=target, root=root, name=skill.name, owner=owner,
+                          force=force, replace_own=from_site)
+             for target, root in roots]
+
+    def files_for(planned: PlannedInstall) -> dict[str, str]:
+        return skill_files(skill, name=planned.name, profile_name=profile_name)
+
+    for planned in plans:
+        files_for(planned)  # refuse an unusable document before anything is written
+    installed = install_everywhere(
+        plans, files_for, records,
+        lambda planned: install_record(planned, owner, deployment_id=skill.deployment_id))
+    notices = [*records.notices, *(n for planned in plans for n in planned.notices)]
+    return {"appToken": app_token, "deploymentId": skill.deployment_id,
+            "functionCount": skill.function_count, "installed": installed,
+            "skillCommand": "cat " + shlex.quote(f"{installed[0]['path']}/SKILL.md"),
+            "notices": notices}
