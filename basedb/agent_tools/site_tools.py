@@ -1,0 +1,336 @@
+"""A site's functions as model-facing tools: names, descriptions, input schemas, hints
+and result digests. `basedb.agent_tools.mcp_server` serves them over MCP; this module
+does not import the MCP SDK, so its contract can be read and tested on its own.
+
+Each function open to agents whose schema is usable becomes a tool named by its
+functionId, with the function's own description, the live inputSchema from the
+describe endpoint and hints from its kind:
+
+    Database Function   readOnlyHint
+    Mutation            destructiveHint (delete), idempotentHint (update), closed world
+    FaaS, AI Function   not read-only, open world (server code, a model)
+
+Every tool that is not read-only carries the approval guard: say what will change and
+wait for the user's yes. Three meta tools reach functions published after the server
+started: discover_functions, describe_function, invoke_function. Results are the
+invoke `data` as JSON, capped at MAX_RESULT_CHARS with a note; failures are error
+results carrying the platform's message, whose Fix: and Retry: say what to do next.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from basedb.errors import ApiError, BasedbError
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+
+DISCOVER, DESCRIBE, INVOKE = "discover_functions", "describe_function", "invoke_function"
+META_TOOLS = (DISCOVER, DESCRIBE, INVOKE)
+MAX_RESULT_CHARS = 32 * 1024
+MAX_DESCRIPTION_CHARS = 2000
+CALLABLE_STATUSES = ("ready", "missing")
+_FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_SKIPPED_RECORDS = ("record_not_found", "precondition_failed")
+
+APPROVAL_GUARD = ("Before calling, tell the user in plain words what will change and wait "
+                  "for their explicit yes. If a call fails, times out or its outcome is "
+                  "unknown, do not call it again: check with a read-only tool first.")
+PARTIAL_NOTE = ("A result with code 0 may still be partial: check record_not_found, "
+                "precondition_failed and ignored_fields.")
+KIND_NOTES = {
+    "database_function": "Read-only: queries the site's data and changes nothing.",
+    "create": "Writes: creates records in the site's tables.",
+    "update": "Writes: changes existing records of the site's tables.",
+    "delete": "Writes: deletes records of the site's tables; they cannot be restored.",
+    "faas": "Runs the site's server code, which may write data or call other services.",
+    "ai_function": "Runs an AI model on the input; it may take a while and is not free.",
+}
+MISSING_SCHEMA_NOTE = ("It declares no input schema: decide the arguments from this "
+                       "description, and stop and ask the user when you cannot.")
+EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {},
+                                "additionalProperties": False}
+ANY_OBJECT: dict[str, Any] = {"type": "object"}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, bool]
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    text: str
+    is_error: bool = False
+
+
+def access_of(function_type: object) -> str:
+    return "read" if function_type == "database_function" else "write"
+
+
+def function_annotations(function_type: str, action: str | None) -> dict[str, bool]:
+    """MCP tool annotations (readOnlyHint, destructiveHint, idempotentHint,
+    openWorldHint) of a function kind; unset hints keep MCP's cautious defaults."""
+    if function_type == "database_function":
+        return {"readOnlyHint": True, "openWorldHint": False}
+    if function_type == "mutation":
+        return {"readOnlyHint": False, "destructiveHint": action == "delete",
+                "idempotentHint": action == "update", "openWorldHint": False}
+    if function_type == "ai_function":
+        return {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+                "openWorldHint": True}
+    return {"readOnlyHint": False, "openWorldHint": True}
+
+
+def function_tool_description(described: dict[str, Any]) -> str:
+    """The function's own description, then what kind of call it is; writes end with
+    the approval guard."""
+    function_type = str(described.get("functionType") or "")
+    action = described.get("action")
+    own = " ".join(str(described.get("description") or "").split()) or "No description."
+    if len(own) > MAX_DESCRIPTION_CHARS:
+        own = own[: MAX_DESCRIPTION_CHARS - 1] + "…"
+    parts = [own]
+    note_key = action if function_type == "mutation" and action in KIND_NOTES else function_type
+    if note_key in KIND_NOTES:
+        parts.append(KIND_NOTES[note_key])
+    if described.get("schemaStatus") == "missing":
+        parts.append(MISSING_SCHEMA_NOTE)
+    if function_type == "mutation":
+        parts.append(PARTIAL_NOTE)
+    if access_of(function_type) == "write":
+        parts.append(APPROVAL_GUARD)
+    return "\n\n".join(parts)
+
+
+def function_tool(described: dict[str, Any]) -> ToolSpec:
+    """The tool of one function, from its describe answer (`data.function`)."""
+    schema = described.get("inputSchema")
+    if not isinstance(schema, dict) or schema.get("type") not in (None, "object"):
+        schema = ANY_OBJECT  # no schema (status missing): the platform takes any object
+    schema = dict(schema)
+    schema.setdefault("type", "object")
+    name = str(described.get("name") or "")
+    function_id = str(described["functionId"])
+    return ToolSpec(
+        name=function_id, description=function_tool_description(described),
+        input_schema=schema,
+        annotations=function_annotations(str(described.get("functionType") or ""),
+                                         described.get("action")),
+        title=name if name and name != function_id else None)
+
+
+META_TOOL_SPECS = (
+    ToolSpec(DISCOVER, "List the site's published functions: functionId, description, "
+             "type, read or write access, schemaStatus and the tool that calls each. Use it "
+             "when no tool fits the task (a function may have been published after this "
+             "server started) or to learn why a function is not callable.",
+             EMPTY_OBJECT, {"readOnlyHint": True, "openWorldHint": False}),
+    ToolSpec(DESCRIBE, "Read the live description of one function: inputSchema, "
+             "parameters[] (reference: ids to fetch with a read function as valueHint "
+             "says; optionSummary: some options, not all), a requestExample whose "
+             "replacePaths are placeholders. Call it before invoke_function, and again "
+             "before every write.",
+             {"type": "object", "properties": {"functionId": {
+                 "type": "string", "description": "A functionId from discover_functions."}},
+              "required": ["functionId"], "additionalProperties": False},
+             {"readOnlyHint": True, "openWorldHint": False}),
+    ToolSpec(INVOKE, "Call a function by functionId with named params, as its "
+             "describe_function inputSchema says. Prefer the function's own tool when you "
+             f"have one. {PARTIAL_NOTE} For any function whose access is write: "
+             f"{APPROVAL_GUARD}",
+             {"type": "object", "properties": {
+                 "functionId": {"type": "string",
+                                "description": "A functionId from discover_functions."},
+                 "params": {"type": "object", "description": "Named parameters (an object, "
+                            "never an array); {} when the function takes none."}},
+              "required": ["functionId"], "additionalProperties": False},
+             {"readOnlyHint": False, "openWorldHint": True}),
+)
+
+
+# -------------------------------------------------------------------------- results
+
+
+def digest(data: Any) -> str:
+    """`data` as JSON text, at most MAX_RESULT_CHARS, saying so when cut. A Mutation
+    result that did not do everything asked gets notes first, since code 0 then does
+    not mean all done."""
+    text = json.dumps(data, ensure_ascii=False)
+    notes = []
+    if isinstance(data, dict):
+        skipped = [f"{name}: {json.dumps(data[name], ensure_ascii=False)}"
+                   for name in _SKIPPED_RECORDS if data.get(name)]
+        if skipped:
+            notes.append("Note: not every record was written (" + "; ".join(skipped) + ").")
+        if data.get("ignored_fields"):
+            notes.append("Note: fields left unchanged because their optional parameter was "
+                         "missing or null: "
+                         f"{json.dumps(data['ignored_fields'], ensure_ascii=False)}.")
+    tail = []
+    if len(text) > MAX_RESULT_CHARS:
+        tail.append(f"[Truncated: showing the first {MAX_RESULT_CHARS} of {len(text)} "
+                    "characters of the JSON result. Narrow the parameters (filters, limit, "
+                    "offset) to see the rest.]")
+        text = text[:MAX_RESULT_CHARS]
+    return "\n".join([*notes, text, *tail])
+
+
+def error_outcome(error: BasedbError) -> ToolOutcome:
+    """The platform's message as it is (its Fix: and Retry: intact), with the code and
+    log id, and basedb's hint where it adds one (e.g. a write of unknown outcome)."""
+    parts = [error.message]
+    extra = []
+    if error.code not in (None, ""):
+        extra.append(f"code {error.code}")
+    log_id = error.detail.get("log_id")
+    if log_id and str(log_id) not in error.message:
+        extra.append(f"LogID {log_id}")
+    if extra:
+        parts[0] += f" ({', '.join(extra)})"
+    if error.hint and not isinstance(error, ApiError):
+        parts.append(error.hint)
+    return ToolOutcome("\n".join(parts), is_error=True)
+
+
+# ------------------------------------------------------------------------ the site
+
+
+@dataclass
+class SiteTools:
+    """The tools of one site and env, over a basedb client. Methods are synchronous
+    and serialised (one request at a time); the MCP layer runs them in worker threads."""
+
+    client: Client
+    app_token: str
+    env: str = "prod"
+    title: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def _base(self) -> str:
+        return f"/sites/{self.app_token}/functions"
+
+    def functions(self) -> list[dict[str, Any]]:
+        """Every function open to agents (all pages); raises when the site cannot be
+        listed (no deployment for env, no access)."""
+        with self._lock:
+            envelope = self.client.paginate("GET", self._base, params={"env": self.env},
+                                            list_field="functions")
+        items = (envelope.get("data") or {}).get("functions") or []
+        return [item for item in items if isinstance(item, dict)
+                and isinstance(item.get("functionId"), str)]
+
+    def describe(self, function_id: str) -> dict[str, Any]:
+        with self._lock:
+            data = self.client.request("GET", f"{self._base}/{function_id}",
+                                       params={"env": self.env}).get("data") or {}
+        described = data.get("function")
+        return described if isinstance(described, dict) else {}
+
+    def invoke(self, function_id: str, params: dict[str, Any]) -> Any:
+        with self._lock:
+            envelope = self.client.request("POST", f"{self._base}/{function_id}/invoke",
+                                           params={"env": self.env}, json={"params": params})
+        return envelope.get("data")
+
+    def load_title(self) -> str:
+        """The site's title (the app token when it cannot be read)."""
+        if self.title is None:
+            try:
+                with self._lock:
+                    data = self.client.request("GET", f"/sites/{self.app_token}").get("data")
+                title = data.get("title") if isinstance(data, dict) else None
+            except BasedbError:
+                title = None
+            self.title = title if isinstance(title, str) and title else self.app_token
+        return self.title
+
+    def instructions(self) -> str:
+        title = self.load_title()
+        return (f'Tools for the Base Database site "{title}" (app token {self.app_token}, '
+                f"{self.env} release). Each site function is a tool named by its "
+                "functionId; tools marked read-only only read, every other tool may "
+                f"change data or run code. {APPROVAL_GUARD} {PARTIAL_NOTE} Error messages "
+                "say what to fix (Fix:) "
+                "and whether another attempt can succeed (Retry:); never retry "
+                "automatically. For functions published after this server started, use "
+                f"{DISCOVER}, {DESCRIBE} and {INVOKE}.")
+
+    # --- tools -------------------------------------------------------------------
+
+    def tools(self) -> list[ToolSpec]:
+        """The function tools (read live: listing, then a describe per function) and
+        the meta tools. Functions that cannot be called now are left to discover."""
+        specs: list[ToolSpec] = []
+        for item in self.functions():
+            function_id = item["functionId"]
+            if item.get("schemaStatus") not in CALLABLE_STATUSES or function_id in META_TOOLS:
+                continue
+            try:
+                described = self.describe(function_id)
+            except BasedbError:
+                continue  # unpublished or changed since the listing: discover shows it
+            if described.get("functionId") == function_id:
+                specs.append(function_tool(described))
+        return [*specs, *META_TOOL_SPECS]
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
+        arguments = arguments or {}
+        try:
+            if name == DISCOVER:
+                return ToolOutcome(digest(self._discover()))
+            if name == DESCRIBE:
+                return ToolOutcome(digest(self.describe(_function_id(arguments))))
+            if name == INVOKE:
+                params = arguments.get("params", {})
+                if params is None:
+                    params = {}
+                if not isinstance(params, dict):
+                    raise _BadArguments("params must be an object of named parameters, "
+                                        'e.g. {"status": "Open"}, not an array or a string.')
+                return ToolOutcome(digest(self.invoke(_function_id(arguments), params)))
+            if not _FUNCTION_ID_RE.match(name):
+                raise _BadArguments(f"There is no tool {name!r}; call {DISCOVER} to see the "
+                                    "site's functions.")
+            return ToolOutcome(digest(self.invoke(name, arguments)))
+        except _BadArguments as exc:
+            return ToolOutcome(str(exc), is_error=True)
+        except BasedbError as error:
+            return error_outcome(error)
+
+    def _discover(self) -> dict[str, Any]:
+        functions = []
+        for item in self.functions():
+            status = item.get("schemaStatus")
+            callable_now = status in CALLABLE_STATUSES
+            tool = (item["functionId"] if callable_now and item["functionId"] not in META_TOOLS
+                    else INVOKE if callable_now else None)
+            functions.append({
+                "functionId": item["functionId"], "name": item.get("name"),
+                "description": item.get("description"),
+                "functionType": item.get("functionType"),
+                "access": access_of(item.get("functionType")), "schemaStatus": status,
+                "statusHint": item.get("statusHint"), "tool": tool})
+        return {"appToken": self.app_token, "env": self.env, "functions": functions}
+
+
+class _BadArguments(Exception):
+    """Arguments a meta tool cannot use; reported to the model as an error result."""
+
+
+def _function_id(arguments: dict[str, Any]) -> str:
+    function_id = arguments.get("functionId")
+    if not isinstance(function_id, str) or not _FUNCTION_ID_RE.match(function_id):
+        raise _BadArguments(f"functionId must be a functionId from {DISCOVER} (a letter, then "
+                            f"letters, digits or _), not {function_id!r}.")
+    return function_id

@@ -1,0 +1,51 @@
+"""`basedb mcp`: serve a site's open functions as MCP tools over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from basedb.cli.common import profile_option, workspace_option
+
+
+@click.command("mcp")
+@click.option("--site", default=None, metavar="URL|TOKEN",
+              help="The site: its app token or link (default: the site of the current "
+                   "workspace).")
+@click.option("--env", type=click.Choice(["prod", "preview"]), default="prod",
+              show_default=True,
+              help="Which release to serve (preview: the site's owners and admins only).")
+@workspace_option
+@profile_option
+def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
+                profile: str | None) -> None:
+    """Serve the site's functions open to agents as MCP tools over stdio.
+
+    Each callable function is a tool named by its functionId, with its description, its
+    live inputSchema and hints (Database Functions read-only; Mutations say whether they
+    delete or can be repeated). discover_functions, describe_function and
+    invoke_function reach functions published after the server started. stdout carries
+    the protocol; messages go to stderr. Needs the MCP SDK: pip install 'basedb[mcp]'.
+
+    \b
+    Example client configuration:
+      {"command": "basedb", "args": ["mcp", "--site", "APP_TOKEN"]}
+    """
+    import importlib.util
+
+    from basedb.errors import UsageError
+
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError("`basedb mcp` needs the MCP Python SDK, which is not installed.",
+                         code="MCP_NOT_INSTALLED", hint="pip install 'basedb[mcp]'")
+    from basedb.agent_tools.mcp_server import run_stdio
+    from basedb.agent_tools.site_skill import resolve_site
+    from basedb.agent_tools.site_tools import SiteTools
+    from basedb.client.client import connect
+    from basedb.client.profiles import current_profile
+
+    app_token, root = resolve_site(site, workspace_dir)
+    resolved, _ = current_profile(profile, root)
+    with connect(resolved) as client:
+        run_stdio(SiteTools(client, app_token, env))
