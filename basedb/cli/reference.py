@@ -36,7 +36,9 @@ def render_cli_reference() -> str:
     from basedb.cli import cli
 
     # A fixed width keeps the file identical whatever terminal regenerates it.
-    root = click.Context(cli, info_name="basedb", terminal_width=100, max_content_width=100)
+    # The CLI's own context settings (-h/--help) so the text matches `basedb … --help`.
+    root = click.Context(cli, info_name="basedb", terminal_width=100, max_content_width=100,
+                         **cli.context_settings)
     lines = ["# basedb command reference", "",
              "Generated from the commands themselves (`python -m basedb.cli.reference "
              "--write`); `basedb COMMAND --help` prints the same text.", ""]

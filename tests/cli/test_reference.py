@@ -11,7 +11,8 @@ from basedb.cli.reference import expected_files, iter_commands
 def test_every_command_has_help_and_appears_in_the_reference() -> None:
     reference = expected_files()
     cli_md = next(text for path, text in reference.items() if path.name == "cli.md")
-    commands = list(iter_commands(cli, click.Context(cli, info_name="basedb")))
+    commands = list(iter_commands(cli, click.Context(cli, info_name="basedb",
+                                                     **cli.context_settings)))
     assert len(commands) >= 20
     for path, command, _ in commands:
         assert (command.help or "").strip(), f"{path} has no help text"
