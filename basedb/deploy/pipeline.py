@@ -110,10 +110,17 @@ def findings_error(result: CheckResult) -> FindingsError:
                 "errors": [f.to_dict() for f in result.errors]})
 
 
-def next_action(app_token: str, env: str) -> dict[str, Any]:
-    """nextAction.externalAgent.installation (upstream agent-tools.md 安装到本地 Agent)."""
+def next_action(app_token: str, env: str, *,
+                skill_error: BasedbError | None = None) -> dict[str, Any]:
+    """nextAction.externalAgent.installation (upstream agent-tools.md 安装到本地 Agent):
+    available when production's Skill could be read (`skill_error` says why not)."""
+    installation: dict[str, Any]
     if env == "prod":
-        installation = {"available": True, "command": f"{SKILL_INSTALL} --site {app_token}"}
+        installation = {"available": skill_error is None,
+                        "command": f"{SKILL_INSTALL} --site {app_token}"}
+        if skill_error is not None:
+            installation["reason"] = (f"The production Skill could not be read: "
+                                      f"{skill_error.message}")
     else:
         installation = {"available": False, "command": SKILL_INSTALL,
                         "reason": "The site Skill is installed from production; promote "

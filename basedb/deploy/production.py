@@ -139,11 +139,16 @@ def deploy_production(root: Path, client: Client, *,
     notice = record_locally(state, DeploymentRecord(
         deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
+    try:  # whether members can install the site Skill now (upstream: false if unreadable)
+        api.skill()
+        skill_error: BasedbError | None = None
+    except BasedbError as error:
+        skill_error = error
     return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
             "fingerprint": fingerprint, "baseAppUrl": url,
             "stages": [r.to_dict() for r in runner.results],
             **({"notices": [notice]} if notice else {}),
-            "nextAction": next_action(app_token, "prod")}
+            "nextAction": next_action(app_token, "prod", skill_error=skill_error)}
 
 
 def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,

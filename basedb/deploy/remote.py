@@ -87,6 +87,10 @@ class SiteApi:
 
     # ------------------------------------------------------------------ functions
 
+    def skill(self) -> dict[str, Any]:
+        """The site Skill rendered from production (GET /skill?env=prod)."""
+        return self._get("/skill", params={"env": "prod"})
+
     def invoke(self, function_id: str, params: dict[str, Any], *,
                env: str = "prod") -> dict[str, Any]:
         return _data(self.client.request(

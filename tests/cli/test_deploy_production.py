@@ -213,3 +213,17 @@ def test_rollback_to_a_deployment_that_never_was_prod_is_refused(site: Path) -> 
     error = error_json(result)
     assert error["code"] == 800004020 and error["detail"]["stage"] == "rollback"
     assert listing(site)["prodDeploymentId"] is None
+
+
+def test_an_unreadable_site_skill_is_not_offered_for_installation(site: Path) -> None:
+    ok_json("deploy", "-C", str(site))
+    with forward_to_platform() as faults:
+        faults.add("GET", "/skill", "503")
+        result = run("deploy", "-C", str(site), "--production", "--yes", "--profile",
+                     "remote", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert faults.count("GET", "/skill") == 1
+    installation = json.loads(result.stdout)["nextAction"]["externalAgent"]["installation"]
+    assert installation["available"] is False
+    assert installation["reason"].startswith("The production Skill could not be read")
+    assert installation["command"].endswith(f"--site {app_token_of(site)}")
