@@ -33,13 +33,20 @@ def test_demo_creates_deploys_promotes_and_invokes(tmp_path: Path,
 
 def test_the_suggested_api_commands_work(tmp_path: Path) -> None:
     result = ok_json("demo", str(tmp_path / "demo"))
+    tried = 0
     for line in result["next"]["try"]:
         words = shlex.split(line)
-        if words[:2] != ["basedb", "api"]:
-            continue
-        done = run(*words[1:], cwd=tmp_path / "demo")
-        assert done.exit_code == 0, (line, done.stderr)
-        assert json.loads(done.stdout)["code"] == 0
+        if words[:2] == ["basedb", "api"]:
+            done = run(*words[1:], cwd=tmp_path / "demo")
+            assert done.exit_code == 0, (line, done.stderr)
+            assert json.loads(done.stdout)["code"] == 0
+            tried += 1
+        elif words[:4] == ["basedb", "agent-tools", "skill", "install"]:
+            done = run(*words[1:], "--dir", str(tmp_path / "skills"), cwd=tmp_path)
+            assert done.exit_code == 0, (line, done.stderr)
+            assert list((tmp_path / "skills").glob("*/SKILL.md"))
+            tried += 1
+    assert tried == 4
 
 
 def test_text_output_shows_rows_url_and_what_to_try(tmp_path: Path) -> None:
