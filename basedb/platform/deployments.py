@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.platform import drafts, ids, sites
+from basedb.platform import drafts, ids, indexes, sites
 from basedb.platform.access import require_site
 from basedb.platform.artifacts import VerifiedArtifact
 from basedb.platform.errors import (
@@ -33,7 +33,7 @@ from basedb.platform.errors import (
     unexecuted_message,
 )
 from basedb.platform.identity import User
-from basedb.platform.revision import catalog_revision, live_catalog
+from basedb.platform.revision import LiveCatalog, catalog_revision, live_catalog
 from basedb.platform.snapshots import preview_deployment_id, prod_deployment_id
 from basedb.platform.store import Store
 from basedb.workspace.catalog import catalog_to_dict
@@ -127,7 +127,10 @@ def create(store: Store, user: User, app_token: str,
         state = _draft_state(conn, user, app_token)
         if state.revisions != seen.revisions:
             hints = _judge(state)
-        return _insert(conn, user, state, artifact, hints)
+        deployment = _insert(conn, user, state, artifact, hints)
+        indexes.ensure_deployment_indexes(conn, deployment.deployment_id,
+                                          LiveCatalog(state.catalog, state.revisions[1]))
+        return deployment
 
 
 def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,

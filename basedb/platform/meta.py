@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from basedb.platform import ids, physical
+from basedb.platform import ids, indexes, physical
 from basedb.platform.errors import bad_request, not_found, quote
 from basedb.workspace.model import FIELD_TYPES, Field, Table
 
@@ -363,6 +363,8 @@ def drop_column(conn: sqlite3.Connection, table_id: str, column: str, *,
     if native is None:
         native = sqlite3.sqlite_version_info >= (3, 35, 0)
     tname = physical.table_name(table_id)
+    # SQLite refuses to drop an indexed column, and a rebuild loses every index.
+    kept_indexes = indexes.drop_indexes_on_column(conn, tname, column)
     if native:
         conn.execute(f"ALTER TABLE {tname} DROP COLUMN {column}")
         return
@@ -380,6 +382,8 @@ def drop_column(conn: sqlite3.Connection, table_id: str, column: str, *,
     conn.execute(f"INSERT INTO {rebuilt} ({names}) SELECT {names} FROM {tname}")
     conn.execute(f"DROP TABLE {tname}")
     conn.execute(f"ALTER TABLE {rebuilt} RENAME TO {tname}")
+    for create_index in kept_indexes:
+        conn.execute(create_index)
 
 
 def _check_field_name_free(table: Table, name: str, own_id: str | None) -> None:
