@@ -4,4 +4,8 @@ from __future__ import annotations
 
 from bench.suites import check, contracts, startup
 
-__all__ = ["check", "contracts", "startup"]
+# isort: split
+# Imported after the ones above: registration order is the order of the table.
+from bench.suites import invoke
+
+__all__ = ["check", "contracts", "invoke", "startup"]
