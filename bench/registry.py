@@ -15,12 +15,10 @@ Each figure is a median, compared with a floor or a peer measured in the same ru
 ratio), and may carry a target; `--only NAME` runs one benchmark. Registration order is
 the order of the table.
 
-Two benchmarks are planned once the platform parts they need exist:
-- `deploy`: `basedb deploy` (preview) of a 200-function workspace on the embedded
-  platform, then a redeploy with nothing changed; peers: the fingerprint and site.zip
-  work alone (bench/deploy_artifact.py measures it in-process) and `python -c pass`.
-- `invoke`: Database Function invoke latency over loopback HTTP (`basedb serve`) on a
-  100,000-record table, against the same compiled query run directly with sqlite3.
+The platform benchmarks are bench/suites/deploy.py (`basedb deploy` of a 200-function
+workspace on the embedded platform, and a no-change redeploy, against `deploy --dry-run`)
+and bench/suites/invoke.py (Database Function invoke over loopback HTTP on a
+100,000-record table, against the same compiled query in raw sqlite3).
 """
 
 from __future__ import annotations

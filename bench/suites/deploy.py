@@ -1,0 +1,142 @@
+"""`basedb deploy` (preview) of a 200-function workspace on the embedded platform, then a
+redeploy with nothing changed, against the floor `basedb deploy --dry-run`: the same CLI
+checking the workspace and building site.zip, with nothing sent.
+
+The workspace is bench/deploy_artifact.py's (20 tables of plain field types, 60% SQL,
+25% Mutations, 15% FaaS and a Page), bound to tables created on the platform with those
+names and types. Each measured first deploy goes to a site of its own, so it is a first
+deploy every time; the redeploy then sends the same files to that site again (a new
+preview: deploy never skips). All three run as fresh processes, one after the other in
+each round, so a burst of load hits all of them alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from bench.deploy_artifact import measure_fingerprint_and_zip, write_generated_workspace
+from bench.registry import BenchContext, BenchError, BenchResult, Figure, register
+from bench.timing import Samples, run_process
+
+FUNCTIONS = 200
+CONFIG_FILE = "base-database.jsonc"
+_APP_TOKEN_RE = re.compile(r'"appToken":\s*"[^"]*"')
+
+
+@register("deploy", "basedb deploy (preview) of 200 functions and a no-change redeploy vs. "
+                    "deploy --dry-run (check + site.zip), fresh processes")
+def deploy_benchmark(ctx: BenchContext) -> BenchResult:
+    root = write_generated_workspace(ctx.scratch / "deploy-workspace", FUNCTIONS)
+    sites = provision(ctx, root, count=ctx.settings.runs + 1)  # the first round warms up
+    deploy = [*ctx.basedb, "deploy", "--json", "-C", str(root)]
+    dry_run = [*ctx.basedb, "deploy", "--dry-run", "--json", "-C", str(root)]
+    first = Samples("basedb deploy (new site)", deploy)
+    again = Samples("basedb deploy, nothing changed", deploy)
+    floor = Samples("floor: deploy --dry-run", dry_run)
+    outcomes: list[dict[str, Any]] = []
+    ctx.log(f"deploy: {ctx.settings.runs} rounds of deploy, redeploy and dry run …")
+    for round_number, app_token in enumerate(sites):
+        point_workspace_at(root, app_token)
+        seconds_first, done_first = run_process(deploy, env=ctx.env, ok=frozenset({0}),
+                                                capture=True)
+        seconds_again, done_again = run_process(deploy, env=ctx.env, ok=frozenset({0}),
+                                                capture=True)
+        seconds_floor, done_floor = run_process(dry_run, env=ctx.env, ok=frozenset({0}),
+                                                capture=True)
+        outcome = _verified(app_token, done_first.stdout, done_again.stdout, done_floor.stdout)
+        if round_number == 0:
+            continue
+        first.seconds.append(seconds_first)
+        again.seconds.append(seconds_again)
+        floor.seconds.append(seconds_floor)
+        outcomes.append(outcome)
+    artifact = measure_fingerprint_and_zip(FUNCTIONS, root=ctx.scratch / "deploy-artifact")
+    details = {"functions": FUNCTIONS, "tables": len(_tables(root)), "rounds": outcomes[:1],
+               "artifactInProcess": artifact}
+    notes = [f"deploy: {FUNCTIONS} functions, {outcomes[0]['files']} files, site.zip "
+             f"{outcomes[0]['bytes']:,} bytes; collect + fingerprint + zip alone take "
+             f"{artifact['totalSeconds'] * 1000:.1f} ms in-process. Each first deploy goes "
+             "to a new site; the redeploy sends the same files to it again."]
+    return BenchResult("deploy", [Figure("preview", first, floor),
+                                  Figure("redeploy", again, floor)],
+                       details=details, notes=notes)
+
+
+def provision(ctx: BenchContext, root: Path, *, count: int) -> list[str]:
+    """Create the tables of the workspace's catalog.json on the embedded platform (same
+    names, types and options),
+    `count` sites bound to them, and write the live catalog and binding into the
+    workspace; returns the sites' app tokens."""
+    from basedb.client.client import EMBEDDED_BASE_URL, Client
+    from basedb.client.transport import InProcessTransport
+    from basedb.platform import open_platform
+
+    platform = open_platform(Path(ctx.env["BASEDB_DATA_DIR"]))
+    try:
+        with Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
+                    transport=InProcessTransport(platform.app)) as client:
+            base = client.request("POST", "/bases", json={"name": "Bench"})["data"]["base_token"]
+            table_ids = [client.request("POST", f"/bases/{base}/tables", json={
+                "name": table["name"], "fields": [_field_body(f) for f in table["fields"]]},
+                )["data"]["table_id"] for table in _tables(root)]
+            sites = []
+            for number in range(count):
+                app = client.request("POST", "/sites", json={
+                    "title": f"Bench {number}"})["data"]["appToken"]
+                client.request("POST", f"/sites/{app}/bind_base",
+                               json={"baseToken": base, "tableIds": table_ids})
+                sites.append(app)
+            catalog = client.request("GET", f"/sites/{sites[0]}/catalog")["data"]
+    finally:
+        platform.close()
+    (root / "catalog.json").write_text(json.dumps(catalog, ensure_ascii=False, indent=2) + "\n",
+                                       encoding="utf-8")
+    config = json.loads((root / CONFIG_FILE).read_text(encoding="utf-8"))
+    config["binding"] = {"baseToken": base, "tableIds": table_ids}
+    (root / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return sites
+
+
+def _tables(root: Path) -> list[dict[str, Any]]:
+    catalog = json.loads((root / "catalog.json").read_text(encoding="utf-8"))
+    tables: list[dict[str, Any]] = catalog["tables"]
+    return tables
+
+
+def _field_body(field: dict[str, Any]) -> dict[str, Any]:
+    body = {"name": field["name"], "type": field["type"]}
+    for key in ("multiple", "options"):
+        if key in field:
+            body[key] = field[key]
+    return body
+
+
+def point_workspace_at(root: Path, app_token: str) -> None:
+    path = root / CONFIG_FILE
+    text, replaced = _APP_TOKEN_RE.subn(f'"appToken": "{app_token}"',
+                                        path.read_text(encoding="utf-8"), count=1)
+    if replaced != 1:
+        raise BenchError(f"{path} has no appToken to point at the benchmark site")
+    path.write_text(text, encoding="utf-8")
+
+
+def _verified(app_token: str, first: str, again: str, dry_run: str) -> dict[str, Any]:
+    """Both deploys created a preview of the site, from the files the dry run built."""
+    try:
+        documents = [json.loads(text) for text in (first, again, dry_run)]
+    except json.JSONDecodeError as error:
+        raise BenchError(f"basedb deploy --json printed no JSON ({error})") from None
+    made_first, made_again, planned = documents
+    for made in (made_first, made_again):
+        if made.get("appToken") != app_token or not made.get("deploymentId"):
+            raise BenchError(f"deploy did not create a preview of {app_token}: "
+                             f"{json.dumps(made)[:300]}")
+    if made_first["deploymentId"] == made_again["deploymentId"]:
+        raise BenchError("the redeploy reported the first deploy's deploymentId")
+    if not made_first["fingerprint"] == made_again["fingerprint"] == planned["fingerprint"]:
+        raise BenchError("deploy and deploy --dry-run built different fingerprints")
+    return {"appToken": app_token, "files": planned["files"], "bytes": planned["bytes"],
+            "hints": len(made_first.get("functionHints") or [])}

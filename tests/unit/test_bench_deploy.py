@@ -1,0 +1,56 @@
+"""The deploy benchmark: real deploys of the generated workspace to sites of their own,
+judged against `deploy --dry-run`, and refusals when the runs did not do what they say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.registry import BenchContext, Settings
+from bench.suites.deploy import _verified, deploy_benchmark, point_workspace_at
+from bench.timing import BenchError
+
+
+def test_a_round_deploys_twice_to_a_new_site_and_dry_runs(tmp_path: Path) -> None:
+    ctx = BenchContext(Settings(functions=200, runs=1, startup_runs=20, seed=7, quick=True,
+                                profile=False), tmp_path)
+    result = deploy_benchmark(ctx)
+    preview, redeploy = result.figures
+    assert len(preview.measure.seconds) == len(redeploy.measure.seconds) == 1
+    assert preview.peer is redeploy.peer and preview.peer is not None
+    assert preview.measure.command[-4:-2] == ["deploy", "--json"]
+    assert "--dry-run" in preview.peer.command
+    [round_] = result.details["rounds"]
+    assert round_["files"] > 200 and round_["bytes"] > 0
+    config = json.loads((tmp_path / "deploy-workspace" / "base-database.jsonc").read_text())
+    assert config["appToken"] == round_["appToken"]  # the measured round's own site
+
+
+def test_point_workspace_at_rewrites_only_the_app_token(tmp_path: Path) -> None:
+    config = tmp_path / "base-database.jsonc"
+    config.write_text('// comment\n{"appToken": "old", "title": "appToken"}\n')
+    point_workspace_at(tmp_path, "PrjNew")
+    assert config.read_text() == '// comment\n{"appToken": "PrjNew", "title": "appToken"}\n'
+    config.write_text("{}")
+    with pytest.raises(BenchError, match="no appToken"):
+        point_workspace_at(tmp_path, "PrjNew")
+
+
+def deployed(deployment_id: str, fingerprint: str = "sha256:a") -> str:
+    return json.dumps({"appToken": "Prj1", "deploymentId": deployment_id,
+                       "fingerprint": fingerprint, "functionHints": []})
+
+
+def test_runs_that_did_not_deploy_what_was_built_are_refused() -> None:
+    planned = json.dumps({"fingerprint": "sha256:a", "files": 3, "bytes": 10})
+    assert _verified("Prj1", deployed("dpl1"), deployed("dpl2"), planned)["files"] == 3
+    with pytest.raises(BenchError, match="first deploy's deploymentId"):
+        _verified("Prj1", deployed("dpl1"), deployed("dpl1"), planned)
+    with pytest.raises(BenchError, match="different fingerprints"):
+        _verified("Prj1", deployed("dpl1"), deployed("dpl2", "sha256:b"), planned)
+    with pytest.raises(BenchError, match="did not create a preview of Prj2"):
+        _verified("Prj2", deployed("dpl1"), deployed("dpl2"), planned)
+    with pytest.raises(BenchError, match="printed no JSON"):
+        _verified("Prj1", "oops", deployed("dpl2"), planned)
