@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from basedb.agent_tools.skill_spec import suffixed_name
+from basedb.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.errors import ConflictError, InputError, UsageError
 
 TARGETS = ("codex", "agents", "claude")
@@ -152,21 +153,10 @@ class InstallRecords:
 
     def save(self) -> None:
         """Write the file atomically, mode 0600, in a directory of mode 0700."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.path.parent)
         doc = {"version": RECORDS_VERSION, "installs": self.installs}
-        data = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        fd, temp = tempfile.mkstemp(prefix=".basedb-", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, 0o600)
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        write_file_atomically(self.path, json.dumps(doc, ensure_ascii=False, indent=2) + "\n",
+                              mode=PRIVATE_FILE_MODE)
 
 
 # ------------------------------------------------------------------------ planning

@@ -66,7 +66,7 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
 
 def _remember_profile(workspace: Path, profile: str) -> None:
     """Name the profile in base-database.jsonc, so later commands reach the same platform."""
-    from basedb.deploy.atomic import write_file_atomically
+    from basedb.atomic import write_file_atomically
     from basedb.workspace.config import CONFIG_FILE
     from basedb.workspace.jsonc_edit import set_string
 

@@ -15,16 +15,14 @@ only when a request is about to be sent.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from basedb import paths
+from basedb.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.errors import InputError, UsageError
 
 CONFIG_FILE = "config.json"
@@ -253,21 +251,8 @@ def _read_config() -> dict[str, Any]:
 
 def _write_config(doc: dict[str, Any]) -> Path:
     path = config_path()
-    directory = path.parent
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(directory, 0o700)  # mkdir's mode is masked by umask, and the dir may predate us
+    ensure_private_dir(path.parent)
     doc = {"version": CONFIG_VERSION, **{k: v for k, v in doc.items() if k != "version"}}
     text = json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    fd, temp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=directory)
-    try:
-        # mkstemp creates the file with mode 0600 already; nothing else can read it.
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    write_file_atomically(path, text, mode=PRIVATE_FILE_MODE)
     return path

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from basedb.atomic import write_file_atomically
 from basedb.check.findings import Finding
 from basedb.contracts.inputs import SkippedDeclaration, collect_inputs
 from basedb.errors import InputError, UsageError
@@ -165,17 +165,8 @@ def _write_atomically(target: Path, data: bytes, label: str) -> None:
         mode = target.stat().st_mode & 0o777
     except OSError:
         mode = 0o644  # a new file: readable like any other source file
-    temp: str | None = None
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-        temp = None
+        write_file_atomically(target, data, mode=mode)
     except OSError as exc:
         raise _file_error(f"Cannot write {label}: {exc.strerror}.",
                          hint=f"Check that {os.path.dirname(label)}/ is writable.") from None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)

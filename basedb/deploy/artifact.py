@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from basedb.deploy.atomic import write_file_atomically
+from basedb.atomic import write_file_atomically
 from basedb.deploy.manifest import (
     FINGERPRINT_RE,
     MAX_INPUT_BYTES,

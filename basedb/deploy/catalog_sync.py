@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.deploy.atomic import write_file_atomically
+from basedb.atomic import write_file_atomically
 from basedb.errors import InputError
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from basedb.deploy.atomic import write_file_atomically
+from basedb.atomic import write_file_atomically
 from basedb.deploy.manifest import fingerprint_hex
 from basedb.errors import InputError
 from basedb.redact import REDACTED, redact

@@ -79,14 +79,14 @@ def open_platform(data_dir: Path | None = None) -> LocalPlatform:
 def _open(directory: Path) -> LocalPlatform:
     import sqlite3
 
+    from basedb.atomic import ensure_private_dir
     from basedb.errors import InputError
     from basedb.platform.app import build_app
     from basedb.platform.identity import ensure_owner_token
     from basedb.platform.store import DATABASE_FILE, Store
 
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)  # it holds the owner token
+        ensure_private_dir(directory)  # it holds the owner token
     except OSError as exc:
         raise InputError(f"Cannot use {directory} as the platform data dir: {exc.strerror}.",
                          code="PLATFORM_DATA_DIR",

@@ -8,13 +8,11 @@ is lost, the next start issues a new owner token and rewrites it.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from basedb.atomic import PRIVATE_FILE_MODE, write_file_atomically
 from basedb.platform import ids
 from basedb.platform.errors import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
 from basedb.platform.store import Store
@@ -134,15 +132,4 @@ def _owner_name() -> str:
 
 def write_secret_file(path: Path, text: str) -> None:
     """Write `text` to `path` with mode 0600, atomically (a reader never sees half)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.chmod(tmp, 0o600)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_file_atomically(path, text, mode=PRIVATE_FILE_MODE)
