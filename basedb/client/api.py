@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -56,26 +55,16 @@ def parse_path(value: str) -> str:
     return path
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def parse_json_text(text: str, *, label: str) -> Any:
     """Strict JSON; the error names `label` and the line/column of the problem."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{label} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
-            f"(char {exc.pos}).",
-            code="JSON_INVALID",
-            hint=f"Fix the JSON given to {label}; in a shell, wrap inline JSON in single "
-                 "quotes, e.g. '{\"env\":\"prod\"}'.",
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise InputError(f"{label} is not valid JSON: {reason}.", code="JSON_INVALID",
-                         hint=f"Fix the JSON given to {label}.") from None
+        return files.parse_json(text, label=label)
+    except files.FileProblem as problem:
+        hint = f"Fix the JSON given to {label}"
+        if problem.line is not None:  # a syntax error, often a shell quoting mistake
+            hint += ("; in a shell, wrap inline JSON in single quotes, e.g. "
+                     "'{\"env\":\"prod\"}'")
+        raise InputError(problem.message, code="JSON_INVALID", hint=hint + ".") from None
 
 
 def parse_params(text: str | None) -> dict[str, Any]:

@@ -111,7 +111,7 @@ def os_problem(exc: OSError, label: str) -> FileProblem:
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def parse_json(text: str, *, label: str) -> Any:
