@@ -2,8 +2,8 @@
 
     GET deployments                         the prod or the latest preview deployment
     GET deployments/:id/artifact            its site.zip, verified against the fingerprint
-                                            (safe_extract into a scratch directory: unsafe
-                                            or escaping entries are refused there)
+                                            (read_site_zip: unsafe or escaping entries are
+                                            refused before anything is written)
     GET catalog                             catalog.json from the live catalog
     GET draft/ai-functions                  ai/<key>/function.json from the remote drafts
                                             (none when AI Functions are not enabled)
@@ -18,7 +18,6 @@ by one `safe_extract`, which refuses to overwrite local changes without `force`.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,12 +58,9 @@ def choose_deployment(api: SiteApi, env: str) -> dict[str, Any]:
 
 def _archive_files(zip_bytes: bytes, fingerprint: str) -> dict[str, bytes]:
     """The verified files of an artifact (unsafe archives raise before anything is kept)."""
-    from basedb.deploy.artifact import safe_extract
+    from basedb.deploy.site_zip import read_site_zip
 
-    with tempfile.TemporaryDirectory(prefix="basedb-pull-") as scratch:
-        report = safe_extract(zip_bytes, Path(scratch) / "site", force=False,
-                              expected_fingerprint=fingerprint)
-        return {path: (report.target / path).read_bytes() for path in report.created}
+    return dict(read_site_zip(zip_bytes, expected_fingerprint=fingerprint).contents)
 
 
 def _remote_ai(api: SiteApi) -> dict[str, Any] | None:

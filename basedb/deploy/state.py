@@ -115,7 +115,7 @@ class LocalState:
 
     def load_artifact(self, fingerprint: str) -> bytes | None:
         """The cached site.zip of `fingerprint`, or None when absent or not intact."""
-        from basedb.deploy.artifact import read_manifest
+        from basedb.deploy.site_zip import read_manifest
 
         path = self.artifact_path(fingerprint)
         try:

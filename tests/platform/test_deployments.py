@@ -270,16 +270,22 @@ def tampered(files: dict[str, bytes]) -> tuple[bytes, str]:
 
 
 @pytest.mark.parametrize(("make", "expected"), [
-    (lambda: (b"not a zip", site_zip(SITE_FILES)[1]), "is not a zip archive"),
+    (lambda: (b"not a zip", site_zip(SITE_FILES)[1]), "is not a readable zip file"),
     (lambda: (site_zip(SITE_FILES)[0], site_zip({"README.md": b"x"})[1]),
      "not the one in the fingerprint form field"),
     (lambda: site_zip(SITE_FILES, manifest={"fingerprint": site_zip(SITE_FILES)[1],
                                             "files": []}),
-     "not the fingerprint of its file list"),
+     "has a fingerprint that does not match its file list"),
     (lambda: site_zip(SITE_FILES, extra_entries={"src/extra.js": b"1"}),
-     "which its manifest does not list"),
-    (lambda: site_zip(SITE_FILES, extra_entries={"../evil.js": b"1"}), "'..' segment"),
-    (lambda: tampered(SITE_FILES), "does not match its manifest entry"),
+     f"'src/extra.js' is not listed in {MANIFEST}"),
+    (lambda: site_zip(SITE_FILES, extra_entries={"../evil.js": b"1"}), "'..' path segment"),
+    (lambda: tampered(SITE_FILES),
+     f"'src/index.html' does not match the size and SHA-256 recorded in {MANIFEST}"),
+    # What `basedb pull` could not restore is refused at upload, too.
+    (lambda: site_zip(SITE_FILES, extra_entries={".git/hooks/post-checkout": b"1"}),
+     "would write into .git/"),
+    (lambda: site_zip(SITE_FILES, extra_entries={"src/APP.js": b"1"}),
+     "only in case or Unicode form"),
     (lambda: (site_zip(SITE_FILES)[0], "sha256:abc"), "64 lowercase hex digits"),
     (lambda: (site_zip(SITE_FILES)[0], None), "64 lowercase hex digits"),
 ])

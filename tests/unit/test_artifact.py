@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from basedb.deploy import artifact
-from basedb.deploy.artifact import (
-    MANIFEST_PATH,
-    build_site_zip,
-    read_manifest,
-    safe_extract,
-)
+from basedb.deploy.artifact import build_site_zip, safe_extract
 from basedb.deploy.manifest import InputFile, collect_inputs, fingerprint
+from basedb.deploy.site_zip import (
+    MANIFEST_PATH,
+    MAX_ARCHIVE_ENTRIES,
+    RATIO_CHECK_FROM,
+    read_manifest,
+)
 from basedb.errors import ConflictError, InputError, InternalError
 from tests.unit._builders import write_workspace
 
@@ -287,7 +287,7 @@ def test_colliding_names_are_refused(tmp_path: Path, first: str, second: str,
 
 
 def test_too_many_entries_are_refused(tmp_path: Path) -> None:
-    entries = [(f"src/{i}.txt", b"") for i in range(artifact.MAX_ARCHIVE_ENTRIES + 1)]
+    entries = [(f"src/{i}.txt", b"") for i in range(MAX_ARCHIVE_ENTRIES + 1)]
     with pytest.raises(InputError, match=r"has 5,002 entries; at most 5,001"):
         safe_extract(zip_of(*entries), tmp_path / "t", force=True)
     assert untouched(tmp_path / "t")
@@ -335,7 +335,7 @@ def test_compressible_sources_below_the_ratio_pass(tmp_path: Path) -> None:
     inputs = [InputFile.of("catalog.json", big)]
     data = site_zip(inputs)
     info = zipfile.ZipFile(io.BytesIO(data)).getinfo("catalog.json")
-    assert info.file_size > artifact.RATIO_CHECK_FROM
+    assert info.file_size > RATIO_CHECK_FROM
     assert info.file_size > 250 * info.compress_size
     report = safe_extract(data, tmp_path / "t", force=False)
     assert report.created == ("catalog.json",)
