@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from basedb.platform import meta, sites
 from basedb.platform.errors import not_found, permission_denied
 from basedb.platform.identity import User
+
+if TYPE_CHECKING:
+    from basedb.platform.http import Call
+    from basedb.workspace.model import Table
 
 
 def can_access_base(conn: sqlite3.Connection, user: User, base: meta.BaseRow) -> bool:
@@ -34,6 +39,13 @@ def require_base(conn: sqlite3.Connection, user: User, base_token: str) -> meta.
             f"User {user.user_id} has no access to Base {base_token}",
             "ask its owner, or an owner or admin of a site bound to it, to grant access")
     return base
+
+
+def require_path_table(conn: sqlite3.Connection, call: Call) -> Table:
+    """The table named by the request path (base_token, table_id), if the caller may use
+    its Base."""
+    require_base(conn, call.caller, call.path["base_token"])
+    return meta.require_table(conn, call.path["base_token"], call.path["table_id"])
 
 
 def require_site(conn: sqlite3.Connection, user: User, app_token: str, *,

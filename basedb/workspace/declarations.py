@@ -9,7 +9,7 @@ descriptions and enums is left to `basedb.check`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from basedb.check.findings import Finding, pointer
 from basedb.workspace.model import (
@@ -91,30 +91,39 @@ def _params(doc: Any, at: tuple[str, ...], c: _Collector, *, allow_list: bool) -
     return tuple(out)
 
 
-def _common(doc: Any, c: _Collector) -> tuple[str, Any] | None:
+class _Header(NamedTuple):
+    """What every declaration has, whatever its kind."""
+
+    name: str
+    description: str | None
+
+
+def _begin(kind: FunctionKind, function_id: str, doc: Any,
+           ) -> tuple[_Collector, _Header | None]:
+    """The findings collector of one declaration, and its header (None when the document
+    is not an object, so that nothing else can be read from it)."""
+    c = _Collector(function_id, declaration_file(kind, function_id))
     if not isinstance(doc, dict):
         c.invalid("", f"{c.file} must contain a JSON object, not {_json_type(doc)}.",
                   "Write the declaration as {\"name\": …, \"description\": …, …}.")
-        return None
-    name = doc.get("name", c.function_id)
+        return c, None
+    name = doc.get("name", function_id)
     if not isinstance(name, str) or not name.strip():
         c.invalid("/name", "/name must be a non-empty string.",
-                  f"Set \"name\" to the function's stable name, usually {c.function_id!r}.")
-        name = c.function_id
+                  f"Set \"name\" to the function's stable name, usually {function_id!r}.")
+        name = function_id
     description = doc.get("description")
     if description is not None and not isinstance(description, str):
         c.invalid("/description", "/description must be a string.",
                   "Describe what the function does, when to use it and when not to.")
         description = None
-    return name, description
+    return c, _Header(name, description)
 
 
 def build_database_function(function_id: str, doc: Any, sql: str | None,
                             ) -> tuple[DatabaseFunction | None, list[Finding]]:
-    file = declaration_file("database_function", function_id)
-    c = _Collector(function_id, file)
-    common = _common(doc, c)
-    if common is None:
+    c, header = _begin("database_function", function_id, doc)
+    if header is None:
         return None, c.findings
     meta = doc.get("meta", {})
     params: tuple[Param, ...] = ()
@@ -124,18 +133,16 @@ def build_database_function(function_id: str, doc: Any, sql: str | None,
     else:
         params = _params(meta.get("params"), ("meta", "params"), c, allow_list=False)
     decl = DatabaseFunction(
-        function_id=function_id, kind="database_function", file=file, name=common[0],
-        description=common[1], raw=doc, sql=sql, sql_file=sql_file(function_id),
+        function_id=function_id, kind="database_function", file=c.file, name=header.name,
+        description=header.description, raw=doc, sql=sql, sql_file=sql_file(function_id),
         declared_params=params,
     )
     return decl, c.findings
 
 
 def build_mutation(function_id: str, doc: Any) -> tuple[Mutation | None, list[Finding]]:
-    file = declaration_file("mutation", function_id)
-    c = _Collector(function_id, file)
-    common = _common(doc, c)
-    if common is None:
+    c, header = _begin("mutation", function_id, doc)
+    if header is None:
         return None, c.findings
     raw_spec = doc.get("spec")
     spec: MutationSpec | None = None
@@ -144,8 +151,8 @@ def build_mutation(function_id: str, doc: Any) -> tuple[Mutation | None, list[Fi
                   "Declare {\"spec\": {\"table\", \"action\", \"params\", \"set\", …}}.")
     else:
         spec = _mutation_spec(raw_spec, c)
-    decl = Mutation(function_id=function_id, kind="mutation", file=file, name=common[0],
-                    description=common[1], raw=doc, spec=spec)
+    decl = Mutation(function_id=function_id, kind="mutation", file=c.file, name=header.name,
+                    description=header.description, raw=doc, spec=spec)
     return decl, c.findings
 
 
@@ -195,10 +202,8 @@ def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None
 
 def build_faas(function_id: str, doc: Any, *, has_handler: bool,
                ) -> tuple[FaaS | None, list[Finding]]:
-    file = declaration_file("faas", function_id)
-    c = _Collector(function_id, file)
-    common = _common(doc, c)
-    if common is None:
+    c, header = _begin("faas", function_id, doc)
+    if header is None:
         return None, c.findings
     timeout = doc.get("timeoutMs")
     if timeout is not None and (
@@ -211,18 +216,16 @@ def build_faas(function_id: str, doc: Any, *, has_handler: bool,
     if not has_handler:
         c.invalid("", f"{handler_file(function_id)} does not exist.",
                   "Add index.mjs exporting `default async function (input, ctx)`.")
-    decl = FaaS(function_id=function_id, kind="faas", file=file, name=common[0],
-                description=common[1], raw=doc, input_schema=doc.get("inputSchema"),
+    decl = FaaS(function_id=function_id, kind="faas", file=c.file, name=header.name,
+                description=header.description, raw=doc, input_schema=doc.get("inputSchema"),
                 has_input_schema="inputSchema" in doc, timeout_ms=timeout,
                 handler_file=handler_file(function_id), has_handler=has_handler)
     return decl, c.findings
 
 
 def build_ai_function(key: str, doc: Any) -> tuple[AIFunction | None, list[Finding]]:
-    file = declaration_file("ai_function", key)
-    c = _Collector(key, file)
-    common = _common(doc, c)
-    if common is None:
+    c, header = _begin("ai_function", key, doc)
+    if header is None:
         return None, c.findings
     for name in ("capability", "prompt"):
         if not isinstance(doc.get(name), str) or not doc[name].strip():
@@ -232,8 +235,8 @@ def build_ai_function(key: str, doc: Any) -> tuple[AIFunction | None, list[Findi
     if schema is not None and not isinstance(schema, dict):
         c.invalid("/inputSchema", "/inputSchema must be a JSON Schema object.",
                   "Write inputSchema as {\"type\": \"object\", \"properties\": {…}}.")
-    decl = AIFunction(function_id=key, kind="ai_function", file=file, name=common[0],
-                      description=common[1], raw=doc, capability=doc.get("capability"),
+    decl = AIFunction(function_id=key, kind="ai_function", file=c.file, name=header.name,
+                      description=header.description, raw=doc, capability=doc.get("capability"),
                       prompt=doc.get("prompt"), input_schema=schema)
     return decl, c.findings
 

@@ -18,21 +18,12 @@ from basedb.workspace.model import Field, Table
 if TYPE_CHECKING:
     from sqlglot import exp
 
-PROBLEM_CODES: tuple[str, ...] = (
-    "SQL_PARSE_ERROR",
-    "SQL_NOT_READ_ONLY",
-    "SQL_NO_BOUND_TABLE",
-    "SQL_UNKNOWN_TABLE",
-    "SQL_UNKNOWN_FIELD",
-    "SQL_PARAM_UNDECLARED",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class SqlProblem:
     """One error in main.sql; line and column are 1-based when known."""
 
-    code: str
+    code: str  # one of the SQL_* codes of basedb.check.findings.ERROR_CODES
     message: str
     fix: str | None = None
     line: int | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.platform import meta
-from basedb.platform.access import require_base
+from basedb.platform.access import require_base, require_path_table
 from basedb.platform.errors import bad_request, quote
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.routes.schemas import (
@@ -84,8 +84,7 @@ def create_table(call: Call) -> dict[str, Any]:
 
 def get_table(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        require_base(conn, call.caller, call.path["base_token"])
-        table = meta.require_table(conn, call.path["base_token"], call.path["table_id"])
+        table = require_path_table(conn, call)
     return table_view(table)
 
 
@@ -93,8 +92,7 @@ def patch_table(call: Call) -> dict[str, Any]:
     name = meta.parse_name(call.body_object({"name"}).get("name"), "/name", "table")
     base_token = call.path["base_token"]
     with call.store.write() as conn:
-        require_base(conn, call.caller, base_token)
-        table = meta.require_table(conn, base_token, call.path["table_id"])
+        table = require_path_table(conn, call)
         table = meta.rename_table(conn, base_token, table, name)
     return table_view(table)
 
@@ -102,8 +100,7 @@ def patch_table(call: Call) -> dict[str, Any]:
 def delete_table(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     with call.store.write() as conn:
-        require_base(conn, call.caller, base_token)
-        table = meta.require_table(conn, base_token, call.path["table_id"])
+        table = require_path_table(conn, call)
         meta.delete_table(conn, base_token, table)
     return {"table_id": table.table_id, "deleted": True}
 
@@ -113,8 +110,7 @@ def delete_table(call: Call) -> dict[str, Any]:
 
 def list_fields(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        require_base(conn, call.caller, call.path["base_token"])
-        table = meta.require_table(conn, call.path["base_token"], call.path["table_id"])
+        table = require_path_table(conn, call)
     return {"fields": [field_view(f) for f in table.fields], "has_more": False,
             "total": len(table.fields)}
 
@@ -123,8 +119,7 @@ def create_field(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     body = call.body_object()
     with call.store.write() as conn:
-        require_base(conn, call.caller, base_token)
-        table = meta.require_table(conn, base_token, call.path["table_id"])
+        table = require_path_table(conn, call)
         if len(table.fields) >= MAX_FIELDS_PER_TABLE:
             raise bad_request(f"Table {quote(table.name)} already has {MAX_FIELDS_PER_TABLE} "
                               "fields", parameter="/", fix="delete a field first")
@@ -134,8 +129,7 @@ def create_field(call: Call) -> dict[str, Any]:
 
 def get_field(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        require_base(conn, call.caller, call.path["base_token"])
-        table = meta.require_table(conn, call.path["base_token"], call.path["table_id"])
+        table = require_path_table(conn, call)
     return field_view(meta.require_field(table, call.path["field_id"]))
 
 
@@ -143,8 +137,7 @@ def put_field(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     body = call.body_object()
     with call.store.write() as conn:
-        require_base(conn, call.caller, base_token)
-        table = meta.require_table(conn, base_token, call.path["table_id"])
+        table = require_path_table(conn, call)
         field = meta.require_field(table, call.path["field_id"])
         spec = meta.parse_field_spec(conn, base_token, body, current=field)
         field = meta.update_field(conn, table, field, spec)
@@ -152,10 +145,8 @@ def put_field(call: Call) -> dict[str, Any]:
 
 
 def delete_field(call: Call) -> dict[str, Any]:
-    base_token = call.path["base_token"]
     with call.store.write() as conn:
-        require_base(conn, call.caller, base_token)
-        table = meta.require_table(conn, base_token, call.path["table_id"])
+        table = require_path_table(conn, call)
         field = meta.require_field(table, call.path["field_id"])
         meta.delete_field(conn, table, field)
     return {"field_id": field.field_id, "deleted": True}

@@ -7,7 +7,7 @@ from typing import Any
 
 from basedb.check.findings import pointer
 from basedb.platform import meta, records
-from basedb.platform.access import require_base
+from basedb.platform.access import require_path_table
 from basedb.platform.errors import bad_request, not_found
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.routes.schemas import (
@@ -27,11 +27,6 @@ from basedb.workspace.model import Table
 MAX_BATCH = 200
 
 
-def _table(call: Call, conn: sqlite3.Connection) -> Table:
-    require_base(conn, call.caller, call.path["base_token"])
-    return meta.require_table(conn, call.path["base_token"], call.path["table_id"])
-
-
 def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str, Any]:
     found = records.read_records(conn, table, [record_id]).get(record_id)
     if found is None:
@@ -44,13 +39,13 @@ def list_records(call: Call) -> dict[str, Any]:
     offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
-        return records.list_page(conn, _table(call, conn), offset, limit)
+        return records.list_page(conn, require_path_table(conn, call), offset, limit)
 
 
 def create_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     with call.store.write() as conn:
-        table = _table(call, conn)
+        table = require_path_table(conn, call)
         prepared = records.prepare_values(conn, table, body)
         [record_id] = records.insert_records(conn, table, [prepared],
                                              actor=call.caller.user_id)
@@ -59,14 +54,14 @@ def create_record(call: Call) -> dict[str, Any]:
 
 def get_record(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        return _record(conn, _table(call, conn), call.path["record_id"])
+        return _record(conn, require_path_table(conn, call), call.path["record_id"])
 
 
 def patch_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = _table(call, conn)
+        table = require_path_table(conn, call)
         _record(conn, table, record_id)
         prepared = records.prepare_values(conn, table, body)
         records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id)
@@ -76,7 +71,7 @@ def patch_record(call: Call) -> dict[str, Any]:
 def delete_record(call: Call) -> dict[str, Any]:
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = _table(call, conn)
+        table = require_path_table(conn, call)
         _record(conn, table, record_id)
         records.delete_records(conn, table, [record_id])
     return {"record_id": record_id, "deleted": True}
@@ -106,7 +101,7 @@ def batch_create(call: Call) -> dict[str, Any]:
                               "entry of fields", parameter=f"/rows/{index}", received=row,
                               fix="give every row exactly one value per field, null for none")
     with call.store.write() as conn:
-        table = _table(call, conn)
+        table = require_path_table(conn, call)
         for index, key in enumerate(keys):
             records.resolve_field(table, key, f"/fields/{index}")
         prepared = records.prepare_rows(conn, table, [
@@ -125,7 +120,7 @@ def batch_update(call: Call) -> dict[str, Any]:
         raise bad_request("patch must be a non-empty object of field values", parameter="/patch",
                           received=patch, fix='send {"field name": value, …}')
     with call.store.write() as conn:
-        table = _table(call, conn)
+        table = require_path_table(conn, call)
         existing = records.existing_record_ids(conn, table.table_id, record_ids)
         for index, record_id in enumerate(body["record_id_list"]):
             if record_id not in existing:
