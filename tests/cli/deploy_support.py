@@ -80,6 +80,12 @@ def local_client() -> Iterator[Client]:
         yield client
 
 
+def platform_data(method: str, path: str, body: Any = None) -> Any:
+    """The `data` of one request to the embedded platform, as the local profile."""
+    with local_client() as client:
+        return client.request(method, path, json=body)["data"]
+
+
 def forward(request: httpx.Request) -> httpx.Response:
     """Answer `request` from the embedded platform, as if it had gone over HTTP."""
     transport = InProcessTransport(open_platform().app)

@@ -319,15 +319,6 @@ def test_embedded_profile_api_calls_never_go_to_lark_cli(
 # --- through the real local platform, in-process ---------------------------------------
 
 
-@pytest.fixture
-def platform(isolated_dirs: dict[str, Path]) -> Iterator[Any]:
-    from basedb.platform import open_platform
-
-    opened = open_platform(isolated_dirs["data"])
-    yield opened
-    opened.close()
-
-
 def test_api_users_me_on_the_embedded_platform(platform: Any) -> None:
     result = run("api", "GET", "/users/me")
     assert result.exit_code == 0, result.stderr

@@ -167,15 +167,6 @@ def test_list_marks_the_current_profile(tmp_path: Path, monkeypatch: pytest.Monk
 # --- the built-in local profile ------------------------------------------------------
 
 
-@pytest.fixture
-def platform(isolated_dirs: dict[str, Path]) -> Iterator[Any]:
-    from basedb.platform import open_platform
-
-    opened = open_platform(isolated_dirs["data"])
-    yield opened
-    opened.close()
-
-
 def test_token_of_local_is_the_owner_token(platform: Any) -> None:
     result = run("auth", "token", token_allowed=True)
     assert result.exit_code == 0

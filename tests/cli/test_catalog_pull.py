@@ -5,28 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.cli.deploy_support import app_token_of, error_json, init_site, local_client, ok_json, run
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    return init_site(tmp_path / "site")
-
-
-def platform(method: str, path: str, body: Any = None) -> Any:
-    with local_client() as client:
-        return client.request(method, path, json=body)["data"]
+from tests.cli.deploy_support import (
+    app_token_of,
+    error_json,
+    ok_json,
+    platform_data,
+    run,
+)
 
 
 def bind_new_table(site: Path, name: str) -> str:
     base = json.loads((site / "catalog.json").read_text(encoding="utf-8"))["baseToken"]
-    table = platform("POST", f"/bases/{base}/tables",
+    table = platform_data("POST", f"/bases/{base}/tables",
                      {"name": name, "fields": [{"name": "日期", "type": "datetime"}]})
-    platform("POST", f"/sites/{app_token_of(site)}/bind_base",
+    platform_data("POST", f"/sites/{app_token_of(site)}/bind_base",
              {"baseToken": base, "tableIds": [table["table_id"]]})
     return str(table["table_id"])
 
@@ -58,7 +51,7 @@ def test_a_newly_bound_table_joins_catalog_and_binding(site: Path) -> None:
     assert after == before.replace(last_old, f'{last_old}, "{new_id}"'), (
         "only the id was added; comments and layout are untouched")
     catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
-    assert catalog == platform("GET", f"/sites/{app_token_of(site)}/catalog")
+    assert catalog == platform_data("GET", f"/sites/{app_token_of(site)}/catalog")
     assert ok_json("check", "-C", str(site))["ok"] is True
 
 
@@ -83,7 +76,7 @@ def test_a_changed_field_rewrites_the_catalog(site: Path) -> None:
     catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
     members = catalog["tables"][0]
     department = next(f for f in members["fields"] if f["name"] == "部门")
-    platform("PUT", f"/bases/{catalog['baseToken']}/tables/{members['tableId']}/fields/"
+    platform_data("PUT", f"/bases/{catalog['baseToken']}/tables/{members['tableId']}/fields/"
                     f"{department['fieldId']}",
              {"options": [{"name": o["name"]} for o in department["options"]]
               + [{"name": "财务部"}]})

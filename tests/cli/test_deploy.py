@@ -23,11 +23,6 @@ from tests.cli.deploy_support import (
 PREVIEW_STAGES = ["check", "build", "draft_functions", "ai_sync", "agent_tools", "deployment"]
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    return init_site(tmp_path / "site")
-
-
 def remote(site: Path, rest: str) -> Any:
     with local_client() as client:
         return client.request("GET", f"/sites/{app_token_of(site)}{rest}")["data"]

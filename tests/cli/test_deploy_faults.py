@@ -21,15 +21,9 @@ from tests.cli.deploy_support import (
     app_token_of,
     error_json,
     forward_to_platform,
-    init_site,
     local_client,
     run,
 )
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    return init_site(tmp_path / "site")
 
 
 @pytest.fixture

@@ -7,23 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from basedb.deploy.state import LocalState
 from tests.cli.deploy_support import (
     app_token_of,
     error_json,
     forward_to_platform,
-    init_site,
     local_client,
     ok_json,
     run,
 )
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    return init_site(tmp_path / "site")
 
 
 def listing(site: Path) -> dict[str, Any]:

@@ -8,7 +8,6 @@ import io
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -19,8 +18,8 @@ from tests.cli.deploy_support import (
     error_json,
     forward_to_platform,
     init_site,
-    local_client,
     ok_json,
+    platform_data,
     run,
 )
 
@@ -34,11 +33,6 @@ def site(tmp_path: Path) -> Path:
 
 def inputs_of(workspace: Path) -> dict[str, bytes]:
     return {item.path: item.data for item in collect_inputs(workspace)}
-
-
-def platform(method: str, path: str, body: Any = None) -> Any:
-    with local_client() as client:
-        return client.request(method, path, json=body)["data"]
 
 
 def test_pull_into_a_new_directory_restores_the_deployed_files(site: Path,
@@ -93,7 +87,7 @@ def test_an_unchanged_workspace_pulls_as_all_unchanged(site: Path) -> None:
 def test_the_catalog_comes_from_the_live_tables(site: Path, tmp_path: Path) -> None:
     catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
     members = catalog["tables"][0]
-    platform("POST", f"/bases/{catalog['baseToken']}/tables/{members['tableId']}/fields",
+    platform_data("POST", f"/bases/{catalog['baseToken']}/tables/{members['tableId']}/fields",
              {"name": "工号", "type": "text"})
     result = ok_json("pull", str(tmp_path / "copy"), cwd=site)
     pulled = json.loads((tmp_path / "copy" / "catalog.json").read_text(encoding="utf-8"))
@@ -105,9 +99,9 @@ def test_the_catalog_comes_from_the_live_tables(site: Path, tmp_path: Path) -> N
 def test_newly_bound_tables_are_merged_into_the_binding(site: Path, tmp_path: Path) -> None:
     catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
     base = catalog["baseToken"]
-    new_table = platform("POST", f"/bases/{base}/tables",
+    new_table = platform_data("POST", f"/bases/{base}/tables",
                          {"name": "值班", "fields": [{"name": "日期", "type": "datetime"}]})
-    platform("POST", f"/sites/{app_token_of(site)}/bind_base",
+    platform_data("POST", f"/sites/{app_token_of(site)}/bind_base",
              {"baseToken": base, "tableIds": [new_table["table_id"]]})
     ok_json("pull", str(tmp_path / "copy"), cwd=site)
     text = (tmp_path / "copy" / "base-database.jsonc").read_text(encoding="utf-8")
@@ -118,12 +112,12 @@ def test_newly_bound_tables_are_merged_into_the_binding(site: Path, tmp_path: Pa
 
 def test_ai_functions_come_from_the_remote_drafts(site: Path, tmp_path: Path) -> None:
     app = app_token_of(site)
-    drafts = platform("GET", f"/sites/{app}/draft/ai-functions")["aiFunctions"]
+    drafts = platform_data("GET", f"/sites/{app}/draft/ai-functions")["aiFunctions"]
     changed = dict(drafts[0]["declaration"], description="Summarize a period's leave plans "
                                                          "for the team lead")
     extra = {"name": "draftReply", "description": "Draft a reply to a leave request",
              "capability": "text", "prompt": "Reply to: {{text}}"}
-    platform("PUT", f"/sites/{app}/draft/ai-functions", {"aiFunctions": [
+    platform_data("PUT", f"/sites/{app}/draft/ai-functions", {"aiFunctions": [
         {"key": "summarizeLeave", "declaration": changed},
         {"key": "draftReply", "declaration": extra}]})
     result = ok_json("pull", str(tmp_path / "copy"), cwd=site)

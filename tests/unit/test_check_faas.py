@@ -6,36 +6,11 @@ from typing import Any
 from basedb.check.faas import check_faas, schema_problems
 from basedb.check.findings import Finding, Hint
 from tests.unit._builders import check_context
+from tests.unit._contracts_fixture import MANAGE_PERIOD_SCHEMA
 
 DESC = "What the value means and where it comes from"
-
 # Upstream's example: create or close a reporting period, conditional required via oneOf.
-PERIOD_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "创建报备周期或关闭已有周期",
-    "properties": {
-        "action": {"type": "string", "enum": ["create", "close"],
-                   "description": "create 创建周期；close 关闭指定周期的填报"},
-        "title": {"type": "string", "minLength": 1,
-                  "description": "create 时必填，报备周期的业务名称"},
-        "start": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$",
-                  "description": "create 时必填，开始日期 YYYY-MM-DD，按站点时区解释"},
-        "end": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$",
-                "description": "create 时必填，结束日期不早于开始日期，单期最多 180 天"},
-        "periodId": {
-            "type": "string",
-            "description": "close 时必填；先调用 listPeriods，从 rows[].period_id 选择记录 ID",
-        },
-    },
-    "required": ["action"],
-    "additionalProperties": False,
-    "oneOf": [
-        {"type": "object", "properties": {"action": {"type": "string", "enum": ["create"]}},
-         "required": ["title", "start", "end"]},
-        {"type": "object", "properties": {"action": {"type": "string", "enum": ["close"]}},
-         "required": ["periodId"]},
-    ],
-}
+PERIOD_SCHEMA = MANAGE_PERIOD_SCHEMA
 
 
 def faas(schema: Any = ..., description: str = "Creates or closes a reporting period.",
