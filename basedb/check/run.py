@@ -8,11 +8,12 @@ from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
-                    include_contracts: bool = True) -> CheckResult:
+                    include_contracts: bool = True, cache: bool = False) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
     `include_contracts` compares generated contract files on disk with what `contracts
-    generate` would write; the platform, which has no files, turns it off.
+    generate` would write; the platform, which has no files, turns it off. `cache` reuses
+    SQL analyses of unchanged queries from the workspace's local cache (same results).
     """
     from basedb.check import agent_tools, declarations, faas, mutations
     from basedb.check.sql import rules as sql_rules
@@ -20,7 +21,14 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai)
     ctx.extend(ws.load_findings)
     declarations.check_declarations(ctx)
-    sql_rules.check_database_functions(ctx)
+    if cache:
+        from basedb.check.sql.cache import AnalysisCache
+
+        analysis_cache = AnalysisCache.open(ws.root, ws.catalog)
+        sql_rules.check_database_functions(ctx, cache=analysis_cache)
+        analysis_cache.save()
+    else:
+        sql_rules.check_database_functions(ctx)
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)

@@ -28,9 +28,13 @@ FORMATS = ("text", "json", "github", "sarif")
               help="Leave AI Functions out of this run, as `deploy --skip-ai-functions` does.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report to a file instead of stdout (useful for SARIF).")
+@click.option("--no-cache", is_flag=True,
+              help="Analyse every main.sql afresh instead of reusing the results of unchanged "
+                   "queries kept in .base-database-cli/cache/ (the findings are the same).")
 @click.pass_context
 def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | None,
-                  as_json: bool, skip_ai_functions: bool, output: Path | None) -> None:
+                  as_json: bool, skip_ai_functions: bool, output: Path | None,
+                  no_cache: bool) -> None:
     """Validate the workspace: declarations, SQL, Mutations, FaaS schemas, agent-tools.json.
 
     Exit status: 0 when there are no errors (hints allowed), 1 with errors, 2 when there
@@ -58,7 +62,7 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
     from basedb.check.run import check_workspace
 
     result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
-                             skip_ai=skip_ai_functions)
+                             skip_ai=skip_ai_functions, cache=not no_cache)
     _write_report(result, fmt, root, output)
     if fmt in ("text", "sarif"):
         # JSON and GitHub reports carry the notices themselves; the others say them here.

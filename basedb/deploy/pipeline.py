@@ -74,7 +74,7 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
 
     runner.start("check")
     workspace = load_workspace(root, skip_ai=skip_ai)
-    result = check_workspace(workspace, skip_ai=skip_ai)
+    result = check_workspace(workspace, skip_ai=skip_ai, cache=True)
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
         raise findings_error(result)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import gc
-from typing import Any
+from typing import TYPE_CHECKING
 
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.findings import Finding, Hint
 from basedb.workspace.model import DatabaseFunction
+
+if TYPE_CHECKING:
+    from basedb.check.sql.cache import AnalysisCache, CachedAnalysis
+    from basedb.check.sql.model import SqlAnalysis
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
@@ -21,30 +25,41 @@ def declared_param_count(decl: DatabaseFunction) -> int:
     return max((p.index + 1 for p in decl.params), default=0)
 
 
-def check_database_functions(ctx: CheckContext) -> None:
-    """Analyse each Database Function's main.sql; store analyses in ctx.analyses."""
-    from basedb.check.sql.analysis import analyze_sql
+def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None = None,
+                             ) -> None:
+    """Analyse each Database Function's main.sql; store analyses in ctx.analyses.
 
+    With a `cache`, results of unchanged queries come from it (and such functions get no
+    entry in ctx.analyses); new results are added to it.
+    """
     # Parse trees are reference cycles (children point at parents) and the analyses keep
     # them, so the cyclic collector would re-traverse every tree kept so far again and
     # again during the batch; pausing it for the batch halves the cost of a large check.
     paused = gc.isenabled()
     gc.disable()
     try:
-        _check_all(ctx, analyze_sql)
+        _check_all(ctx, cache)
     finally:
         if paused:
             gc.enable()
 
 
-def _check_all(ctx: CheckContext, analyze_sql: Any) -> None:
+def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
     ws = ctx.workspace
     for decl in ws.of_kind("database_function"):
         if not isinstance(decl, DatabaseFunction) or decl.sql is None:
             continue
-        analysis = analyze_sql(decl.sql, ws.catalog, declared_param_count(decl),
-                               resolve=ws.catalog_loaded)
-        ctx.analyses[decl.function_id] = analysis
+        param_count = declared_param_count(decl)
+        key = cache.key(decl.sql, param_count, ws.catalog_loaded) if cache else ""
+        analysis: SqlAnalysis | CachedAnalysis | None = cache.get(key) if cache else None
+        if analysis is None:
+            from basedb.check.sql.analysis import analyze_sql
+
+            analysis = analyze_sql(decl.sql, ws.catalog, param_count,
+                                   resolve=ws.catalog_loaded)
+            ctx.analyses[decl.function_id] = analysis
+            if cache:
+                cache.put(key, analysis)
         for problem in analysis.problems:
             ctx.add(Finding(problem.code, problem.message, decl.sql_file, "",
                             decl.function_id, problem.fix, problem.line, problem.column))
