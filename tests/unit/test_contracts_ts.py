@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -307,9 +306,8 @@ def test_pathological_schemas_end_in_unknown_quickly() -> None:
         deep = {"type": "array", "items": deep}
     assert "unknown" in ts_for(deep)
     wide = {"allOf": [{"anyOf": [{"type": "string"}, {"type": "number"}] * 10}] * 10}
-    started = time.perf_counter()
-    ts_for(wide)
-    assert time.perf_counter() - started < 0.5
+    # Each anyOf stays one union: no cross product of 20 options over 10 branches.
+    assert ts_for(wide) == " & ".join(["(string | number)"] * 10)
 
 
 def test_property_names_are_quoted_when_not_identifiers() -> None:
@@ -378,14 +376,10 @@ def _many_declarations(count: int) -> Workspace:
 
 
 @pytest.mark.parametrize("lang", ["ts", "python"])
-def test_generating_for_a_thousand_declarations_is_fast(lang: str) -> None:
-    ws = _many_declarations(1_000)
-    generate(ws, lang=lang)  # warm up imports
-    started = time.perf_counter()
-    generated = generate(ws, lang=lang)
-    elapsed = time.perf_counter() - started
+def test_generating_for_a_thousand_declarations_covers_them_all(lang: str) -> None:
+    # How long it takes is measured by the contracts benchmark (bench/), not here.
+    generated = generate(_many_declarations(1_000), lang=lang)
     assert generated.content.count("fn0") >= 1_000
-    assert elapsed < 0.5, f"generating 1,000 declarations took {elapsed:.3f}s"
 
 
 # ------------------------------------------------------------------ real tsc
