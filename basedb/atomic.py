@@ -9,6 +9,7 @@ write leaves the previous version and no temporary file behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -47,6 +48,10 @@ def ensure_private_dir(path: Path) -> Path:
     The mode is set even on a directory that already exists: mkdir's mode is masked by
     the umask, and the directory may predate basedb. Raises OSError.
     """
-    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    except FileExistsError:  # mkdir's "File exists" would not say what is wrong
+        raise NotADirectoryError(errno.ENOTDIR, f"{path} is a file, not a directory",
+                                 str(path)) from None
     os.chmod(path, PRIVATE_DIR_MODE)
     return path

@@ -153,10 +153,19 @@ class InstallRecords:
 
     def save(self) -> None:
         """Write the file atomically, mode 0600, in a directory of mode 0700."""
-        ensure_private_dir(self.path.parent)
         doc = {"version": RECORDS_VERSION, "installs": self.installs}
-        write_file_atomically(self.path, json.dumps(doc, ensure_ascii=False, indent=2) + "\n",
-                              mode=PRIVATE_FILE_MODE)
+        try:
+            ensure_private_dir(self.path.parent)
+            write_file_atomically(self.path,
+                                  json.dumps(doc, ensure_ascii=False, indent=2) + "\n",
+                                  mode=PRIVATE_FILE_MODE)
+        except OSError as exc:
+            raise InputError(f"Cannot record the install in {self.path}: "
+                             f"{exc.strerror or exc}.", code="STATE_NOT_WRITABLE",
+                             hint=f"The skill files were written. Make {self.path.parent} "
+                                  "a writable directory (or point $BASEDB_STATE_DIR at one) "
+                                  "so that later installs know these directories are "
+                                  "basedb's.") from exc
 
 
 # ------------------------------------------------------------------------ planning

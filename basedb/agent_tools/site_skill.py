@@ -37,12 +37,12 @@ from basedb.agent_tools.skill_spec import (
     render_frontmatter,
     split_frontmatter,
 )
+from basedb.deploy.remote import APP_TOKEN_RE
 from basedb.errors import InputError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
-APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|$)")
 _REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$")
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
@@ -55,7 +55,10 @@ def parse_site(value: str) -> str:
     text = value.strip()
     if APP_TOKEN_RE.match(text):
         return text
-    path = urlsplit(text).path if "://" in text else text
+    try:
+        path = urlsplit(text).path if "://" in text else text
+    except ValueError:  # e.g. an unclosed IPv6 bracket: not a link either
+        path = ""
     match = _SITE_PATH_RE.search(path)
     if match is None:
         raise InputError(f"--site {value!r} is neither an app token nor a site link.",

@@ -44,6 +44,19 @@ def profile_option(f: F) -> F:
                         help="Profile to use (default: the workspace's, else `local`).")(f)
 
 
+def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | None,
+                    ) -> str | None:
+    """Callback of `--app-token` options: a value that cannot be an app token would only
+    reach the platform as a confusing "not found"."""
+    from basedb.deploy.remote import APP_TOKEN_RE
+
+    if value is not None and not APP_TOKEN_RE.match(value):
+        raise click.BadParameter(
+            f"{value!r} is not an app token: use the site's appToken (letters, digits, '_' "
+            "and '-', e.g. Prj…) as in the workspace's base-database.jsonc.", param=param)
+    return value
+
+
 def in_json_mode() -> bool:
     ctx = click.get_current_context(silent=True)
     while ctx is not None:

@@ -8,10 +8,16 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import (
+    check_app_token,
+    emit_json,
+    json_option,
+    profile_option,
+    workspace_option,
+)
 
 app_token_option = click.option(
-    "--app-token", default=None,
+    "--app-token", default=None, callback=check_app_token,
     help="The site (default: the appToken of the current workspace).")
 
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option
+from basedb.cli.common import check_app_token, emit_json, json_option, profile_option
 
 
 @click.command("pull")
 @click.argument("directory", required=False,
                 type=click.Path(file_okay=False, path_type=Path))
-@click.option("--app-token", default=None,
+@click.option("--app-token", default=None, callback=check_app_token,
               help="The site to pull (default: the appToken of the current workspace).")
 @click.option("--env", type=click.Choice(["preview", "prod"]), default="preview",
               show_default=True,

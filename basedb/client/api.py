@@ -52,6 +52,15 @@ def parse_path(value: str) -> str:
     if any(ch.isspace() for ch in path):
         raise UsageError(f"PATH {value!r} contains whitespace.", code="PATH_INVALID",
                          hint="Percent-encode spaces in the path (%20).")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+        raise UsageError(f"PATH {value!r} contains control characters.", code="PATH_INVALID",
+                         hint="Percent-encode them, e.g. %01.")
+    segments = path.split("?", 1)[0].split("/")
+    if "." in segments or ".." in segments:
+        # The URL would be normalised into another path, possibly outside the Open API.
+        raise UsageError(f"PATH {value!r} has a '.' or '..' segment.", code="PATH_INVALID",
+                         hint="Write the path without dot segments, e.g. "
+                              "/sites/APP_TOKEN/functions.")
     return path
 
 

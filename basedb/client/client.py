@@ -118,7 +118,14 @@ class Client:
             kwargs["content"] = jsonlib.dumps(json, ensure_ascii=False,
                                               separators=(",", ":")).encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json; charset=utf-8"}
-        return self._http.build_request(verb, api_path(path), **kwargs)
+        try:
+            url = httpx.URL(api_path(path))
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise UsageError(f"The request path {path!r} is not a valid URL path: {exc}.",
+                             code="PATH_INVALID",
+                             hint="Pass a path such as /sites/APP_TOKEN/functions; "
+                                  "percent-encode special characters.") from None
+        return self._http.build_request(verb, url, **kwargs)
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                 json: Any = None, files: Any = None,

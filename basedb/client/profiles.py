@@ -251,8 +251,14 @@ def _read_config() -> dict[str, Any]:
 
 def _write_config(doc: dict[str, Any]) -> Path:
     path = config_path()
-    ensure_private_dir(path.parent)
     doc = {"version": CONFIG_VERSION, **{k: v for k, v in doc.items() if k != "version"}}
     text = json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    write_file_atomically(path, text, mode=PRIVATE_FILE_MODE)
+    try:
+        ensure_private_dir(path.parent)
+        write_file_atomically(path, text, mode=PRIVATE_FILE_MODE)
+    except OSError as exc:
+        raise InputError(f"Cannot write the profiles file {path}: {exc.strerror or exc}.",
+                         code="CONFIG_NOT_WRITABLE",
+                         hint=f"Make {path.parent} a writable directory, or point "
+                              "$BASEDB_CONFIG_DIR at one.") from exc
     return path

@@ -7,11 +7,16 @@ NetworkError). The wire protocol is in the platform's drafts and deployments rou
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
+
+
+APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+"""What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens)."""
 
 
 def _data(envelope: dict[str, Any]) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def _open(directory: Path) -> LocalPlatform:
     from basedb.atomic import ensure_private_dir
     from basedb.errors import InputError
     from basedb.platform.app import build_app
-    from basedb.platform.identity import ensure_owner_token
+    from basedb.platform.identity import OWNER_TOKEN_FILE, ensure_owner_token
     from basedb.platform.store import DATABASE_FILE, Store
 
     try:
@@ -100,6 +100,13 @@ def _open(directory: Path) -> LocalPlatform:
                               "or use another data dir.") from exc
     try:
         owner_token = ensure_owner_token(store, directory)
+    except OSError as exc:
+        store.close()
+        token_file = directory / OWNER_TOKEN_FILE
+        raise InputError(f"Cannot write the platform owner token {token_file}: "
+                         f"{exc.strerror or exc}.", code="PLATFORM_DATA_DIR",
+                         hint=f"Make {token_file} a writable regular file (or remove it), "
+                              "or use another data dir.") from exc
     except BaseException:
         store.close()
         raise

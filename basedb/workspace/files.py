@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -144,13 +145,27 @@ def parse_jsonc(text: str, *, label: str) -> Any:
     try:
         return json5.loads(text)
     except ValueError as exc:
+        reason, line, column = _json5_error(exc)
         raise FileProblem(
-            f"{label} is not valid JSONC: {exc}.",
+            f"{label} is not valid JSONC: {reason}.",
             f"Fix the syntax of {label}; comments and trailing commas are allowed.",
+            line=line, column=column,
         ) from None
     except RecursionError:
         raise FileProblem(f"{label} is not valid JSONC: it nests too deeply.",
                           f"Fix the syntax of {label}.") from None
+
+
+_JSON5_ERROR_RE = re.compile(r"^<string>:(\d+) (.+) at column (\d+)$", re.DOTALL)
+
+
+def _json5_error(exc: ValueError) -> tuple[str, int | None, int | None]:
+    """json5 says `<string>:LINE Reason at column COL`; say it the way parse_json does."""
+    match = _JSON5_ERROR_RE.match(str(exc))
+    if match is None:
+        return str(exc), None, None
+    line, reason, column = int(match.group(1)), match.group(2), int(match.group(3))
+    return f"{reason[:1].lower()}{reason[1:]} at line {line} column {column}", line, column
 
 
 def strip_jsonc(text: str) -> str:

@@ -62,3 +62,11 @@ def test_private_dirs_are_created_and_tightened(tmp_path: Path) -> None:
     os.chmod(existing, 0o755)
     ensure_private_dir(existing)
     assert mode(existing) == 0o700
+
+
+def test_a_file_in_the_way_of_a_private_dir_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "state"
+    blocker.write_text("x")
+    with pytest.raises(NotADirectoryError) as caught:
+        ensure_private_dir(blocker)
+    assert caught.value.strerror == f"{blocker} is a file, not a directory"

@@ -32,6 +32,15 @@ def test_parse_jsonc_reports_the_file() -> None:
         parse_jsonc('{"a": ', label="x.jsonc")
 
 
+def test_parse_jsonc_says_where_in_the_words_of_parse_json() -> None:
+    with pytest.raises(FileProblem) as caught:
+        parse_jsonc('// settings\n{"a": 1,\n "b": [1 2]}', label="x.jsonc")
+    problem = caught.value
+    assert problem.message == 'x.jsonc is not valid JSONC: unexpected "2" at line 3 column 10.'
+    assert (problem.line, problem.column) == (3, 10)
+    assert "<string>" not in problem.message
+
+
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
     lambda inner: st.one_of(st.lists(inner, max_size=3),
