@@ -28,6 +28,7 @@ from basedb.platform.errors import BAD_REQUEST, ApiFailure, bad_request, unexecu
 from basedb.workspace.declarations import (
     build_declaration,
     declaration_file,
+    duplicate_id_findings,
     handler_file,
     sql_file,
 )
@@ -207,15 +208,7 @@ def build_workspace(functions: Sequence[DraftFunction], catalog: Catalog) -> Wor
         findings += found
         if decl is not None and item.function_id not in declarations:
             declarations[item.function_id] = decl
-    for function_id, kinds in kinds_of.items():
-        places = where_of[function_id]
-        for kind in kinds[1:]:
-            findings.append(Finding(
-                "FUNCTION_ID_DUPLICATE",
-                f"functionId {function_id!r} is used by {' and '.join(places)}; ids must be "
-                "unique across Database Functions, Mutations, FaaS and AI Functions.",
-                declaration_file(kind, function_id), "", function_id,
-                "Rename one of the functions."))
+    findings += duplicate_id_findings(kinds_of, where_of, "Rename one of the functions.")
     return Workspace(root=Path("."), config=None, catalog=catalog, declarations=declarations,
                      ids=kinds_of, agent_tools=AgentToolsConfig(present=False),
                      load_findings=findings)

@@ -254,6 +254,21 @@ def build_declaration(kind: FunctionKind, function_id: str, doc: Any, *,
     return build_ai_function(function_id, doc)
 
 
+def duplicate_id_findings(ids: Mapping[str, list[FunctionKind]],
+                          places: Mapping[str, list[str]], fix: str) -> list[Finding]:
+    """FUNCTION_ID_DUPLICATE for every declaration after the first that uses an id;
+    `places` names where each use of the id is (directories, request pointers)."""
+    findings: list[Finding] = []
+    for function_id, kinds in ids.items():
+        for kind in kinds[1:]:
+            findings.append(Finding(
+                "FUNCTION_ID_DUPLICATE",
+                f"functionId {function_id!r} is used by {' and '.join(places[function_id])}; "
+                "ids must be unique across Database Functions, Mutations, FaaS and AI "
+                "Functions.", declaration_file(kind, function_id), "", function_id, fix))
+    return findings
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"

@@ -11,7 +11,11 @@ from basedb.errors import WorkspaceNotFound
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog
 from basedb.workspace.config import CONFIG_FILE, build_config
-from basedb.workspace.declarations import build_declaration, declaration_file
+from basedb.workspace.declarations import (
+    build_declaration,
+    declaration_file,
+    duplicate_id_findings,
+)
 from basedb.workspace.model import (
     EMPTY_CATALOG,
     FUNCTION_ID_RE,
@@ -70,16 +74,9 @@ def load_workspace(root: Path | str, *, skip_ai: bool = False) -> Workspace:
             if decl is not None and function_id not in declarations:
                 declarations[function_id] = decl
 
-    for function_id, kinds in ids.items():
-        if len(kinds) > 1:
-            dirs = " and ".join(f"{KIND_DIRS[k]}/{function_id}" for k in kinds)
-            for kind in kinds[1:]:
-                findings.append(Finding(
-                    "FUNCTION_ID_DUPLICATE",
-                    f"functionId {function_id!r} is used by {dirs}; ids must be unique "
-                    "across Database Functions, Mutations, FaaS and AI Functions.",
-                    declaration_file(kind, function_id), "", function_id,
-                    "Rename one of the directories."))
+    dirs = {function_id: [f"{KIND_DIRS[k]}/{function_id}" for k in kinds]
+            for function_id, kinds in ids.items()}
+    findings += duplicate_id_findings(ids, dirs, "Rename one of the directories.")
 
     return Workspace(root=root, config=config, catalog=catalog, declarations=declarations,
                      ids=ids, agent_tools=_load_agent_tools(root, findings),
