@@ -57,6 +57,21 @@ def error_json(result: Result) -> dict[str, Any]:
     return error
 
 
+def api_data(workspace: Path, method: str, path: str, data: Any = None,
+             params: dict[str, Any] | None = None) -> Any:
+    """`basedb api` as an external agent calls it from `workspace`; the envelope's data."""
+    args = ["api", method, path]
+    if params is not None:
+        args += ["--params", json.dumps(params)]
+    if data is not None:
+        args += ["--data", json.dumps(data, ensure_ascii=False)]
+    result = run(*args, cwd=workspace)
+    assert result.exit_code == 0, result.stderr
+    envelope = json.loads(result.stdout)
+    assert envelope["code"] == 0, envelope
+    return envelope["data"]
+
+
 def init_site(directory: Path, template: str = "example", *extra: str) -> Path:
     """`basedb init DIRECTORY` on the embedded platform."""
     result = run("init", str(directory), "--template", template, *extra)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from basedb.platform.runtimes.faas import MIN_NODE_MAJOR, node_version
-from tests.cli.deploy_support import error_json, ok_json, run
+from tests.cli.deploy_support import api_data, error_json, ok_json, run
 
 HAS_NODE = node_version() is not None and int(
     (node_version() or "0").split(".")[0]) >= MIN_NODE_MAJOR
@@ -23,15 +23,8 @@ HAS_NODE = node_version() is not None and int(
 
 def api(workspace: Path, method: str, path: str, *, data: Any = None,
         params: dict[str, Any] | None = None) -> Any:
-    """`basedb api` as an external agent calls it; returns the envelope's data."""
-    args = ["api", method, path, "--params", json.dumps(params or {"env": "prod"})]
-    if data is not None:
-        args += ["--data", json.dumps(data, ensure_ascii=False)]
-    result = run(*args, cwd=workspace)
-    assert result.exit_code == 0, result.stderr
-    envelope = json.loads(result.stdout)
-    assert envelope["code"] == 0, envelope
-    return envelope["data"]
+    """`basedb api` as an external agent calls it, on production unless `params` says."""
+    return api_data(workspace, method, path, data, params or {"env": "prod"})
 
 
 def test_journey(tmp_path: Path) -> None:

@@ -11,21 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli.deploy_support import ok_json, run
-
-
-def api(workspace: Path, method: str, path: str, data: Any = None,
-        params: dict[str, Any] | None = None) -> Any:
-    args = ["api", method, path]
-    if params is not None:
-        args += ["--params", json.dumps(params)]
-    if data is not None:
-        args += ["--data", json.dumps(data, ensure_ascii=False)]
-    result = run(*args, cwd=workspace)
-    assert result.exit_code == 0, result.stderr
-    envelope = json.loads(result.stdout)
-    assert envelope["code"] == 0, envelope
-    return envelope["data"]
+from tests.cli.deploy_support import api_data, ok_json
 
 
 def write_json(path: Path, doc: Any) -> None:
@@ -38,7 +24,7 @@ def test_build_a_site_from_scratch_through_the_api(tmp_path: Path) -> None:
     created = ok_json("init", str(site), "--template", "blank", "--title", "订单看板")
     app, base = created["appToken"], created["baseToken"]
 
-    table = api(site, "POST", f"/bases/{base}/tables", {
+    table = api_data(site, "POST", f"/bases/{base}/tables", {
         "name": "订单",
         "fields": [
             {"name": "客户", "type": "text"},
@@ -47,9 +33,9 @@ def test_build_a_site_from_scratch_through_the_api(tmp_path: Path) -> None:
                                                           {"name": "已完成"}]},
         ]})
     rows = [["甲公司", 120, "已完成"], ["乙公司", 80, "待付款"], ["甲公司", 30, "待付款"]]
-    api(site, "POST", f"/bases/{base}/tables/{table['table_id']}/records/batch_create",
+    api_data(site, "POST", f"/bases/{base}/tables/{table['table_id']}/records/batch_create",
         {"fields": ["客户", "金额", "状态"], "rows": rows})
-    api(site, "POST", f"/sites/{app}/bind_base",
+    api_data(site, "POST", f"/sites/{app}/bind_base",
         {"baseToken": base, "tableIds": [table["table_id"]]})
 
     pulled = ok_json("catalog", "pull", "-C", str(site))
@@ -82,15 +68,15 @@ def test_build_a_site_from_scratch_through_the_api(tmp_path: Path) -> None:
     ok_json("deploy", "-C", str(site), "--production", "--yes")
 
     invoke = f"/sites/{app}/functions/{{}}/invoke"
-    pending = api(site, "POST", invoke.format("ordersByStatus"),
+    pending = api_data(site, "POST", invoke.format("ordersByStatus"),
                   {"params": {"status": "待付款"}}, params={"env": "prod"})["rows"]
     assert [(r["customer"], r["amount"]) for r in pending] == [("乙公司", 80), ("甲公司", 30)]
-    done = api(site, "POST", invoke.format("completeOrder"),
+    done = api_data(site, "POST", invoke.format("completeOrder"),
                {"params": {"orderId": pending[0]["order_id"]}}, params={"env": "prod"})
     assert done["recordIds"] == [pending[0]["order_id"]]
-    again = api(site, "POST", invoke.format("completeOrder"),
+    again = api_data(site, "POST", invoke.format("completeOrder"),
                 {"params": {"orderId": pending[0]["order_id"]}}, params={"env": "prod"})
     assert again["recordIds"] == [] and again["precondition_failed"] == [pending[0]["order_id"]]
-    pending = api(site, "POST", invoke.format("ordersByStatus"),
+    pending = api_data(site, "POST", invoke.format("ordersByStatus"),
                   {"params": {"status": "待付款"}}, params={"env": "prod"})["rows"]
     assert [r["customer"] for r in pending] == ["甲公司"]
