@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from click.testing import Result
+
 from basedb.deploy.state import LocalState
 from tests.cli.deploy_support import (
     app_token_of,
@@ -23,6 +25,13 @@ def listing(site: Path) -> dict[str, Any]:
         data: dict[str, Any] = client.request(
             "GET", f"/sites/{app_token_of(site)}/deployments")["data"]
     return data
+
+
+def promote_through_remote(site: Path) -> Result:
+    """`deploy --production --yes --json` over the stored `remote` profile (whose requests
+    reach the embedded platform through `forward_to_platform`'s faults)."""
+    return run("deploy", "-C", str(site), "--production", "--yes", "--profile", "remote",
+               "--json")
 
 
 def edit_readme(site: Path, text: str) -> None:
@@ -87,8 +96,7 @@ def test_production_never_rereads_or_resends_local_policy(site: Path) -> None:
         client.request("PUT", f"/sites/{app_token_of(site)}/draft/agent-tools",
                        json={"exclude": []})
     with forward_to_platform() as faults:
-        result = run("deploy", "-C", str(site), "--production", "--yes", "--profile",
-                     "remote", "--json")
+        result = promote_through_remote(site)
         assert result.exit_code == 0, result.stderr
         assert [c for c in faults.calls if c[0] in ("PUT", "PATCH")] == []
         assert faults.count("POST", "/promote") == 1
@@ -105,8 +113,7 @@ def test_a_promote_whose_answer_was_lost_is_confirmed_by_reading_back(site: Path
     preview = ok_json("deploy", "-C", str(site))
     with forward_to_platform() as faults:
         faults.add("POST", "/promote", "applied_then_timeout")
-        result = run("deploy", "-C", str(site), "--production", "--yes", "--profile",
-                     "remote", "--json")
+        result = promote_through_remote(site)
         assert result.exit_code == 0, result.stderr
         assert faults.count("POST", "/promote") == 1
     prod = json.loads(result.stdout)
@@ -119,8 +126,7 @@ def test_without_a_deployment_list_the_local_record_is_used(site: Path) -> None:
     preview = ok_json("deploy", "-C", str(site))
     with forward_to_platform() as faults:
         faults.add("GET", "/deployments", "code 9499 400")
-        result = run("deploy", "-C", str(site), "--production", "--yes", "--profile",
-                     "remote", "--json")
+        result = promote_through_remote(site)
         assert result.exit_code == 0, result.stderr
     prod = json.loads(result.stdout)
     find = next(s for s in prod["stages"] if s["stage"] == "find_preview")
@@ -211,8 +217,7 @@ def test_an_unreadable_site_skill_is_not_offered_for_installation(site: Path) ->
     ok_json("deploy", "-C", str(site))
     with forward_to_platform() as faults:
         faults.add("GET", "/skill", "503")
-        result = run("deploy", "-C", str(site), "--production", "--yes", "--profile",
-                     "remote", "--json")
+        result = promote_through_remote(site)
         assert result.exit_code == 0, result.stderr
         assert faults.count("GET", "/skill") == 1
     installation = json.loads(result.stdout)["nextAction"]["externalAgent"]["installation"]
