@@ -65,8 +65,9 @@ class Prepared:
         return list(config.exclude) if config.present else []
 
 
-def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
-    """Run the check and build stages."""
+def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
+            dry_run: bool = False) -> Prepared:
+    """Run the check and build stages (a dry run writes nothing, not even check's cache)."""
     from basedb.check.run import check_workspace
     from basedb.deploy import manifest
     from basedb.deploy.artifact import build_site_zip
@@ -74,7 +75,7 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool) -> Prepared:
 
     runner.start("check")
     workspace = load_workspace(root, skip_ai=skip_ai)
-    result = check_workspace(workspace, skip_ai=skip_ai, cache=True)
+    result = check_workspace(workspace, skip_ai=skip_ai, cache=not dry_run)
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
         raise findings_error(result)
@@ -134,7 +135,7 @@ def next_action(app_token: str, env: str, *,
 def plan_preview(root: Path, *, skip_ai: bool) -> dict[str, Any]:
     """Check and build, then describe what a deploy would send; send nothing."""
     runner = StageRunner(None, new_attempt_id())
-    prepared = prepare(root, runner, skip_ai=skip_ai)
+    prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
     site = f"/sites/{app}"
     body = payloads.functions_body(prepared.inputs, prepared.workspace.ids)
