@@ -60,7 +60,10 @@ def check_basedb() -> Check:
 
 
 def check_sqlglotc() -> Check:
-    if importlib.util.find_spec("sqlglotc") is not None:
+    # sqlglotc has no module of its own: it installs compiled builds of sqlglot's modules,
+    # so look at what sqlglot's tokenizer core would be loaded from.
+    spec = importlib.util.find_spec("sqlglot.tokenizer_core")
+    if spec is not None and spec.origin and not spec.origin.endswith(".py"):
         return Check("sqlglotc", "ok", "the compiled SQL parser is installed")
     return Check("sqlglotc", "warn", "the compiled SQL parser (sqlglotc) is not installed; "
                  "`basedb check` parses SQL in pure Python, which is slower",
