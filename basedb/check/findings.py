@@ -132,7 +132,7 @@ def sort_hints(hints: Iterable[Hint]) -> list[Hint]:
 def _pointer_key(pointer: str) -> tuple[tuple[int, int | str], ...]:
     # Numeric segments sort numerically so /params/10 comes after /params/2.
     parts = pointer.split("/")[1:] if pointer else []
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+    return tuple((0, int(p)) if p.isascii() and p.isdigit() else (1, p) for p in parts)
 
 
 def escape_pointer_token(token: str) -> str:

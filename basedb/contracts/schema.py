@@ -137,7 +137,8 @@ class _Converter:
             token = unquote(raw).replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and token in node:
                 node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            elif (isinstance(node, list) and token.isascii() and token.isdigit()
+                  and int(token) < len(node)):
                 node = node[int(token)]
             else:
                 return None

@@ -207,7 +207,7 @@ async def read_body(request: Request, limit: int | None = None) -> bytes:
                            "bytes. Fix: send a smaller body. Executed: no. Retry: retry after "
                            "fixing.", status=413)
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks: list[bytes] = []
     size = 0

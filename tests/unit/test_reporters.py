@@ -266,3 +266,12 @@ def test_unknown_format_is_refused(workspace: Path) -> None:
     with pytest.raises(ValueError, match="unknown report format"):
         render(clean_result(), "xml", root=workspace)
     assert FORMATS == ("text", "json", "github", "sarif")
+
+
+def test_findings_sort_with_non_ascii_digit_pointer_tokens() -> None:
+    # "¹".isdigit() is True, but int("¹") raises: pointer tokens are names here.
+    from basedb.check.findings import Finding, sort_findings
+
+    found = [Finding("DECLARATION_INVALID", "m", "f.json", "/properties/¹"),
+             Finding("DECLARATION_INVALID", "m", "f.json", "/properties/2")]
+    assert [f.pointer for f in sort_findings(found)] == ["/properties/2", "/properties/¹"]

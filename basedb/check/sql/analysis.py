@@ -339,7 +339,7 @@ class _Gate:
 
     def parameter(self, node: Any) -> None:
         number: int | None = None
-        if isinstance(node.this, exp.Literal) and str(node.this.this).isdigit():
+        if isinstance(node.this, exp.Literal) and _ascii_number(str(node.this.this)):
             number = int(str(node.this.this))
         text = f"${node.this.this}" if isinstance(node.this, exp.Literal) else node.sql(
             dialect="postgres")
@@ -358,3 +358,8 @@ class _Gate:
         self.problems.append(SqlProblem(
             "SQL_PARAM_UNDECLARED", message + " Parameters are written $1 … $n in "
             "declaration order.", PARAM_FIX, *self._at(node)))
+
+
+def _ascii_number(text: str) -> bool:
+    # str.isdigit() also accepts "¹" or "٣", which are not placeholder numbers.
+    return text.isascii() and text.isdigit()

@@ -31,7 +31,7 @@ def parameter_number(node: Any) -> int | None:
         node = strip_casts(node.expressions[0])
     if isinstance(node, exp.Parameter) and isinstance(node.this, exp.Literal):
         text = str(node.this.this)
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             return int(text)
     return None
 
