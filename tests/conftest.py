@@ -3,9 +3,16 @@ no test reads or writes the user's real profiles or platform data."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests on a fixed sequence of examples, so a red build always means
+# a change broke something; locally they explore new examples on every run.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
