@@ -167,13 +167,11 @@ def checked_input(plan: FunctionPlan, params: dict[str, Any]) -> dict[str, Any]:
     function whose schema is missing)."""
     _check_values(params)
     if plan.validator is not None and not plan.validator.is_valid(params):
-        from jsonschema.exceptions import best_match
-
         from basedb.platform.invoke_errors import parameter_failure
 
-        error = best_match(plan.validator.iter_errors(params))
-        if error is not None:
-            raise parameter_failure(error, plan)
+        failure = parameter_failure(plan.validator.iter_errors(params), plan)
+        if failure is not None:
+            raise failure
     return params
 
 
