@@ -166,6 +166,34 @@ def test_thrown_error_is_a_safe_message_and_the_stack_goes_to_the_log(
 
 
 @needs_node
+def test_returned_code_500_is_a_safe_message_and_the_authors_text_goes_to_the_log(
+        site: FaasSite, capsys: pytest.CaptureFixture[str]) -> None:
+    failure = site.fail("""
+        export default async () => ({code: 500, msg: "SQLITE_ERROR near SELECT * FROM "
+          + "t_x WHERE pw='hunter2'\\n    at query (/srv/db.js:12:5)"});""",
+                        EXECUTION_FAILED, function_id="forward")
+    assert failure.msg == ('FaaS function "forward" reported an internal error (code 500). '
+                           "Fix: the site's developer should look up this LogID in the "
+                           "platform log. Executed: no record was written. Retry: retry "
+                           f"after publishing. LogID: {LOG_ID}")
+    assert failure.status == 500 and failure.data == {"error": {"upstream_code": 500}}
+    log = capsys.readouterr().err
+    assert f"log_id {LOG_ID}" in log and "hunter2" in log and "/srv/db.js" in log
+
+
+@needs_node
+def test_returned_code_500_after_a_write_says_the_write_was_kept(site: FaasSite) -> None:
+    failure = site.fail("""
+        export default async (input, ctx) => {
+          await ctx.records.create("Tasks", {Title: "half done"});
+          return {code: 500, msg: "downstream failed"};
+        }""", EXECUTION_FAILED)
+    assert "Executed: partly: 1 record write call(s) completed" in failure.msg
+    assert "downstream failed" not in failure.msg
+    assert [r["Title"] for r in site.records()] == ["half done"]
+
+
+@needs_node
 @pytest.mark.parametrize("source", [
     "export default syntax error",
     "export const notDefault = () => ({code: 0});",

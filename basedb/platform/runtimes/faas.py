@@ -24,8 +24,10 @@ Limits, because a handler is code the platform did not write:
   its private directory and forbids child processes and worker threads.
 
 Outcomes: code 0 returns the handler's `data`; any other code becomes 800004003 with
-the author's message and code; a crash, timeout, memory exhaustion or invalid return
-becomes 800004005 with a fixed message and the log id (the stack goes to the log).
+the author's message and code, except 500; a returned 500, a crash, timeout, memory
+exhaustion or invalid return becomes 800004005 with a fixed message and the log id
+(upstream agent-tool-design.md "FaaS 错误 msg": the caller sees only safe text; the
+author's message or the stack goes to the log).
 `$BASEDB_NODE` names the Node.js binary when `node` on PATH is not the one to use.
 """
 
@@ -74,6 +76,8 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 MAX_LOG_HEAD_BYTES = 48 * 1024
 MAX_LOG_TAIL_BYTES = 16 * 1024
 MAX_AUTHOR_MSG_CHARS = 400
+# A returned code that means "internal error": its msg often carries a stack or a query.
+INTERNAL_ERROR_CODE = 500
 MAX_MSG_CHARS = 500
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -219,9 +223,20 @@ def run_faas(*, store: Store, site: SiteRow, catalog: Catalog, caller: User,
         outcome = _execute(command, workdir, start, routes, limit_ms / 1000)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    _hide_internal_error(outcome)
     _write_log(function_id, log_id, outcome)
     return _interpret(outcome, function_id=function_id, log_id=log_id,
                       writes=routes.writes, limit_ms=limit_ms)
+
+
+def _hide_internal_error(outcome: _Outcome) -> None:
+    """A result with code 500 becomes a failure whose author message goes to the log."""
+    result = outcome.value if outcome.kind == "result" else None
+    if isinstance(result, dict) and result.get("code") == INTERNAL_ERROR_CODE:
+        author = result.get("msg")
+        outcome.kind, outcome.failure = "failure", "internal_error"
+        outcome.detail = f"returned code {INTERNAL_ERROR_CODE}: " + (
+            author if isinstance(author, str) else json.dumps(author, default=str))
 
 
 def _execute(command: list[str], workdir: str, start: dict[str, Any], routes: RecordRoutes,
@@ -433,7 +448,10 @@ def _execution_failed(outcome: _Outcome, *, function_id: str, log_id: str, write
         executed = "no record was written"
         retry = "retry later" if outcome.kind == "timeout" else "retry after publishing"
     msg = f"{reason}. Fix: {fix}. Executed: {executed}. Retry: {retry}. LogID: {log_id}"
-    return ApiFailure(EXECUTION_FAILED, msg, status=504 if outcome.kind == "timeout" else 500)
+    data = ({"error": {"upstream_code": INTERNAL_ERROR_CODE}}
+            if outcome.failure == "internal_error" else None)
+    return ApiFailure(EXECUTION_FAILED, msg, status=504 if outcome.kind == "timeout" else 500,
+                      data=data)
 
 
 def _failure_reason(outcome: _Outcome, name: str, limit_ms: int,
@@ -464,5 +482,8 @@ def _failure_reason(outcome: _Outcome, name: str, limit_ms: int,
         return f"{name} could not be started", f"{author_fix}; check the Node.js installation"
     if outcome.failure == "exception":
         return f"{name} threw an uncaught error", author_fix
+    if outcome.failure == "internal_error":
+        return (f"{name} reported an internal error (code {INTERNAL_ERROR_CODE})",
+                author_fix)
     return f"{name} ended without returning a result", f"{author_fix}; make sure the " \
         "handler's promise settles and it does not call process.exit"
