@@ -95,6 +95,9 @@ class Call:
     query: QueryParams
     body: Any = None
     user: identity.User | None = None
+    # Signed in through a page session (the sign-in cookie with the page header), i.e.
+    # called by a deployed page's runtime rather than with a bearer token.
+    from_page: bool = False
 
     @property
     def store(self) -> Store:
@@ -245,6 +248,7 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
         from basedb.platform.sessions import page_session_user
 
         user = page_session_user(conn, call.request)
+        call.from_page = user is not None
     if user is None:
         user = identity.authenticate(conn, authorization)
     call.user = user

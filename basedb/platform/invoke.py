@@ -6,10 +6,12 @@
 
 Who sees what: prod is open to every member of the site, preview to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
-the deployment's agent-tools `exclude` are hidden and refused as unknown (800004001)
-unless an owner or admin passes includeInternal=true; a member passing it simply does
-not see them. Every refusal happens before anything runs and says so in upstream's
-message template (`errors.unexecuted_message`).
+the deployment's agent-tools `exclude` are hidden from agents and refused as unknown
+(800004001) unless an owner or admin passes includeInternal=true; a member passing it
+simply does not see them. The exclude list is not access control and does not restrict
+the page entry (upstream agent-tools.md): a deployed page, calling through its sign-in
+session, reaches every function of its deployment. Every refusal happens before
+anything runs and says so in upstream's message template (`errors.unexecuted_message`).
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ class Deployed:
 
 
 def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_token: str,
-                       env: str, include_internal: bool) -> Deployed:
+                       env: str, include_internal: bool, *,
+                       from_page: bool = False) -> Deployed:
     site, role = require_site(conn, caller, app_token)
     if env == "preview" and role not in sites.MANAGER_ROLES:
         raise permission_denied(
@@ -95,7 +98,7 @@ def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_toke
     snapshot = load_snapshot(conn, site.app_token, env)
     if snapshot is None:
         raise no_deployment(app_token, env)
-    show_internal = include_internal and role in sites.MANAGER_ROLES
+    show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
     visible = tuple(sorted(f for f in snapshot.functions
                            if show_internal or f not in snapshot.exclude))
     return Deployed(site=site, role=role, env=env, snapshot=snapshot, visible=visible)
@@ -122,8 +125,10 @@ class Target:
 
 
 def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: str, env: str,
-                   function_id: str, include_internal: bool) -> Target:
-    deployed = resolve_deployment(conn, caller, app_token, env, include_internal)
+                   function_id: str, include_internal: bool, *,
+                   from_page: bool = False) -> Target:
+    deployed = resolve_deployment(conn, caller, app_token, env, include_internal,
+                                  from_page=from_page)
     if function_id not in deployed.visible:
         raise ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
             f"Function {quote(function_id)} is not published in the {env} deployment of site "
@@ -287,7 +292,7 @@ def invoke_function(call: Call) -> Any:
     # snapshot of a read-only connection.
     with sql_runtime.read_only_pool(call.store).transaction() as conn:
         target = resolve_target(conn, call.caller, app_token, env, function_id,
-                                include_internal)
+                                include_internal, from_page=call.from_page)
         plan = target.plan
         require_callable(plan)
         checked = checked_input(plan, params)

@@ -198,6 +198,29 @@ def test_who_may_see_which_pages(client: TestClient, api: Api, site: TaskSite) -
     assert client.get("/sites/PrjNope/").status_code == 404
 
 
+def test_a_page_calls_functions_excluded_from_agents(client: TestClient, api: Api,
+                                                     site: TaskSite) -> None:
+    """agent-tools.json hides functions from agents; it does not restrict the page entry
+    (upstream agent-tools.md), so a member's page still reaches a page-only function."""
+    api.ok("PUT", f"/sites/{site.app_token}/draft/agent-tools",
+           json={"exclude": ["listTasks"]})
+    first = deploy(api, site.app_token)["deploymentId"]
+    api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
+    member_token = new_member(api, site, "member")
+    member = api.as_user(member_token)
+    invoke = f"/sites/{site.app_token}/functions/listTasks/invoke"
+    body = {"params": {"status": "Open"}}
+    # An agent with a bearer token, even passing includeInternal, does not see it.
+    member.fail("POST", invoke, json=body, params={"env": "prod"}, code=800004001)
+    member.fail("POST", invoke, json=body, params={"env": "prod", "includeInternal": "true"},
+                code=800004001)
+    # The same member's page does.
+    sign_in(client, member_token)
+    answered = client.post("/open-apis/base/v3" + invoke, params={"env": "prod"}, json=body,
+                           headers=PAGE).json()
+    assert answered["code"] == 0 and answered["data"]["rows"] == []
+
+
 async def _raw_get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
     """GET `path` exactly as given (an HTTP client would normalize the dots away)."""
     sent: list[dict[str, Any]] = []

@@ -174,7 +174,8 @@ ENDPOINTS = [
              description="800004002 names the parameter that failed validation (nothing "
              "ran); 800004004 when the function's schema is not ready; 800004005 when it "
              "failed while running. Mutations: check record_not_found, "
-             "precondition_failed and ignored_fields even when code is 0.",
+             "precondition_failed and ignored_fields even when code is 0. A page calling "
+             "through its sign-in session also reaches functions agent-tools.json excludes.",
              query=(_ENV, _INTERNAL),
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
