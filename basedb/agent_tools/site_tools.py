@@ -10,11 +10,17 @@ describe endpoint and hints from its kind:
     Mutation            destructiveHint (delete), idempotentHint (update), closed world
     FaaS, AI Function   not read-only, open world (server code, a model)
 
-Every tool that is not read-only carries the approval guard: say what will change and
-wait for the user's yes. Three meta tools reach functions published after the server
-started: discover_functions, describe_function, invoke_function. Results are the
-invoke `data` as JSON, capped at MAX_RESULT_CHARS with a note; failures are error
-results carrying the platform's message, whose Fix: and Retry: say what to do next.
+A tool's input schema is the function's, with one change: `oneOf`, `anyOf` and
+`allOf` at its top level (how FaaS schemas express conditional required fields) are
+moved into the tool description as text, because model APIs (Anthropic, OpenAI,
+Gemini) refuse tools whose input schema has them at the root, often failing the whole
+session. The platform still validates every call against the full schema, and
+describe_function returns it. Every tool that is not read-only carries the approval
+guard: say what will change and wait for the user's yes. Three meta tools reach
+functions published after the server started: discover_functions, describe_function,
+invoke_function. Results are the invoke `data` as JSON, capped at MAX_RESULT_CHARS
+with a note; failures are error results carrying the platform's message, whose Fix:
+and Retry: say what to do next.
 """
 
 from __future__ import annotations
@@ -91,15 +97,16 @@ def function_annotations(function_type: str, action: str | None) -> dict[str, bo
     return {"readOnlyHint": False, "openWorldHint": True}
 
 
-def function_tool_description(described: dict[str, Any]) -> str:
-    """The function's own description, then what kind of call it is; writes end with
-    the approval guard."""
+def function_tool_description(described: dict[str, Any], schema_note: str = "") -> str:
+    """The function's own description, the cases its input schema had at the root (see
+    `tool_input_schema`), then what kind of call it is; writes end with the approval
+    guard."""
     function_type = str(described.get("functionType") or "")
     action = described.get("action")
     own = " ".join(str(described.get("description") or "").split()) or "No description."
     if len(own) > MAX_DESCRIPTION_CHARS:
         own = own[: MAX_DESCRIPTION_CHARS - 1] + "…"
-    parts = [own]
+    parts = [own, schema_note] if schema_note else [own]
     note_key = action if function_type == "mutation" and action in KIND_NOTES else function_type
     if note_key in KIND_NOTES:
         parts.append(KIND_NOTES[note_key])
@@ -117,16 +124,60 @@ def function_tool(described: dict[str, Any]) -> ToolSpec:
     schema = described.get("inputSchema")
     if not isinstance(schema, dict) or schema.get("type") not in (None, "object"):
         schema = ANY_OBJECT  # no schema (status missing): the platform takes any object
-    schema = dict(schema)
+    schema, note = tool_input_schema(schema)
     schema.setdefault("type", "object")
     name = str(described.get("name") or "")
     function_id = str(described["functionId"])
     return ToolSpec(
-        name=function_id, description=function_tool_description(described),
+        name=function_id, description=function_tool_description(described, note),
         input_schema=schema,
         annotations=function_annotations(str(described.get("functionType") or ""),
                                          described.get("action")),
         title=name if name and name != function_id else None)
+
+
+_ROOT_CASES = {"oneOf": "Exactly one of these cases applies",
+               "anyOf": "At least one of these cases applies",
+               "allOf": "All of these apply"}
+
+
+def tool_input_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`schema` without top-level oneOf/anyOf/allOf, and a sentence saying what they
+    required ("" when it had none)."""
+    kept = {key: value for key, value in schema.items() if key not in _ROOT_CASES}
+    notes = []
+    for key, lead in _ROOT_CASES.items():
+        cases = schema.get(key)
+        if isinstance(cases, list) and cases:
+            listed = "; ".join(f"({i}) {_case_summary(case)}"
+                               for i, case in enumerate(cases, start=1))
+            notes.append(f"{lead} (the platform checks them): {listed}.")
+    if notes:
+        notes.append(f"{DESCRIBE} returns the complete inputSchema.")
+    return kept, " ".join(notes)
+
+
+def _case_summary(case: Any) -> str:
+    """`when action is "close": periodId is required`, as far as the case says it."""
+    if not isinstance(case, dict):
+        return "see the complete inputSchema"
+    properties = case.get("properties") if isinstance(case.get("properties"), dict) else {}
+    condition = []
+    for name, prop in properties.items():
+        if isinstance(prop, dict) and "const" in prop:
+            condition.append(f"{name} is {json.dumps(prop['const'], ensure_ascii=False)}")
+        elif isinstance(prop, dict) and isinstance(prop.get("enum"), list):
+            values = ", ".join(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
+            condition.append(f"{name} is {values}" if len(prop["enum"]) == 1
+                             else f"{name} is one of {values}")
+    required = [n for n in case.get("required") or [] if isinstance(n, str)]
+    told = required and set(case) <= {"type", "properties", "required", "description",
+                                      "title"}
+    rule = (f"{', '.join(required)} {'is' if len(required) == 1 else 'are'} required"
+            if required else "")
+    if not told:
+        rule = "; ".join(filter(None, [rule, "see the complete inputSchema"]))
+    return f"when {' and '.join(condition)}: {rule}" if condition else rule
 
 
 META_TOOL_SPECS = (

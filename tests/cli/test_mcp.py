@@ -25,6 +25,7 @@ from basedb.agent_tools.site_tools import (
     META_TOOLS,
     SiteTools,
     digest,
+    tool_input_schema,
 )
 from basedb.client.client import connect
 from basedb.client.profiles import LOCAL
@@ -125,6 +126,37 @@ def test_descriptions_and_schemas_come_from_the_live_description(
         assert APPROVAL_GUARD in (tools[name].description or ""), name
     assert "cannot be restored" in (tools["deleteSubmissions"].description or "")
     assert "record_not_found" in (tools["submitLeave"].description or "")
+
+
+def test_no_tool_schema_has_oneof_anyof_or_allof_at_its_root(site_tools: SiteTools) -> None:
+    """Anthropic, OpenAI and Gemini refuse such tool schemas (often the whole session);
+    managePeriod's conditional cases move into its description instead."""
+    tools = listed(site_tools)
+    for tool in tools.values():
+        assert not {"oneOf", "anyOf", "allOf"} & set(tool.input_schema), tool.name
+    described = site_tools.describe("managePeriod")
+    assert "oneOf" in described["inputSchema"]  # the platform keeps the full schema
+    schema = tools["managePeriod"].input_schema
+    assert schema["properties"] == described["inputSchema"]["properties"]
+    assert schema["required"] == ["action"] and schema["additionalProperties"] is False
+    assert ('Exactly one of these cases applies (the platform checks them): (1) when action '
+            'is "create": title, start, end are required; (2) when action is "close": '
+            "periodId is required. describe_function returns the complete inputSchema."
+            ) in (tools["managePeriod"].description or "")
+
+
+def test_case_summaries_say_what_they_cannot_render() -> None:
+    schema, note = tool_input_schema({
+        "type": "object", "properties": {"a": {"type": "string", "description": "A"}},
+        "anyOf": [{"required": ["a"]}, {"not": {"required": ["a"]}}],
+        "allOf": [{"if": {"required": ["a"]}, "then": {"required": ["b"]}}]})
+    assert schema == {"type": "object",
+                      "properties": {"a": {"type": "string", "description": "A"}}}
+    assert note == ("At least one of these cases applies (the platform checks them): (1) a "
+                    "is required; (2) see the complete inputSchema. All of these apply (the "
+                    "platform checks them): (1) see the complete inputSchema. "
+                    "describe_function returns the complete inputSchema.")
+    assert tool_input_schema({"type": "object"}) == ({"type": "object"}, "")
 
 
 def test_instructions_name_the_site_and_the_approval_guard(site_tools: SiteTools) -> None:
