@@ -161,7 +161,9 @@ def _case_summary(case: Any) -> str:
     """`when action is "close": periodId is required`, as far as the case says it."""
     if not isinstance(case, dict):
         return "see the complete inputSchema"
-    properties = case.get("properties") if isinstance(case.get("properties"), dict) else {}
+    properties = case.get("properties")
+    if not isinstance(properties, dict):
+        properties = {}
     condition = []
     for name, prop in properties.items():
         if isinstance(prop, dict) and "const" in prop:
