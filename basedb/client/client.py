@@ -255,6 +255,11 @@ class Client:
             return ("The request is malformed: check that the query parameters and body are "
                     "valid JSON with value types the endpoint expects.")
         if status >= 500:
+            if "Executed:" in message and "Retry:" in message:
+                # The platform said what ran and when to retry (e.g. a FaaS that failed
+                # before writing: "Retry: retry after publishing"); a generic "retry
+                # later, outcome unknown" would contradict it.
+                return None
             suffix = (" The outcome of this write is unknown: read the resource back before "
                       "retrying." if request.method in _WRITE_METHODS else "")
             return "The platform failed while handling the request; retry later." + suffix

@@ -131,6 +131,17 @@ def test_server_error_with_envelope_is_api_error_exit_4(mock: respx.MockRouter,
     assert "read the resource back" in (info.value.hint or "")
 
 
+def test_server_error_that_states_its_outcome_gets_no_contradicting_hint(
+        mock: respx.MockRouter, client: Client) -> None:
+    msg = ('FaaS function "f" threw an uncaught error. Fix: look up the LogID. Executed: no '
+           "record was written. Retry: retry after publishing. LogID: L1")
+    mock.post("/sites/a/functions/f/invoke").respond(500, json=envelope(800004005, msg))
+    with pytest.raises(ApiError) as info:
+        client.request("POST", "/sites/a/functions/f/invoke", json={"params": {}})
+    assert info.value.exit_code == 4 and info.value.message == msg
+    assert info.value.hint is None
+
+
 @pytest.mark.parametrize(("status", "body", "ctype", "words"), [
     (502, b"<html>Bad gateway</html>", "text/html", ["HTTP 502", "non-JSON", "text/html"]),
     (404, b"Not Found", "text/plain", ["HTTP 404", "non-JSON"]),
