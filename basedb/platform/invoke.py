@@ -8,14 +8,16 @@ Who sees what: prod is open to every member of the site, preview to its owner an
 admins (members are refused with 99991672 and told to use prod). Functions listed in
 the deployment's agent-tools `exclude` are hidden from agents and refused as unknown
 (800004001) unless an owner or admin passes includeInternal=true; a member passing it
-simply does not see them. The exclude list is not access control and does not restrict
-the page entry (upstream agent-tools.md): a deployed page, calling through its sign-in
-session, reaches every function of its deployment. Every refusal happens before
-anything runs and says so in upstream's message template (`errors.unexecuted_message`).
+simply does not see them (an owner or admin calling without it is told how to debug
+it). The exclude list is not access control and does not restrict the page entry
+(upstream agent-tools.md): a deployed page, calling through its sign-in session,
+reaches every function of its deployment. Every refusal happens before anything runs
+and says so in upstream's message template (`errors.unexecuted_message`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sqlite3
@@ -130,6 +132,8 @@ def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: s
     deployed = resolve_deployment(conn, caller, app_token, env, include_internal,
                                   from_page=from_page)
     if function_id not in deployed.visible:
+        if deployed.role in sites.MANAGER_ROLES and deployed.is_internal(function_id):
+            raise _excluded(function_id, app_token, env)
         raise ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
             f"Function {quote(function_id)} is not published in the {env} deployment of site "
             f"{app_token}", parameter="/path/function_id", received=function_id,
@@ -138,6 +142,18 @@ def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: s
     live = live_catalog(conn, deployed.site)
     plan = function_plan(deployed.snapshot, function_id, live)
     return Target(deployed=deployed, function_id=function_id, live=live, plan=plan)
+
+
+def _excluded(function_id: str, app_token: str, env: str) -> ApiFailure:
+    """What an owner or admin hears of a function agent-tools.json excludes (a member is
+    told it does not exist): how to reach it while debugging."""
+    query = json.dumps({"env": env, "includeInternal": True}, separators=(",", ":"))
+    return ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
+        f"Function {quote(function_id)} is excluded from agents by agent-tools.json in the "
+        f"{env} deployment of site {app_token}", parameter="/path/function_id",
+        received=function_id, fix="to debug it as the site's owner or an admin, add "
+        f"includeInternal=true to the query, e.g. --params '{query}'; agents and members "
+        "cannot call it"), status=404)
 
 
 def require_callable(plan: FunctionPlan) -> None:

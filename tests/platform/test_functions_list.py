@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from basedb.platform import LocalPlatform
-from basedb.platform.errors import BAD_REQUEST, PERMISSION_DENIED, SCHEMA_NOT_READY
+from basedb.platform.errors import (
+    BAD_REQUEST,
+    FUNCTION_NOT_FOUND,
+    PERMISSION_DENIED,
+    SCHEMA_NOT_READY,
+)
 from basedb.platform.revision import catalog_revision
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import (
@@ -226,3 +231,24 @@ def test_the_catalog_revision_moves_with_schema_changes_only(site: TaskSite,
     api.ok("POST", f"/sites/{site.app_token}/unbind_base",
            json={"tableIds": [site.projects_table]})
     assert revision() > before_unbind
+
+
+def test_an_excluded_function_is_explained_to_managers_only(site: TaskSite) -> None:
+    """Owners and admins debugging learn the function is excluded and how to reach it;
+    members are told no more than about a function that does not exist."""
+    for api in (site.api, add_member(site, "Ada", "admin")[0]):
+        for path, method in ((site.url("/taskCount"), "GET"),
+                             (site.url("/taskCount/invoke"), "POST")):
+            msg = api.fail(method, path, code=FUNCTION_NOT_FOUND, status=404,
+                           params={"env": "prod"})
+            assert msg.startswith('Function "taskCount" is excluded from agents by '
+                                  "agent-tools.json in the prod deployment"), msg
+            assert """--params '{"env":"prod","includeInternal":true}'""" in msg
+    member, _ = add_member(site, "Mo")
+    hidden = member.fail("POST", site.url("/taskCount/invoke"), code=FUNCTION_NOT_FOUND,
+                         params={"env": "prod", "includeInternal": "true"})
+    unknown = member.fail("POST", site.url("/noSuchThing/invoke"), code=FUNCTION_NOT_FOUND,
+                          params={"env": "prod"})
+    assert "agent-tools" not in hidden and "includeInternal" not in hidden
+    assert hidden.split(". Parameter:")[0] == unknown.split(". Parameter:")[0].replace(
+        "noSuchThing", "taskCount")
