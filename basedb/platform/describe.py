@@ -33,6 +33,8 @@ KIND_TYPES: dict[str, str] = {
     "TEXT": "string", "DATE": "string", "DATETIME": "string", "INT": "integer",
     "NUMBER": "number", "BOOL": "boolean", "RECORD_ID": "string", "USER_ID": "string",
 }
+# The most records one Mutation call updates or deletes (basedb.platform.runtimes.mutation).
+MAX_BATCH = 200
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 # "YYYY-MM-DD HH:mm:ss" (the Base cell format), ISO 8601 with a `T`, or a bare date.
 DATETIME_PATTERN = (r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?"
@@ -72,6 +74,7 @@ class ParamSpec:
     enum: tuple[Any, ...] | None = None
     option: OptionBinding | None = None
     reference: Reference | None = None
+    max_items: int | None = None  # an array param the platform caps (a Mutation batch)
 
     @property
     def type_label(self) -> str:
@@ -85,6 +88,7 @@ def param_specs(decl: AnyDeclaration, catalog: Catalog,
     by_param: dict[int, list[ParamBinding]] = {}
     for binding in bindings:
         by_param.setdefault(binding.param_index, []).append(binding)
+    batch = _batch_param(decl)
     specs = []
     for param in decl.params:
         found = by_param.get(param.index, [])
@@ -95,8 +99,18 @@ def param_specs(decl: AnyDeclaration, catalog: Catalog,
         specs.append(ParamSpec(
             name=str(param.name), kind=param.element_kind, is_array=param.is_array,
             required=param.is_required, description=param.description_str,
-            enum=param.enum_values, option=option, reference=reference))
+            enum=param.enum_values, option=option, reference=reference,
+            max_items=MAX_BATCH if param.is_array and param.name == batch else None))
     return tuple(specs)
+
+
+def _batch_param(decl: AnyDeclaration) -> str | None:
+    """The param naming the records a Mutation updates or deletes ("$recordIds")."""
+    spec = decl.spec if isinstance(decl, Mutation) else None
+    record_id = spec.record_id if spec is not None else None
+    if isinstance(record_id, str) and record_id.startswith("$"):
+        return record_id[1:]
+    return None
 
 
 def _reference(table: str, field: Field, catalog: Catalog) -> Reference:
@@ -162,6 +176,8 @@ def _property_schema(spec: ParamSpec) -> dict[str, Any]:
     if spec.enum is not None:
         element["enum"] = list(spec.enum)
     schema: dict[str, Any] = {"type": "array", "items": element} if spec.is_array else element
+    if spec.max_items is not None:
+        schema["maxItems"] = spec.max_items
     if not spec.required:
         schema["type"] = [schema["type"], "null"]
         if "enum" in schema:

@@ -137,6 +137,9 @@ def test_batches_are_bounded(site: TaskSite) -> None:
     msg = site.invoke_fails("deleteTasks", {"taskIds": ids}, code=PARAMETER_INVALID)
     assert f"at most {MAX_BATCH}" in msg and "/params/taskIds" in msg
     assert len(site.records(site.tasks_table)) == 4
+    # The limit is in the published inputSchema, so a caller learns it before calling.
+    schema = site.describe("deleteTasks")["inputSchema"]["properties"]["taskIds"]
+    assert schema["type"] == "array" and schema["maxItems"] == MAX_BATCH
 
 
 def test_schema_validation_comes_first(site: TaskSite) -> None:

@@ -22,6 +22,7 @@ from basedb.check.bindings import ParamBinding
 from basedb.check.findings import pointer
 from basedb.platform import records
 from basedb.platform.cells import InvalidCell, closest
+from basedb.platform.describe import MAX_BATCH
 from basedb.platform.errors import (
     EXECUTION_FAILED,
     PARAMETER_INVALID,
@@ -34,7 +35,6 @@ from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Mutation, Ta
 CURRENT_USER = "@current_user"
 # "$name" references a param; any other value is a literal (the rule of basedb check).
 _REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})$")
-MAX_BATCH = 200
 _ID_CELL_TYPES = frozenset({"link", "user"})
 
 
