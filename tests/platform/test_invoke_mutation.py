@@ -124,8 +124,12 @@ def test_a_bad_cell_names_the_param_and_writes_nothing(site: TaskSite,
     msg = site.invoke_fails("createTask", {"title": "x", "status": "Open",
                                            "projectId": "recNotAProject"},
                             code=PARAMETER_INVALID)
-    assert msg.startswith('Field "Project" links to record "recNotAProject"')
-    assert "Parameter: /params/projectId (received \"recNotAProject\")" in msg
+    # Worded for the caller, who may not read the linked table through the Base API.
+    assert msg == ('No record "recNotAProject" exists in the table that field "Project" links '
+                   'to. Parameter: /params/projectId (received "recNotAProject"). Fix: pass '
+                   "the id of an existing record, obtained the way the parameter's "
+                   "description says (describe the function); a title, a name or an id of "
+                   "another table does not work. Executed: no. Retry: retry after fixing.")
     msg = site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"],
                                            "title": "t" * 100_001}, code=PARAMETER_INVALID)
     assert "Parameter: /params/title" in msg

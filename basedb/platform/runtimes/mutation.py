@@ -238,6 +238,8 @@ def _cell_failure(exc: InvalidCell, table: Table,
             f"The function writes a fixed value that table {quote(table.name)} no longer "
             f"accepts ({exc.reason.rstrip('. ')}). Fix: ask the function's author to fix "
             "its declaration and redeploy. Executed: no. Retry: do not retry.", status=422)
+    if exc.field is not None and exc.field.type == "link":
+        return _missing_link_failure(exc, base, origin)
     if exc.at == base or origin.is_list:
         return ApiFailure(PARAMETER_INVALID, exc.msg)
     # A single value written as a one-element list cell: point at the param itself.
@@ -246,6 +248,24 @@ def _cell_failure(exc: InvalidCell, table: Table,
     return ApiFailure(PARAMETER_INVALID, unexecuted_message(
         exc.reason, parameter=base, received=origin.value, fix=exc.fix,
         candidates=candidates))
+
+
+def _missing_link_failure(exc: InvalidCell, base: str, origin: _Origin) -> ApiFailure:
+    """A param naming a record that does not exist, worded for the function's caller:
+    the Base API's wording points at the linked table's records endpoint, which a site
+    member (and the agent acting for one) usually may not read."""
+    value, at = origin.value, base
+    if origin.is_list:
+        index = exc.at[len(base) + 1:].split("/", 1)[0]
+        if index.isdigit() and int(index) < len(origin.value):
+            value, at = origin.value[int(index)], pointer("params", str(origin.param), index)
+    field = exc.field.name if exc.field is not None else "?"
+    return ApiFailure(PARAMETER_INVALID, unexecuted_message(
+        f"No record {quote(value)} exists in the table that field {quote(field)} links to",
+        parameter=at, received=value,
+        fix="pass the id of an existing record, obtained the way the parameter's description "
+            "says (describe the function); a title, a name or an id of another table does "
+            "not work"))
 
 
 def _record_ids(plan: MutationPlan, values: Mapping[str, Any]) -> list[str]:
