@@ -99,20 +99,23 @@ def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_toke
             "call env=prod, or ask the site's owner for the admin role")
     snapshot = load_snapshot(conn, site.app_token, env)
     if snapshot is None:
-        raise no_deployment(app_token, env)
+        raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
     show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
     visible = tuple(sorted(f for f in snapshot.functions
                            if show_internal or f not in snapshot.exclude))
     return Deployed(site=site, role=role, env=env, snapshot=snapshot, visible=visible)
 
 
-def no_deployment(app_token: str, env: str) -> ApiFailure:
-    if env == "prod":
-        reason = f"Site {app_token} has no prod deployment yet"
+def no_deployment(app_token: str, env: str, *, publisher: bool) -> ApiFailure:
+    """Nothing is deployed for `env`; a `publisher` (owner or admin) is told how to
+    publish, a member (and the agent acting for one) whom to ask."""
+    reason = f"Site {app_token} has no {env} deployment yet"
+    if not publisher:
+        fix = "ask the site's owner or an admin to publish it to production"
+    elif env == "prod":
         fix = ("deploy a preview (`basedb deploy`), check it, then promote it "
                "(`basedb deploy --production --yes`)")
     else:
-        reason = f"Site {app_token} has no preview deployment yet"
         fix = "deploy one with `basedb deploy`"
     return ApiFailure(SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
                       "Retry: retry after publishing.", status=409)

@@ -144,6 +144,11 @@ def test_a_site_without_a_prod_deployment_says_how_to_publish(api: Api) -> None:
     assert "no prod deployment" in msg and "basedb deploy" in msg
     assert "Retry: retry after publishing." in msg
     api.fail("GET", site.url(), code=SCHEMA_NOT_READY, params={"env": "preview"})
+    member, _ = add_member(site, "Mo")  # cannot publish: told whom to ask instead
+    told = member.fail("GET", site.url(), code=SCHEMA_NOT_READY, status=409)
+    assert told == (f"Site {site.app_token} has no prod deployment yet. Fix: ask the site's "
+                    "owner or an admin to publish it to production. Executed: no. Retry: "
+                    "retry after publishing.")
     save_drafts(site)
     deploy(site, promote=False)
     api.fail("GET", site.url(), code=SCHEMA_NOT_READY)
