@@ -231,6 +231,10 @@ def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction]) -
         '`{"params": {"<name>": <value>}}` to body.json, then', "",
         f"   `basedb api POST {site}/<functionId>/invoke {env} --data @body.json --as user`",
         "",
+        "   Use this command rather than a description's `callCommand`: the commands in "
+        "this file carry the options this installation needs (such as its profile), and "
+        "`callCommand` does not, so run verbatim it can reach another platform or act as "
+        "another user.", "",
         "Describe again before every write call and after any failure; back-to-back read "
         "calls of one function may reuse the description just read. On Lark, `lark-cli api` "
         "takes the same method, path and flags.", "",

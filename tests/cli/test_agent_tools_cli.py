@@ -206,6 +206,8 @@ def test_a_profile_other_than_local_is_named_in_the_skill(
         result = ok_json("agent-tools", "skill", "install", "--profile", REMOTE, cwd=site)
     _, body = installed_skill(Path(result["installed"][0]["path"]))
     assert f"basedb api --profile {REMOTE} GET" in body
+    # A description's callCommand has no profile: the Skill says to use its own commands.
+    assert "rather than a description's `callCommand`" in body
     assert records(isolated_dirs)[0]["endpoint"] == "http://127.0.0.1:8799"
 
 
