@@ -193,7 +193,8 @@ def test_markdown_lists_functions_by_access_and_the_calling_protocol(site: TaskS
     assert f"/sites/{app}/functions/<functionId>/invoke" in body and "@body.json" in body
     assert '{"params": {"<name>": <value>}}' in body and "lark-cli api" in body
     for rule in ("Fix:", "Retry:", "record_not_found", "ignored_fields",
-                 "wait for an explicit yes", "Never re-send a write", "needs_upgrade"):
+                 "wait for an explicit yes", "Never re-send a write", "needs_upgrade",
+                 "`outputSchema` names the fields of `data`"):
         assert rule in body, rule
 
 
