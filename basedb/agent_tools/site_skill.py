@@ -113,6 +113,7 @@ class SiteSkill:
     body: str
     references: dict[str, str]
     function_count: int
+    read_function_count: int = 0  # what an agent can call to check the install
 
 
 def fetch_site_skill(client: Client, app_token: str) -> SiteSkill:
@@ -142,11 +143,14 @@ def fetch_site_skill(client: Client, app_token: str) -> SiteSkill:
                             "with text")
         checked[file_name] = text
     functions = data.get("functions")
+    functions = functions if isinstance(functions, list) else []
     deployment_id = data.get("deploymentId")
     return SiteSkill(name=str(name), app_token=app_token,
                      deployment_id=deployment_id if isinstance(deployment_id, str) else "",
                      front=front, body=body, references=checked,
-                     function_count=len(functions) if isinstance(functions, list) else 0)
+                     function_count=len(functions),
+                     read_function_count=sum(1 for f in functions if isinstance(f, dict)
+                                             and f.get("access") == "read"))
 
 
 def _unusable(where: str, why: str) -> InputError:
@@ -207,6 +211,7 @@ def install_site_skill(client: Client, *, app_token: str, endpoint: str, profile
         lambda planned: install_record(planned, owner, deployment_id=skill.deployment_id))
     notices = [*records.notices, *(n for planned in plans for n in planned.notices)]
     return {"appToken": app_token, "deploymentId": skill.deployment_id,
-            "functionCount": skill.function_count, "installed": installed,
+            "functionCount": skill.function_count,
+            "readFunctionCount": skill.read_function_count, "installed": installed,
             "skillCommand": "cat " + shlex.quote(f"{installed[0]['path']}/SKILL.md"),
             "notices": notices}

@@ -80,8 +80,12 @@ def install_command(site: str | None, target: str | None, directory: Path | None
     for notice in result["notices"]:
         click.echo(f"Notice: {notice}")
     click.echo(f"Read it: {result['skillCommand']}")
-    click.echo("Check it: ask your agent to describe one read function of the site and call "
-               "it once.")
+    if result["readFunctionCount"]:
+        click.echo("Check it: ask your agent to describe one read function of the site and "
+                   "call it once.")
+    else:  # a write or AI call is no check (upstream agent-tools.md)
+        click.echo("Not checked: the site has no read function open to agents, so there is "
+                   "no safe call to check the install with.")
 
 
 @agent_tools_group.command("list")

@@ -74,6 +74,7 @@ def test_project_install_into_codex(site: Path, homes: dict[str, Path],
     assert item["name"].startswith("site-")  # the example's title is Chinese
     assert result["skillCommand"] == f"cat {path}/SKILL.md" and result["notices"] == []
     assert result["appToken"] == app and result["functionCount"] == 12
+    assert result["readFunctionCount"] == 6
     front, body = installed_skill(path)
     assert frontmatter_problems(front, directory=path.name) == []
     assert front["metadata"]["appToken"] == app and front["metadata"]["profile"] == "local"
@@ -182,6 +183,21 @@ def test_a_same_named_skill_of_another_site_gets_a_suffix(
                    app_token_of(two))["installed"] == second["installed"]
     assert ok_json("agent-tools", "skill", "install", "--site",
                    app_token_of(one))["installed"] == first["installed"]
+
+
+def test_the_self_check_needs_a_read_function(tmp_path: Path, homes: dict[str, Path]) -> None:
+    """Upstream: check an install by describing and calling one read function; without
+    one, say the check cannot be done rather than suggest a write."""
+    example = run("agent-tools", "skill", "install", "--site",
+                  app_token_of(released(tmp_path / "example")))
+    assert example.exit_code == 0 and "Check it: ask your agent to describe one read " \
+        "function" in example.stdout
+    blank = init_site(tmp_path / "blank", "blank")
+    ok_json("deploy", "-C", str(blank))
+    ok_json("deploy", "-C", str(blank), "--production", "--yes")
+    result = run("agent-tools", "skill", "install", "--site", app_token_of(blank))
+    assert result.exit_code == 0 and "Check it" not in result.stdout
+    assert "Not checked: the site has no read function open to agents" in result.stdout
 
 
 def test_a_site_without_production_installs_nothing(tmp_path: Path,
