@@ -126,6 +126,51 @@ def test_parse_errors(sql: str, message: str) -> None:
     assert message in analysis.problems[0].message
 
 
+@pytest.mark.parametrize(("sql", "line", "column"), [
+    ("SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p ON", 1, 26),
+    ("SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p", 1, 26),
+    ("SELECT t.标题 FROM 任务 AS t\nLEFT JOIN 项目 AS p\nWHERE t.points > 1", 2, 6),
+    ("SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p USING ()", 1, 26),
+    ("SELECT t.标题 FROM 任务 AS t JOIN (SELECT 名称 AS n FROM 项目) AS p", 1, 26),
+    ("SELECT t.标题 FROM 任务 AS t JOIN LATERAL (SELECT 名称 AS n FROM 项目) AS p", 1, 26),
+    ("SELECT t.标题 FROM (任务 AS t JOIN 项目 AS p)", 1, 27),
+])
+def test_a_join_without_condition_is_an_error_not_a_cross_join(sql: str, line: int,
+                                                               column: int) -> None:
+    # sqlglot parses these as cross joins: every task paired with every project.
+    for resolve in (True, False):
+        problems = analyze(sql, resolve=resolve).problems
+        assert [(p.code, p.line, p.column) for p in problems] == [
+            ("SQL_PARSE_ERROR", line, column)]
+        assert "JOIN has no join condition" in problems[0].message
+        assert problems[0].fix is not None and "CROSS JOIN" in problems[0].fix
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT t.标题 FROM 任务 AS t, 项目 AS p",
+    "SELECT t.标题 FROM 任务 AS t CROSS JOIN 项目 AS p",
+    "SELECT t.标题 FROM 任务 AS t NATURAL JOIN 项目 AS p",
+    "SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p ON t.项目 = p.record_id",
+    "SELECT t.标题 FROM 任务 AS t LEFT JOIN 项目 AS p ON TRUE, Notes AS n",
+    "SELECT t.标题 FROM 任务 AS t, LATERAL (SELECT 名称 AS n FROM 项目) AS p",
+    "SELECT t.标题 FROM 任务 AS t JOIN LATERAL (SELECT 名称 AS n FROM 项目) AS p ON TRUE",
+])
+def test_joins_that_say_how_rows_match_are_fine(sql: str) -> None:
+    ok(sql)
+
+
+@pytest.mark.parametrize(("sql", "line", "column"), [
+    ("SELECT 状态, COUNT(*) AS n FROM 任务 GROUP BY", 1, 34),
+    ("SELECT 状态, COUNT(*) AS n FROM 任务 GROUP BY\nORDER BY 1", 1, 34),
+    ("SELECT s FROM (SELECT 状态 AS s FROM 任务 GROUP BY) AS q", 1, 39),
+])
+def test_an_empty_group_by_is_an_error(sql: str, line: int, column: int) -> None:
+    # SQLite would refuse it only when the function is invoked.
+    problems = analyze(sql).problems
+    assert [(p.code, p.line, p.column) for p in problems] == [("SQL_PARSE_ERROR", line, column)]
+    assert "GROUP BY lists nothing" in problems[0].message
+
+
 def test_parse_error_message_has_no_ansi_codes_and_true_position() -> None:
     sql = 'SELECT "标题",\n  $1\nFROM "任务"\nWHERE (标题 = '
     problem = analyze(sql, 1).problems[0]

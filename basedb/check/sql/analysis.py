@@ -22,7 +22,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from basedb.check.sql import functions
+from basedb.check.sql import clauses, functions
 from basedb.check.sql.model import (
     OutputColumn,
     SqlAnalysis,
@@ -114,6 +114,7 @@ def _analyze(sql: str, catalog: Catalog, param_count: int, resolve: bool) -> Sql
         if not resolve:
             for node in tree.walk():
                 gate.visit(node)
+            gate.finish()
             if gate.read_only_problems:
                 return failed(gate.read_only_problems[0], tree)
             return SqlAnalysis(sql=sql, param_count=param_count, problems=tuple(gate.problems),
@@ -123,6 +124,7 @@ def _analyze(sql: str, catalog: Catalog, param_count: int, resolve: bool) -> Sql
         # resolver's findings are moot.
         resolver = Resolver(sql, catalog, param_count, visit=gate.visit, visit_skips=GATE_SKIPS)
         columns: list[OutputColumn] = resolver.run(tree)
+        gate.finish()
         if gate.read_only_problems:
             return failed(gate.read_only_problems[0], tree)
     except RecursionError:
@@ -242,7 +244,7 @@ def _locate(sql: str, before: str, highlight: str) -> int | None:
 
 
 _G_FORBIDDEN, _G_PARAMETER, _G_PLACEHOLDER, _G_CURRENT_USER, _G_UNNEST, _G_FUNCTION, \
-    _G_TABLE = range(1, 8)
+    _G_TABLE, _G_JOIN, _G_GROUP = range(1, 10)
 _GATE_ROLES: dict[type, int] = {}
 GATE_SKIPS: set[type] = set()  # classes the gate ignores (filled as they are met)
 
@@ -253,7 +255,7 @@ def _gate_role(kind: type) -> int:
     for base, value in ((_FORBIDDEN, _G_FORBIDDEN), (exp.Parameter, _G_PARAMETER),
                         (exp.Placeholder, _G_PLACEHOLDER), (exp.CurrentUserId, _G_CURRENT_USER),
                         (exp.Unnest, _G_UNNEST), (exp.Func, _G_FUNCTION),
-                        (exp.Table, _G_TABLE)):
+                        (exp.Table, _G_TABLE), (exp.Join, _G_JOIN), (exp.Group, _G_GROUP)):
         if issubclass(kind, base):
             role = value
             break
@@ -264,7 +266,8 @@ def _gate_role(kind: type) -> int:
 
 
 class _Gate:
-    """One walk over the tree: the read-only contract, placeholders, CURRENT_USER_ID()."""
+    """One walk over the tree: the read-only contract, placeholders, CURRENT_USER_ID(),
+    and clauses sqlglot accepts but that would not run as written (`clauses`)."""
 
     def __init__(self, sql: str, param_count: int) -> None:
         self.sql = sql
@@ -274,6 +277,8 @@ class _Gate:
         self.params: set[int] = set()
         self.uses_current_user = False
         self._undeclared: set[str] = set()
+        self._joins: list[Any] = []  # joins without ON/USING, comma joins included
+        self._empty_groups: list[Any] = []
 
     def _at(self, node: Any) -> tuple[int | None, int | None]:
         offset = node_offset(node)
@@ -312,10 +317,22 @@ class _Gate:
                 self.function(node)
         elif role == _G_FUNCTION:
             self.function(node)
+        elif role == _G_JOIN:
+            if clauses.join_without_condition(node):
+                self._joins.append(node)
+        elif role == _G_GROUP:
+            if clauses.empty_group_by(node):
+                self._empty_groups.append(node)
         elif (role == _G_TABLE and isinstance(node.this, exp.Identifier)
               and functions.is_schema_table(node.name)):
             self.refuse(f"Table {node.name!r} is SQLite's schema; a Database Function "
                             "may read only bound tables.", node)
+
+    def finish(self) -> None:
+        """After the walk: place the incomplete clauses it met (rare, so tokenized here)."""
+        if self._joins or self._empty_groups:
+            self.problems.extend(clauses.incomplete_clause_problems(
+                self.sql, self._joins, self._empty_groups))
 
     def function(self, node: Any) -> None:
         if isinstance(node, exp.Anonymous):

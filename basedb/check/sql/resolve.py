@@ -227,6 +227,8 @@ class Resolver:
     # ------------------------------------------------------------------ FROM items
 
     def join(self, join: Any, scope: Scope, conj: bool) -> None:
+        if self.visit is not None:
+            self.visit(join)
         self.add_source(join.this, scope, conj)
         if join.args.get("using"):
             self.using(join, scope)
