@@ -126,6 +126,21 @@ def test_parse_errors(sql: str, message: str) -> None:
     assert message in analysis.problems[0].message
 
 
+@pytest.mark.parametrize(("sql", "message"), [
+    ("SELECT 标题 FROM 任务 WHERE", "incomplete WHERE: an expression is missing near 'WHERE'"),
+    ("SELECT 标题 FROM 任务 ORDER BY", "incomplete ORDER BY"),
+    ("SELECT 标题 FROM 任务 WHERE points = ", "incomplete '=': an expression is missing"),
+    ("SELECT 标题 FROM 任务 WHERE points BETWEEN 1", "incomplete BETWEEN"),
+    ("SELECT 标题 FROM", "Expected table name but got the end of the query"),
+])
+def test_parse_errors_speak_sql_not_parser_internals(sql: str, message: str) -> None:
+    problem = analyze(sql).problems[0]
+    assert problem.code == "SQL_PARSE_ERROR"
+    assert message in problem.message
+    for internal in ("<class", "sqlglot", "Required keyword", "<Token", "TokenType"):
+        assert internal not in problem.message
+
+
 @pytest.mark.parametrize(("sql", "line", "column"), [
     ("SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p ON", 1, 26),
     ("SELECT t.标题 FROM 任务 AS t JOIN 项目 AS p", 1, 26),

@@ -216,7 +216,8 @@ def _token_problem(sql: str, error: TokenError) -> SqlProblem:
 
 def _parse_problem(sql: str, error: ParseError) -> SqlProblem:
     detail = error.errors[0] if error.errors else {}
-    description = _ANSI.sub("", str(detail.get("description") or error)).split("\n")[0]
+    description = _plain_description(
+        _ANSI.sub("", str(detail.get("description") or error)).split("\n")[0])
     highlight = _ANSI.sub("", str(detail.get("highlight") or ""))
     before = _ANSI.sub("", str(detail.get("start_context") or ""))
     offset = _locate(sql, before, highlight)
@@ -226,6 +227,33 @@ def _parse_problem(sql: str, error: ParseError) -> SqlProblem:
     return SqlProblem("SQL_PARSE_ERROR", f"main.sql could not be parsed: {description}{near}.",
                       "Fix the SQL syntax (PostgreSQL dialect; quote names with \"…\").",
                       line, column)
+
+
+# sqlglot words some errors in terms of its own classes and token objects.
+_MISSING_PART = re.compile(r"Required keyword: '\w+' missing for <class '(?:\w+\.)*(\w+)'>")
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, "
+                         r"col: \d+, start: \d+, end: \d+, comments: \[.*?\]>")
+_CLASS_REPR = re.compile(r"<class '(?:\w+\.)*(\w+)'>")
+_CONSTRUCTS = {"Order": "ORDER BY", "Group": "GROUP BY", "EQ": "'='", "NEQ": "'<>'",
+               "GT": "'>'", "GTE": "'>='", "LT": "'<'", "LTE": "'<='", "Add": "'+'",
+               "Sub": "'-'", "Mul": "'*'", "Div": "'/'", "Mod": "'%'", "DPipe": "'||'",
+               "CTE": "WITH"}
+
+
+def _plain_description(description: str) -> str:
+    """sqlglot's error description in SQL terms: "incomplete WHERE" rather than
+    "Required keyword: 'this' missing for <class 'sqlglot.expressions.query.Where'>"."""
+    missing = _MISSING_PART.fullmatch(description.rstrip("."))
+    if missing:
+        name = missing.group(1)
+        return f"incomplete {_CONSTRUCTS.get(name, name.upper())}: an expression is missing"
+
+    def token(match: re.Match[str]) -> str:
+        kind, text = match.groups()
+        return "the end of the query" if kind in ("SENTINEL", "EOF") else repr(text)
+
+    description = _TOKEN_REPR.sub(token, description)
+    return _CLASS_REPR.sub(lambda match: match.group(1).upper(), description)
 
 
 def _locate(sql: str, before: str, highlight: str) -> int | None:
