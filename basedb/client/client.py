@@ -293,6 +293,9 @@ def connect(profile: Profile, *, timeout: float = 30.0) -> Client:
         from basedb.platform import open_platform
 
         platform = open_platform(paths.data_dir())
+        # This command's stderr carries its own error envelope: platform log entries
+        # (stacks, FaaS output) go to the data dir's platform.log.
+        platform.log_to_file()
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
                         transport=InProcessTransport(platform.app), timeout=timeout)
     else:

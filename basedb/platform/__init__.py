@@ -14,6 +14,7 @@ Layout of the package (heavy imports such as Starlette stay out of this module):
     sites.py, access.py   sites, bindings, members; who may access what
     identity.py           users, tokens, the owner token file
     errors.py             business codes, error bodies, the upstream message template
+    platform_log.py       the log of what callers are not shown, by log id
     http.py, app.py       endpoints, the request layer and middleware; the app factory
     routes/               one module per route group (see routes/__init__.py to add one)
     openapi.py            the OpenAPI document built from the routes
@@ -46,6 +47,16 @@ class LocalPlatform:
         from basedb.platform.identity import OWNER_TOKEN_FILE
 
         return self.data_dir / OWNER_TOKEN_FILE
+
+    def log_to_file(self) -> Path:
+        """Send the platform log to `platform.log` in the data dir instead of stderr: for
+        a platform embedded in a command whose stderr is the command's own (see
+        basedb.platform.platform_log). Returns the file's path."""
+        from basedb.platform.platform_log import FILE_NAME
+
+        path = self.data_dir / FILE_NAME
+        self.app.state.context.log_file = path
+        return path
 
     def close(self) -> None:
         """Close the database and forget this platform (a later open starts afresh)."""

@@ -38,7 +38,8 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Star
               for path, methods in by_path.items()]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(RequestLogMiddleware, access_log=access_log)],
+        middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
+                               context=context)],
         exception_handlers={HTTPException: http_exception_handler},
     )
     app.state.context = context

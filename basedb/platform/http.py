@@ -28,11 +28,10 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from basedb.paths import API_PREFIX
-from basedb.platform import errors, identity
+from basedb.platform import errors, identity, platform_log
 from basedb.platform.errors import ApiFailure, bad_request, quote
 from basedb.platform.ids import new_log_id
 from basedb.platform.store import Store, is_busy_error
-from basedb.redact import redact
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
@@ -76,12 +75,15 @@ class Endpoint:
         return self.path if self.absolute else API_PREFIX + self.path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppContext:
-    """What every handler may use; shared by all requests of one app."""
+    """What every handler may use; shared by all requests of one app. Mutable only so
+    that an embedded platform can send its log to a file (`LocalPlatform.log_to_file`)."""
 
     store: Store
     data_dir: Path
+    # Where the platform log goes (basedb.platform.platform_log); None: stderr.
+    log_file: Path | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -181,11 +183,10 @@ async def http_exception_handler(request: Request, exc: Exception) -> Response:
 
 
 def report_unexpected(exc: BaseException, log_id: str, method: str, path: str) -> None:
-    """Log a bug's traceback to stderr; the caller only ever sees the log id."""
+    """Log a bug's traceback to the platform log; the caller only ever sees the log id."""
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    sys.stderr.write(redact(f"basedb platform: unexpected error (log_id {log_id}) on "
-                            f"{method} {path}\n{text}"))
-    sys.stderr.flush()
+    platform_log.write(f"basedb platform: unexpected error (log_id {log_id}) on "
+                       f"{method} {path}\n{text}")
 
 
 def _unexpected_response(exc: Exception, log_id: str, method: str, path: str) -> Response:
@@ -300,13 +301,15 @@ class _Exchange:
 
 
 class RequestLogMiddleware:
-    """Gives every request a log id (header `X-Tt-Logid`), writes one JSON access-log
-    line per request to stderr when enabled, and is the last line of defence: anything
-    that escapes becomes the safe 500 envelope."""
+    """Gives every request a log id (header `X-Tt-Logid`) and the app's platform log,
+    writes one JSON access-log line per request to stderr when enabled, and is the last
+    line of defence: anything that escapes becomes the safe 500 envelope."""
 
-    def __init__(self, app: ASGIApp, *, access_log: bool = False) -> None:
+    def __init__(self, app: ASGIApp, *, access_log: bool = False,
+                 context: AppContext | None = None) -> None:
         self.app = app
         self.access_log = access_log
+        self.context = context
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -325,14 +328,18 @@ class RequestLogMiddleware:
                 message["headers"] = [*message.get("headers", ()), log_header]
             await send(message)
 
+        log_file = self.context.log_file if self.context is not None else None
         try:
-            await self.app(scope, receive, send_with_log_id)
-        except Exception as exc:
-            if not exchange.started:
-                response = _unexpected_response(exc, log_id, scope["method"], scope["path"])
-                await response(scope, receive, send_with_log_id)
-            else:
-                report_unexpected(exc, log_id, scope["method"], scope["path"])
+            with platform_log.logging_to(log_file):
+                try:
+                    await self.app(scope, receive, send_with_log_id)
+                except Exception as exc:
+                    if not exchange.started:
+                        response = _unexpected_response(exc, log_id, scope["method"],
+                                                        scope["path"])
+                        await response(scope, receive, send_with_log_id)
+                    else:
+                        report_unexpected(exc, log_id, scope["method"], scope["path"])
         finally:
             if self.access_log:
                 write_access_line(scope, log_id, exchange.status,

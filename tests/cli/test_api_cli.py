@@ -13,9 +13,13 @@ import httpx
 import pytest
 import respx
 from click.testing import CliRunner, Result
+from starlette.testclient import TestClient
 
 from basedb.cli import cli
 from basedb.client.profiles import Profile, save_profile
+from basedb.platform.runtimes.faas import node_version
+from tests.platform.conftest import Api
+from tests.platform.release_support import deploy, functions_body, task_site
 
 ENDPOINT = "http://127.0.0.1:8787"
 PREFIX = "/open-apis/base/v3"
@@ -340,3 +344,31 @@ def test_lark_cli_api_on_the_embedded_platform(platform: Any, no_lark_cli: None)
     result = run("lark-cli", "--", "api", "GET", "/open-apis/base/v3/users/me", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["data"]["name"]
+
+
+@pytest.mark.skipif(int((node_version() or "0").split(".")[0]) < 20,
+                    reason="Node.js 20+ is not installed")
+def test_embedded_platform_log_goes_to_the_data_dir_not_the_commands_stderr(
+        platform: Any, isolated_dirs: dict[str, Path]) -> None:
+    """stderr of `basedb api` is its error envelope, one JSON document an agent parses;
+    a FaaS stack (the platform log) goes to platform.log in the data dir, where the
+    developer can look the log id up after the command has ended."""
+    with TestClient(platform.app) as http:
+        owner = Api(http, platform.owner_token)
+        site = task_site(owner)
+        explode = {"functionId": "explode", "handler": "export default async () => { "
+                   "throw new Error('secret detail 42'); }\n",
+                   "declaration": {"name": "explode", "description": "Always fails",
+                                   "inputSchema": {"type": "object", "properties": {}}}}
+        owner.ok("PUT", f"/sites/{site.app_token}/draft/functions",
+                 json=functions_body(database_functions=[], mutations=[], faas=[explode]))
+        deployment = deploy(owner, site.app_token)["deploymentId"]
+        owner.ok("POST", f"/sites/{site.app_token}/deployments/{deployment}/promote")
+    result = run("api", "POST", f"/sites/{site.app_token}/functions/explode/invoke",
+                 "--data", '{"params": {}}')
+    assert result.exit_code == 4
+    error = error_of(result)  # the whole of stderr is one envelope
+    assert error["code"] == 800004005 and "secret detail" not in result.stderr
+    log = (isolated_dirs["data"] / "platform.log").read_text()
+    assert f"log_id {error['detail']['log_id']}" in log and "secret detail 42" in log
+    assert stat.S_IMODE((isolated_dirs["data"] / "platform.log").stat().st_mode) == 0o600

@@ -21,14 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from basedb.platform import platform_log
 from basedb.platform.errors import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure, quote
-from basedb.redact import redact
 
 BASE_URL_ENV = "BASEDB_AI_BASE_URL"
 API_KEY_ENV = "BASEDB_AI_API_KEY"
@@ -174,5 +173,4 @@ def _failed(reason: str, fix: str, retry: str, log_id: str, *, status: int = 500
 
 
 def _log(log_id: str, text: str) -> None:
-    sys.stderr.write(redact(f"basedb ai: (log_id {log_id}) {text}") + "\n")
-    sys.stderr.flush()
+    platform_log.write(f"basedb ai: (log_id {log_id}) {text}")

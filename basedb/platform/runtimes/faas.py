@@ -41,7 +41,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -50,6 +49,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from basedb.platform import platform_log
 from basedb.platform.errors import (
     EXECUTION_FAILED,
     FUNCTION_BUSINESS_ERROR,
@@ -397,7 +397,7 @@ def _limit_address_space(pid: int) -> None:
 
 
 def _write_log(function_id: str, log_id: str, outcome: _Outcome) -> None:
-    """The handler's output and any failure detail go to the platform log (stderr)."""
+    """The handler's output and any failure detail go to the platform log."""
     output = outcome.log.text().strip()
     if not output and not outcome.detail:
         return
@@ -407,8 +407,7 @@ def _write_log(function_id: str, log_id: str, outcome: _Outcome) -> None:
         lines.append(outcome.detail.rstrip())
     if output:
         lines.append("--- output ---\n" + output)
-    sys.stderr.write(redact("\n".join(lines)) + "\n")
-    sys.stderr.flush()
+    platform_log.write("\n".join(lines))
 
 
 def _interpret(outcome: _Outcome, *, function_id: str, log_id: str, writes: int,

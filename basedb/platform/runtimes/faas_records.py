@@ -16,14 +16,13 @@ platform's "… Executed: no. Retry: …" template, so a handler can catch and r
 from __future__ import annotations
 
 import sqlite3
-import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.findings import pointer
-from basedb.platform import meta, records
+from basedb.platform import meta, platform_log, records
 from basedb.platform.cells import InvalidCell, closest
 from basedb.platform.errors import (
     BUSY_MSG,
@@ -33,7 +32,6 @@ from basedb.platform.errors import (
     unexecuted_message,
 )
 from basedb.platform.store import Store, is_busy_error
-from basedb.redact import redact
 from basedb.workspace.model import Catalog, Table
 
 MAX_BATCH_ROWS = 200  # as POST …/records/batch_create
@@ -223,9 +221,8 @@ class RecordRoutes:
 
 def _report_bug(error: Exception, log_id: str, op: str) -> None:
     trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    sys.stderr.write(redact(f"basedb faas: unexpected error (log_id {log_id}) in record call "
-                            f"{op}\n{trace}"))
-    sys.stderr.flush()
+    platform_log.write(f"basedb faas: unexpected error (log_id {log_id}) in record call "
+                       f"{op}\n{trace}")
 
 
 def _page_number(options: dict[str, Any], name: str, default: int, low: int, high: int) -> int:

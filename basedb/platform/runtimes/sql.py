@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import sys
 import threading
 import time
 import weakref
@@ -31,10 +30,9 @@ from typing import Any
 
 from basedb.check.sql.compile import CompiledQuery, prepare_connection, read_only_authorizer
 from basedb.check.sql.model import OutputColumn
-from basedb.platform import physical
+from basedb.platform import physical, platform_log
 from basedb.platform.errors import EXECUTION_FAILED, ApiFailure
 from basedb.platform.store import BUSY_TIMEOUT_S, Store
-from basedb.redact import redact
 
 TIME_LIMIT_S = 5.0
 ROW_CAP = 5_000
@@ -219,9 +217,8 @@ def _too_long(limits: QueryLimits, log_id: str) -> ApiFailure:
 def _failed(exc: BaseException, function_id: str, log_id: str) -> ApiFailure:
     # The SQLite message may quote the compiled statement: it goes to the platform log
     # only; the caller gets a fixed message and the log id.
-    sys.stderr.write(redact(f"basedb platform: Database Function {function_id} failed "
-                            f"(log_id {log_id}): {type(exc).__name__}: {exc}\n"))
-    sys.stderr.flush()
+    platform_log.write(f"basedb platform: Database Function {function_id} failed "
+                       f"(log_id {log_id}): {type(exc).__name__}: {exc}")
     return ApiFailure(
         EXECUTION_FAILED,
         "The Database Function failed while running and returned nothing; nothing was "
