@@ -49,10 +49,20 @@ def build_config(doc: Any, *, file: str = CONFIG_FILE,
                 "Set binding.baseToken to the bound Base's token.")
             base_token = ""
         table_ids = binding.get("tableIds", [])
-        if not isinstance(table_ids, list) or not all(isinstance(t, str) for t in table_ids):
-            bad("/binding/tableIds", "/binding/tableIds must be an array of table id strings.",
-                "Run `basedb catalog pull` to merge the bound table ids.")
+        # `basedb catalog pull` only adds ids to a well-formed array: it cannot fix these.
+        if not isinstance(table_ids, list):
+            bad("/binding/tableIds", "/binding/tableIds must be an array of table id strings, "
+                f"not {json_type(table_ids)}.",
+                "Write \"tableIds\": [\"tbl…\", …] with the ids of the bound tables (catalog.json "
+                "lists them); `basedb catalog pull` then adds the ones bound since.")
             table_ids = []
+        for index, table_id in enumerate(table_ids):
+            if not isinstance(table_id, str):
+                bad(f"/binding/tableIds/{index}", f"/binding/tableIds/{index} is "
+                    f"{json_type(table_id)}, not a table id string.",
+                    "Write the table id as a string such as \"tblXXXX\" (catalog.json lists the "
+                    "bound tables), or remove the entry.")
+        table_ids = [t for t in table_ids if isinstance(t, str)]
     if "appToken" not in strings:
         return None, findings
     return WorkspaceConfig(

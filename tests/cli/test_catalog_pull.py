@@ -126,3 +126,18 @@ def test_an_unknown_site_is_an_api_error(site: Path) -> None:
     result = run("catalog", "pull", "-C", str(site), "--json")
     assert result.exit_code == 1
     assert "PrjNoSuchSite0001" in error_json(result)["message"]
+
+
+def test_a_table_id_that_is_not_a_string_is_named_at_its_entry(site: Path) -> None:
+    config = site / "base-database.jsonc"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('"tableIds": [', '"tableIds": [42, ', 1), encoding="utf-8")
+    # catalog pull only merges ids into the array, so it must not be what check prescribes
+    assert ok_json("catalog", "pull", "-C", str(site))["binding"]["changed"] is False
+    result = run("check", "-C", str(site), "--json")
+    assert result.exit_code == 1
+    [error] = json.loads(result.stdout)["errors"]
+    assert (error["code"], error["pointer"]) == ("WORKSPACE_CONFIG_INVALID",
+                                                 "/binding/tableIds/0")
+    assert error["message"] == "/binding/tableIds/0 is a number, not a table id string."
+    assert "catalog pull" not in error["fix"] and "string" in error["fix"]
