@@ -180,9 +180,10 @@ def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None
     record_id = raw.get("recordId")
     if action in ("update", "delete"):
         if not (isinstance(record_id, str) and record_id.startswith("$")):
-            c.invalid("/spec/recordId", f"A {action} mutation needs /spec/recordId set to a "
-                      "\"$param\" reference.", "Set spec.recordId to \"$recordId\" and declare "
-                      "that param with kind RECORD_ID (list: true for a batch).")
+            article = "An" if action == "update" else "A"
+            c.invalid("/spec/recordId", f"{article} {action} mutation needs /spec/recordId set "
+                      "to a \"$param\" reference.", "Set spec.recordId to \"$recordId\" and "
+                      "declare that param with kind RECORD_ID (list: true for a batch).")
             ok = False
     elif record_id is not None:
         c.invalid("/spec/recordId", "A create mutation must not set /spec/recordId.",

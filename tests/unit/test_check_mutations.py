@@ -231,3 +231,14 @@ def test_broken_spec_is_left_to_the_loader(tmp_path: Path) -> None:
     check_mutations(ctx)
     assert ctx.errors == [] and ctx.hints == []
     assert any(f.code == "DECLARATION_INVALID" for f in ctx.workspace.load_findings)
+
+
+def test_a_missing_record_id_is_named_in_plain_english(tmp_path: Path) -> None:
+    for action, article in (("update", "An"), ("delete", "A")):
+        spec = mutation({"action": action, "params": [param("id", "RECORD_ID")]})["spec"]
+        ctx = check_context(tmp_path / action, catalog=CATALOG, functions={"mutations/m": {
+            "name": "m", "description": "Writes one task for the caller.", "spec": spec}})
+        messages = [f.message for f in ctx.workspace.load_findings
+                    if f.pointer == "/spec/recordId"]
+        assert messages == [f"{article} {action} mutation needs /spec/recordId set to a "
+                            "\"$param\" reference."]
