@@ -6,6 +6,7 @@ writes to the platform goes through `StageRunner.write`:
 
     send the write ─┬─ answered            → ok
                     ├─ refused (4xx code)  → failed, outcome known: nothing changed
+                    ├─ no connection       → failed, outcome known: nothing was sent
                     └─ timeout, reset, 5xx → outcome unknown: read the resource back
                          ├─ the write took effect     → ok (confirmed by reading back)
                          ├─ it did not take effect    → failed, outcome known
@@ -80,11 +81,25 @@ class DeployStageError(BasedbError):
 
 
 def outcome_unknown(error: BasedbError) -> bool:
-    """Whether a failed write may still have taken effect: no answer, or a 5xx."""
+    """Whether a failed write may still have taken effect: no answer, or a 5xx. A request
+    whose connection was never established (refused, no route, DNS) was not sent."""
     if isinstance(error, NetworkError):
+        if never_connected(error):
+            return False
         status = error.detail.get("http_status")
         return not isinstance(status, int) or status >= 500
     return isinstance(error, ApiError) and (error.http_status or 0) >= 500
+
+
+_NOT_SENT_HINT = ("The request never reached the platform, so nothing changed: check that it "
+                  "is running and that the profile's endpoint is right (`basedb auth "
+                  "status`), then deploy again.")
+
+
+def never_connected(error: BaseException) -> bool:
+    import httpx
+
+    return isinstance(error.__cause__, (httpx.ConnectError, httpx.ConnectTimeout))
 
 
 def _error_detail(error: BasedbError) -> dict[str, Any]:
@@ -167,6 +182,9 @@ class StageRunner:
         try:
             return send(), False
         except BasedbError as error:
+            if never_connected(error):
+                # The client's hint for a failed write says its outcome is unknown.
+                raise self.fail(stage, error, hint=_NOT_SENT_HINT) from error
             if not outcome_unknown(error):
                 raise self.fail(stage, error, hint=hint) from error
             sent_error = error

@@ -113,10 +113,10 @@ class Faults:
     """Requests to ENDPOINT, answered by the embedded platform unless a fault says not.
 
     A fault matches a method and a path suffix, fires `times` times, and either never
-    delivers the request (`"timeout"`, `"reset"`, `"503"` with no envelope, `"500"` with
-    one, `"404"`: no such route, `"code N STATUS"`: a business error) or delivers it and
-    then loses the answer (`"applied_then_timeout"`, `"applied_then_500"`): the write
-    took effect, but the client cannot know.
+    delivers the request (`"refused"` connection, `"timeout"`, `"reset"`, `"503"` with no
+    envelope, `"500"` with one, `"404"`: no such route, `"code N STATUS"`: a business
+    error) or delivers it and then loses the answer (`"applied_then_timeout"`,
+    `"applied_then_500"`): the write took effect, but the client cannot know.
     """
 
     def __init__(self) -> None:
@@ -163,6 +163,8 @@ class Faults:
             raise httpx.ReadTimeout("timed out", request=request)
         if kind == "reset":
             raise httpx.ReadError("connection reset by peer", request=request)
+        if kind == "refused":  # no connection: the request was never sent
+            raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
         if kind == "503":
             return httpx.Response(503, text="Service Unavailable")
         if kind == "404":  # a platform that does not have the route at all

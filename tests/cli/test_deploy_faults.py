@@ -68,6 +68,20 @@ def test_a_write_that_never_arrived_is_reported_not_resent(site: Path, faults: F
     assert stage_of(error, "draft_functions")["detail"]["readBack"] == "not applied"
 
 
+def test_a_write_whose_connection_was_refused_is_known_to_have_changed_nothing(
+        site: Path, faults: Faults) -> None:
+    faults.add("PUT", "/draft/functions", "refused")
+    code, error = deploy(site)
+    assert code == 4
+    assert error["detail"]["stage"] == "draft_functions"
+    assert error["detail"]["outcomeKnown"] is True
+    assert "Its outcome is known: this stage changed nothing" in error["message"]
+    assert "unknown" not in error["message"] + error["hint"]
+    assert "never reached the platform" in error["hint"]
+    assert faults.count("GET", "/draft/functions") == 0, "nothing to read back"
+    assert stage_of(error, "draft_functions")["detail"]["outcome"] == "known"
+
+
 @pytest.mark.parametrize("fault", ["applied_then_timeout", "applied_then_500"])
 def test_a_write_that_took_effect_is_confirmed_by_reading_back(site: Path, faults: Faults,
                                                                fault: str) -> None:
