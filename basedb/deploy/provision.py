@@ -2,6 +2,8 @@
 
 `PlatformProvisioner.provision` (the `Provisioner` of `basedb.workspace.scaffold`):
 
+    with --base-token: GET /bases/:b/tables                 every table of that Base,
+                                                          read before anything is created
     POST /sites {title}                                   the site
     without --base-token:
       POST /bases {name}                                  a Base named like the site
@@ -16,7 +18,6 @@
                                                           filled targets first and links to
                                                           records not created yet are set
       PATCH …/records/:r                                  afterwards, one record at a time
-    with --base-token: every table of that Base
     POST /sites/:app/bind_base {baseToken, tableIds}
     GET  /sites/:app/catalog                              catalog.json
 
@@ -87,13 +88,14 @@ class PlatformProvisioner:
 
     def provision(self, schema: TemplateSchema, *, title: str,
                   base_token: str | None) -> ProvisionedSite:
+        # A given Base is read before the site is created, so that a mistyped token
+        # leaves nothing behind on the platform.
+        table_ids = self._tables_of(base_token) if base_token is not None else []
         app_token = str(self._call("POST", "/sites", {"title": title})["appToken"])
         self.created["appToken"] = app_token
         try:
             if base_token is None:
                 base_token, table_ids = self._create_base(schema, title)
-            else:
-                table_ids = self._tables_of(base_token)
             site = f"/sites/{quote(app_token, safe='')}"
             self._call("POST", site + "/bind_base",
                        {"baseToken": base_token, "tableIds": table_ids})

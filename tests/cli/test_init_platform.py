@@ -103,15 +103,39 @@ def test_base_token_binds_every_table_of_an_existing_base(tmp_path: Path) -> Non
     assert after == before == 2, "no table was created in the given Base"
 
 
-def test_an_unknown_base_token_names_the_site_already_created(tmp_path: Path) -> None:
+def test_an_unknown_base_token_creates_nothing(tmp_path: Path) -> None:
     result = run("init", str(tmp_path / "site"), "--template", "blank",
                  "--base-token", "basDoesNotExist1", "--json")
     assert result.exit_code == 1
     error = error_json(result)
     assert "basDoesNotExist1" in error["message"]
+    assert "Already created" not in (error.get("hint") or "")
+    assert not (tmp_path / "site").exists()
+    with local_client() as client:
+        assert client.request("GET", "/sites")["data"]["total"] == 0
+
+
+def test_a_failure_after_the_site_exists_names_what_was_created(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    with local_client() as client:
+        base = client.request("POST", "/bases", json={"name": "Existing"})["data"]["base_token"]
+        client.request("POST", f"/bases/{base}/tables", json={"name": "T"})
+
+    def refuse_bind(self: PlatformProvisioner, method: str, path: str,
+                    body: object = None) -> dict[str, object]:
+        if path.endswith("/bind_base"):
+            raise ApiError("bind refused", code=9499)
+        return real_call(self, method, path, body)
+
+    real_call = PlatformProvisioner._call
+    monkeypatch.setattr(PlatformProvisioner, "_call", refuse_bind)
+    result = run("init", str(tmp_path / "site"), "--template", "blank",
+                 "--base-token", base, "--json")
+    assert result.exit_code == 1
+    error = error_json(result)
     assert "Already created on the platform: appToken Prj" in error["hint"]
     assert error["detail"]["created"]["appToken"].startswith("Prj")
-    assert not (tmp_path / "site").exists()
 
 
 def test_links_may_point_forward_and_to_their_own_table(tmp_path: Path) -> None:
@@ -190,4 +214,4 @@ def test_provisioner_errors_are_api_errors(tmp_path: Path) -> None:
         {"name": "A", "fields": [{"name": "x", "type": "text"}]}]})
     with local_client() as client, pytest.raises(ApiError) as caught:
         PlatformProvisioner(client).provision(schema, title="T", base_token="basMissing")
-    assert "appToken" in caught.value.detail["created"]
+    assert "created" not in caught.value.detail
