@@ -139,15 +139,7 @@ def render_text(result: dict[str, Any]) -> list[str]:
     if agent_tools is not None:
         excluded = ", ".join(agent_tools.get("exclude", [])) or "none"
         lines.append(f"  Hidden from external agents: {excluded}")
-    hints = result.get("functionHints") or []
-    if hints:
-        lines.append(f"Function hints ({len(hints)}; they do not block deploys):")
-        for hint in hints[:HINTS_SHOWN]:
-            param = f" param {hint['param']}" if hint.get("param") else ""
-            lines.append(f"  - {hint.get('functionId')}{param} [{hint.get('code')}]: "
-                         f"{hint.get('message')}")
-        if len(hints) > HINTS_SHOWN:
-            lines.append(f"  … and {len(hints) - HINTS_SHOWN} more (--json lists all)")
+    lines.extend(_hint_lines(result))
     lines.append("Next:")
     command = result["nextAction"]["externalAgent"]["installation"]["command"]
     if env == "prod":
@@ -155,6 +147,20 @@ def render_text(result: dict[str, Any]) -> list[str]:
     else:
         lines.append("  basedb deploy --production --yes   # promote this preview")
     lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
+    return lines
+
+
+def _hint_lines(result: dict[str, Any]) -> list[str]:
+    hints = result.get("functionHints") or []
+    if not hints:
+        return []
+    lines = [f"Function hints ({len(hints)}; they do not block deploys):"]
+    for hint in hints[:HINTS_SHOWN]:
+        param = f" param {hint['param']}" if hint.get("param") else ""
+        lines.append(f"  - {hint.get('functionId')}{param} [{hint.get('code')}]: "
+                     f"{hint.get('message')}")
+    if len(hints) > HINTS_SHOWN:
+        lines.append(f"  … and {len(hints) - HINTS_SHOWN} more (--json lists all)")
     return lines
 
 
@@ -172,4 +178,5 @@ def _render_plan(plan: dict[str, Any]) -> list[str]:
         request = f"  {stage['request']}" if stage.get("request") else ""
         reason = f" ({stage['reason']})" if stage.get("reason") else ""
         lines.append(f"  {stage['status']:<8} {stage['stage']}{reason}{request}")
+    lines.extend(_hint_lines(plan))  # the preview plan's: what deploying would report
     return lines

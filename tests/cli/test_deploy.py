@@ -126,6 +126,20 @@ def test_dry_run_plans_and_sends_nothing(site: Path) -> None:
     assert plan["fingerprint"] in text.stdout
 
 
+def test_a_dry_run_shows_the_function_hints_the_deploy_would_report(site: Path) -> None:
+    declaration = site / "database-functions" / "listMembers" / "function.json"
+    doc = json.loads(declaration.read_text(encoding="utf-8"))
+    declaration.write_text(json.dumps({**doc, "description": "成员"}, ensure_ascii=False),
+                           encoding="utf-8")
+    assert run("contracts", "generate", "-C", str(site)).exit_code == 0
+    plan = ok_json("deploy", "-C", str(site), "--dry-run")
+    assert [h["code"] for h in plan["functionHints"]] == ["function_description_short"]
+    text = run("deploy", "-C", str(site), "--dry-run")
+    assert text.exit_code == 0, text.stderr
+    assert "Function hints (1; they do not block deploys):" in text.stdout
+    assert "  - listMembers [function_description_short]: " in text.stdout
+
+
 def test_an_empty_ai_directory_skips_ai_sync(tmp_path: Path) -> None:
     blank = init_site(tmp_path / "blank", "blank")
     result = ok_json("deploy", "-C", str(blank))
