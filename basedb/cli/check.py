@@ -74,8 +74,9 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
 def _write_report(result: CheckResult, fmt: str, root: Path, output: Path | None) -> None:
     from basedb.check.reporters import render
 
+    # no-color.org: NO_COLOR set to anything but the empty string turns colours off.
     color = (output is None and fmt == "text" and sys.stdout.isatty()
-             and "NO_COLOR" not in os.environ)
+             and not os.environ.get("NO_COLOR"))
     text = render(result, fmt, root=root, color=color)
     if output is None:
         click.echo(text, nl=not text.endswith("\n"), color=color)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,3 +277,40 @@ def test_workspace_option_accepts_a_subdirectory(site: Path) -> None:
     result = run("--workspace", str(site / "src"))
     assert result.exit_code == 0
     assert result.stdout.endswith("No problems found in 8 functions\n")
+
+
+def _check_on_a_terminal(workspace: Path, env: dict[str, str]) -> str:
+    """What `basedb check` writes to stdout when stdout is a terminal."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "basedb", "check", "-C",
+                                    str(workspace)], stdout=terminal,
+                                   stderr=subprocess.DEVNULL, env=env)
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal closes when the process exits (Linux)
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) == 1
+    finally:
+        os.close(controller)
+    return b"".join(chunks).decode("utf-8")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_colours_only_on_a_terminal_and_never_with_no_color(tmp_path: Path) -> None:
+    site = copy_case("sql_unknown_field", tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    assert "\x1b[" in _check_on_a_terminal(site, env)
+    assert "\x1b[" not in _check_on_a_terminal(site, {**env, "NO_COLOR": "1"})
+    # no-color.org: an empty NO_COLOR does not turn colours off
+    assert "\x1b[" in _check_on_a_terminal(site, {**env, "NO_COLOR": ""})
+    piped = CliRunner().invoke(cli, ["check", "-C", str(site)])
+    assert piped.exit_code == 1 and "\x1b[" not in piped.output
