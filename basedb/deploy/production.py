@@ -71,6 +71,9 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
         return {"deploymentId": record.deployment_id, "isProd": False,
                 "source": "local state"}
     found = deployment_list(listing)
+    if not found:
+        raise _stale(f"site {api.app_token} has no preview yet, so there is nothing to "
+                     "promote.", fingerprint=fingerprint)
     match = next((d for d in found if d.get("fingerprint") == fingerprint), None)
     if match is None:
         raise _stale(f"no deployment of this site has the local fingerprint {fingerprint}; "

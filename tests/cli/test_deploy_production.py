@@ -76,6 +76,15 @@ def test_a_changed_workspace_makes_the_preview_stale(site: Path) -> None:
     assert stages == {"build": "ok", "find_preview": "failed"}
 
 
+def test_a_site_without_any_preview_says_so(site: Path) -> None:
+    result = run("deploy", "-C", str(site), "--production", "--yes", "--json")
+    assert result.exit_code == 1
+    error = error_json(result)
+    assert error["code"] == "PREVIEW_STALE"
+    assert f"site {app_token_of(site)} has no preview yet" in error["message"]
+    assert "files changed" not in error["message"]
+
+
 def test_an_older_preview_with_the_local_files_is_stale_once_a_newer_exists(
         site: Path) -> None:
     original = (site / "README.md").read_text(encoding="utf-8")
