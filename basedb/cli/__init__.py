@@ -81,6 +81,12 @@ class LazyGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from basedb.cli.common import ARGS_KEY
+
+        ctx.meta[ARGS_KEY] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from basedb.cli.common import run_guarded
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import traceback
@@ -91,14 +92,24 @@ def render_error(error: BasedbError) -> str:
     return "\n".join(parts)
 
 
-def report_error(error: BasedbError) -> None:
+def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
+    """The error on stderr: an envelope in JSON mode (or when `as_json`), else a paragraph."""
     from basedb.redact import redact
 
-    if in_json_mode():
+    if in_json_mode() if as_json is None else as_json:
         text = json.dumps(error.to_envelope(), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)
+
+
+ARGS_KEY = "basedb.args"  # ctx.meta: the command line's arguments, as the group got them
+
+
+def _asks_for_json(args: list[str]) -> bool:
+    """Whether a command line that failed to parse asked for JSON output."""
+    return ("--json" in args or "--format=json" in args
+            or any(a == "--format" and b == "json" for a, b in itertools.pairwise(args)))
 
 
 def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
@@ -108,6 +119,17 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
     except BasedbError as error:
         report_error(error)
         ctx.exit(error.exit_code)
+    except click.UsageError as usage:
+        # In JSON mode a wrong option is reported like every other error: as an envelope
+        # (the option may have failed to parse before --json was seen, hence the args).
+        if not (in_json_mode() or _asks_for_json(ctx.meta.get(ARGS_KEY, []))):
+            raise
+        from basedb.errors import UsageError
+
+        command = usage.ctx.command_path if usage.ctx is not None else "basedb"
+        report_error(UsageError(usage.format_message(), code="USAGE",
+                                hint=f"Run `{command} --help` for its options."), as_json=True)
+        ctx.exit(usage.exit_code)
     except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
             BrokenPipeError):
         raise

@@ -11,6 +11,7 @@ by --profile and by the workspace's `profile`; and garbage option values.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -344,3 +345,32 @@ def test_broken_basedb_directories_are_named(
     assert result.exit_code == 2, output
     assert message.format(dir=isolated_dirs[which]) in output, output
     assert "unexpected error" not in output and "Traceback" not in output
+
+
+# ------------------------------------------------------------- usage errors in JSON mode
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("deploy", "--json", "--no-such-option"), "No such option '--no-such-option'."),
+    (("check", "--format", "json", "-X"), "No such option '-X'."),
+    (("check", "--json", "--format", "text"), "--json conflicts with --format text"),
+    (("contracts", "generate", "--json", "--lang", "rust"), "Invalid value for '--lang'"),
+    (("deployments", "status", "--json", "dpl1", "dpl2"), "unexpected extra argument"),
+    (("api", "GET", "--json"), "Missing argument 'PATH'."),
+])
+def test_usage_errors_in_json_mode_are_error_envelopes(tmp_path: Path, args: tuple[str, ...],
+                                                       message: str) -> None:
+    result = Sweep(tmp_path, "no token yet", "").run(list(args), _empty(tmp_path))
+    assert result.exit_code == 2 and result.stdout == ""
+    envelope = json.loads(result.stderr)
+    assert envelope["ok"] is False
+    assert (envelope["error"]["type"], envelope["error"]["code"]) == ("usage", "USAGE")
+    assert message in envelope["error"]["message"]
+    assert f"basedb {args[0]}" in envelope["error"]["hint"]
+
+
+def test_usage_errors_in_text_mode_keep_the_usage_line(tmp_path: Path) -> None:
+    result = Sweep(tmp_path, "no token yet", "").run(["deploy", "--no-such-option"],
+                                                     _empty(tmp_path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Usage: basedb deploy [OPTIONS]")
