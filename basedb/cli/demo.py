@@ -28,7 +28,7 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
     from basedb.workspace.scaffold import ensure_empty_target
 
     target = directory if directory is not None else Path(DEFAULT_DIRECTORY)
-    ensure_empty_target(target)
+    ensure_empty_target(target, command="basedb demo", example="another-demo")
 
     def show(step: str, summary: str) -> None:
         click.echo(f"  {step:<10} {summary}")

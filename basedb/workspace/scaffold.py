@@ -110,13 +110,15 @@ def init_workspace(target: Path | str, template: str, *, provisioner: Provisione
                       files=tuple(written))
 
 
-def ensure_empty_target(target: Path) -> None:
-    """InputError unless `target` does not exist yet or is an empty directory."""
+def ensure_empty_target(target: Path, *, command: str = "basedb init",
+                        example: str = "my-site") -> None:
+    """InputError unless `target` does not exist yet or is an empty directory; the
+    messages name `command` (init, demo), suggesting `command example`."""
     if not target.exists() and not target.is_symlink():
         return
     if not target.is_dir():
         raise InputError(f"{target} exists and is not a directory.", code="TARGET_NOT_EMPTY",
-                         hint="Pass a new or empty directory to `basedb init`.")
+                         hint=f"Pass a new or empty directory to `{command}`.")
     try:
         entries = sorted(os.listdir(target))
     except OSError as exc:
@@ -125,9 +127,9 @@ def ensure_empty_target(target: Path) -> None:
     if entries:
         shown = ", ".join(entries[:3]) + (", …" if len(entries) > 3 else "")
         raise InputError(
-            f"{target} is not empty (it contains {shown}); `basedb init` never overwrites "
+            f"{target} is not empty (it contains {shown}); `{command}` never overwrites "
             "files.", code="TARGET_NOT_EMPTY",
-            hint="Pass a new or empty directory, e.g. `basedb init my-site`.")
+            hint=f"Pass a new or empty directory, e.g. `{command} {example}`.")
 
 
 def write_workspace_files(target: Path, template: str, *, title: str, app_token: str,

@@ -68,6 +68,10 @@ def test_demo_refuses_a_non_empty_directory_before_creating_anything(tmp_path: P
     (target / "mine.txt").write_text("keep", encoding="utf-8")
     result = run("demo", str(target))
     assert result.exit_code == 2 and "not empty" in result.stderr
+    # a newcomer running the demo twice is pointed at the demo, not at `basedb init`
+    assert "`basedb demo` never overwrites files" in result.stderr
+    assert "e.g. `basedb demo another-demo`" in result.stderr
+    assert "basedb init" not in result.stderr
     assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
     with local_client() as client:
         assert client.request("GET", "/sites")["data"]["total"] == 0
