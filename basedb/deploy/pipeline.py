@@ -93,9 +93,14 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
 def findings_error(result: CheckResult) -> FindingsError:
     """The error `deploy` stops with when check finds errors: it lists them."""
+    from basedb.check.reporters.locations import Positions, format_position
+
+    positions = Positions(Path(result.root)) if result.root else None
     lines = []
     for finding in result.errors[:FINDINGS_LISTED]:
-        where = finding.file + (f" {finding.pointer}" if finding.pointer else "")
+        position = format_position(positions.of(finding)) if positions else ""
+        where = finding.file + (f":{position}" if position else "")
+        where += f" {finding.pointer}" if finding.pointer else ""
         lines.append(f"  - {finding.code} {where}: {finding.message}")
     more = len(result.errors) - FINDINGS_LISTED
     if more > 0:

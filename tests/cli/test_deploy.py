@@ -102,7 +102,7 @@ def test_check_errors_stop_the_deploy_before_anything_is_sent(site: Path) -> Non
     error = error_json(result)
     assert error["code"] == "CHECK_FAILED"
     assert "SQL_UNKNOWN_FIELD" in error["message"]
-    assert "database-functions/listPeriods/main.sql" in error["message"]
+    assert "database-functions/listPeriods/main.sql:1:8: " in error["message"], "file:line:col"
     assert error["detail"]["stage"] == "check"
     assert [e["code"] for e in error["detail"]["errors"]] == ["SQL_UNKNOWN_FIELD"]
     assert remote(site, "/deployments")["deployments"] == []
@@ -124,6 +124,13 @@ def test_dry_run_plans_and_sends_nothing(site: Path) -> None:
     text = run("deploy", "-C", str(site), "--dry-run")
     assert "Dry run (preview): nothing was sent." in text.stdout
     assert plan["fingerprint"] in text.stdout
+
+
+def test_check_errors_in_json_files_are_placed_by_line_and_pointer(site: Path) -> None:
+    (site / "agent-tools.json").write_text('{\n  "exclude": ["nope"]\n}\n', encoding="utf-8")
+    result = run("deploy", "-C", str(site))
+    assert result.exit_code == 1
+    assert "  - AGENT_TOOLS_INVALID agent-tools.json:2:15 /exclude/0: " in result.stderr
 
 
 def test_a_dry_run_shows_the_function_hints_the_deploy_would_report(site: Path) -> None:
