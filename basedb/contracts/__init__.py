@@ -7,7 +7,8 @@
 
 Output is a pure function of the declarations: sorted, no timestamps, LF line endings, and
 a header carrying the SHA-256 of the canonical input, so the same workspace always gives
-the same bytes.
+the same bytes. A file that differs only by CRLF line endings (a Git checkout with
+core.autocrlf) counts as up to date and is left as it is.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def write(ws: Workspace, lang: str = "ts", *,
     generated = generated or generate(ws, lang=lang)
     target = ws.root / generated.path
     current = _read_existing(target, generated.path)
-    if current == generated.data:
+    if current is not None and _same_text(current, generated.data):
         return FileStatus(generated.path, "unchanged")
     _write_atomically(target, generated.data, generated.path)
     return FileStatus(generated.path, "written")
@@ -96,7 +97,7 @@ def compare(ws: Workspace, lang: str = "ts", *,
     current = _read_existing(target, generated.path)
     if current is None:
         return FileStatus(generated.path, "missing")
-    if current == generated.data:
+    if _same_text(current, generated.data):
         return FileStatus(generated.path, "unchanged")
     old = current.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = generated.content.splitlines(keepends=True)
@@ -121,6 +122,13 @@ def stale_findings(ws: Workspace) -> list[Finding]:
                 f"{path} does not match the current declarations (it was generated from "
                 "other declarations, or edited by hand).", path, "", fix=FIX))
     return findings
+
+
+def _same_text(current: bytes, generated: bytes) -> bool:
+    """Whether the file on disk holds the generated text, in LF or CRLF line endings: a
+    Git checkout with core.autocrlf (the Windows default) turns LF into CRLF, and such a
+    file is not out of date."""
+    return current == generated or current.replace(b"\r\n", b"\n") == generated
 
 
 def _file_error(message: str, *, hint: str) -> InputError:

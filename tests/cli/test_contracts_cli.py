@@ -190,6 +190,23 @@ def test_a_hand_edit_is_stale_even_with_the_same_hash(root: Path) -> None:
     assert run("-C", str(root), "--check").exit_code == 1
 
 
+def test_a_crlf_checkout_is_up_to_date_and_left_as_it_is(root: Path) -> None:
+    # Git for Windows checks text files out with CRLF (core.autocrlf=true).
+    run("-C", str(root))
+    run("-C", str(root), "--lang", "python")
+    for path in (root / TS, root / PY):
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert stale_findings(load_workspace(root)) == []
+    assert run("-C", str(root), "--check").exit_code == 0
+    crlf = (root / TS).read_bytes()
+    mtime = age(root / TS)
+    assert run("-C", str(root)).stdout == (f"unchanged {TS} (up to date)\n"
+                                           f"unchanged {PY} (up to date)\n")
+    assert (root / TS).read_bytes() == crlf and (root / TS).stat().st_mtime_ns == mtime
+    edit_description(root, "Counts leave requests, now described differently.")
+    assert [f.file for f in stale_findings(load_workspace(root))] == [TS, PY]
+
+
 def test_a_directory_in_place_of_the_file_is_reported(root: Path) -> None:
     (root / TS).mkdir(parents=True)
     [finding] = stale_findings(load_workspace(root))
