@@ -121,6 +121,12 @@ def test_no_workspace_still_gives_a_well_formed_report(tmp_path: Path, fmt: str)
         assert [r["ruleId"] for r in run_["results"]] == ["WORKSPACE_NOT_FOUND"]
         location = run_["results"][0]["locations"][0]["physicalLocation"]
         assert location["artifactLocation"]["uri"].endswith("base-database.jsonc")
+        # nothing could be checked: SARIF's word for that is an unsuccessful execution
+        [invocation] = run_["invocations"]
+        assert invocation["executionSuccessful"] is False
+        [notification] = invocation["toolExecutionNotifications"]
+        assert notification["level"] == "error"
+        assert "No base-database.jsonc found" in notification["message"]["text"]
     else:
         first = result.stdout.splitlines()[0]
         assert first.startswith("::error file=")

@@ -71,12 +71,15 @@ def _rule(code: str) -> dict[str, Any]:
 
 
 def _invocation(result: CheckResult) -> dict[str, Any]:
-    # Findings in the workspace are results; the run itself completed either way.
-    invocation: dict[str, Any] = {"executionSuccessful": True}
-    if result.notices:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "note", "message": {"text": notice}} for notice in result.notices
-        ]
+    # Findings in the workspace are results and the run completed; without a workspace
+    # (exit 2) nothing could be checked, which SARIF calls an unsuccessful execution.
+    missing = [f for f in result.errors if f.code == "WORKSPACE_NOT_FOUND"]
+    invocation: dict[str, Any] = {"executionSuccessful": not missing}
+    notifications = [{"level": "error", "message": {"text": f.message}} for f in missing]
+    notifications += [{"level": "note", "message": {"text": notice}}
+                      for notice in result.notices]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
     return invocation
 
 
