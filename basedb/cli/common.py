@@ -87,7 +87,7 @@ def render_error(error: BasedbError) -> str:
     if error.hint:
         parts.append(f"Hint: {error.hint}")
     log_id = error.detail.get("log_id")
-    if log_id:
+    if log_id and str(log_id) not in error.message:  # platform messages end with it
         parts.append(f"Log ID: {log_id}")
     return "\n".join(parts)
 

@@ -84,7 +84,14 @@ def clip(text: str, limit: int) -> str:
 
 
 def error_body(code: int, msg: str, log_id: str, data: Any = None) -> dict[str, Any]:
-    """The envelope of every error response."""
+    """The envelope of every error response.
+
+    The message ends with `LogID: <id>` (upstream: callers that only see `msg`, such as
+    an agent reading lark-cli's stderr, can still quote it), within the 500-character cap.
+    """
+    if "LogID:" not in msg:
+        suffix = f" LogID: {log_id}"
+        msg = clip(msg, MAX_MSG_CHARS - len(suffix)) + suffix
     body: dict[str, Any] = {"code": code, "msg": clip(msg, MAX_MSG_CHARS),
                             "error": {"log_id": log_id}}
     if data is not None:

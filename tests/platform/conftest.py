@@ -60,7 +60,14 @@ class Api:
         if status is not None:
             assert response.status_code == status, body
         assert_error_shape(response)
-        return str(body["msg"])
+        return message_without_log_id(body)
+
+
+def message_without_log_id(body: dict[str, Any]) -> str:
+    """The error message without its closing `LogID: <id>`, which must be there."""
+    msg, suffix = str(body["msg"]), f" LogID: {body['error']['log_id']}"
+    assert msg.endswith(suffix), msg
+    return msg[: -len(suffix)]
 
 
 def assert_error_shape(response: Response) -> None:

@@ -15,7 +15,7 @@ from basedb.platform.errors import (
     PERMISSION_DENIED,
 )
 from basedb.workspace.loader import load_workspace
-from tests.platform.conftest import Api
+from tests.platform.conftest import Api, message_without_log_id
 from tests.platform.release_support import (
     TaskSite,
     close_task,
@@ -132,7 +132,7 @@ def test_hints_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: Pa
 def test_the_message_names_the_first_error_and_where_it_is(api: Api, site: TaskSite) -> None:
     body = functions_body(database_functions=[list_tasks(["Open", "Closed"])])
     refused = failure(api, "PUT", draft(site), body)
-    msg = refused["msg"]
+    msg = message_without_log_id(refused)
     assert "ENUM_OUT_OF_DOMAIN" in msg and "listTasks" in msg
     assert "Parameter: /databaseFunctions/0/declaration/meta/params/0/enum/1" in msg
     assert msg.endswith("Executed: no. Retry: retry after fixing.")

