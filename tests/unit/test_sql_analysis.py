@@ -379,6 +379,20 @@ def test_parameters_used_and_undeclared() -> None:
     assert codes("SELECT 标题 FROM 任务 WHERE 标题 = :name", 1) == ["SQL_PARAM_UNDECLARED"]
 
 
+@pytest.mark.parametrize(("sql", "written", "column"), [
+    ("SELECT 标题 FROM 任务 WHERE 标题 = ?", "?", 30),
+    ("SELECT 标题 FROM 任务 WHERE 标题 = :name", ":name", 30),
+    ("SELECT 标题 FROM 任务 WHERE 标题 = %(name)s", "%(name)s", 30),
+    ("SELECT 标题 FROM 任务 WHERE 标题 = %s", "%s", 30),
+])
+def test_foreign_placeholders_are_named_as_written_and_placed(sql: str, written: str,
+                                                               column: int) -> None:
+    [problem] = analyze(sql, 1).problems
+    assert problem.code == "SQL_PARAM_UNDECLARED"
+    assert problem.message.startswith(f"Placeholder {written} is not supported.")
+    assert (problem.line, problem.column) == (1, column)
+
+
 def test_current_user_id() -> None:
     analysis = ok("SELECT 标题 FROM 任务 WHERE 负责人 = CURRENT_USER_ID()")
     assert analysis.uses_current_user

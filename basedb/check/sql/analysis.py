@@ -333,7 +333,7 @@ class _Gate:
         elif role == _G_PARAMETER:
             self.parameter(node)
         elif role == _G_PLACEHOLDER:
-            text = node.sql(dialect="postgres")
+            text = _placeholder_text(node)
             self.undeclared(node, text, f"Placeholder {text} is not supported.")
         elif role == _G_CURRENT_USER:
             self.uses_current_user = True
@@ -400,9 +400,23 @@ class _Gate:
         if text in self._undeclared:
             return
         self._undeclared.add(text)
+        if isinstance(node, exp.Placeholder) and text in self.sql:
+            # `?` and `:name` carry no position, `%(name)s` only its name's
+            line, column = line_column(self.sql, self.sql.index(text))
+        else:
+            line, column = self._at(node)
         self.problems.append(SqlProblem(
             "SQL_PARAM_UNDECLARED", message + " Parameters are written $1 … $n in "
-            "declaration order.", PARAM_FIX, *self._at(node)))
+            "declaration order.", PARAM_FIX, line, column))
+
+
+def _placeholder_text(node: Any) -> str:
+    """A placeholder as it was written: sqlglot prints `:name` as `%(name)s`."""
+    if isinstance(node.this, str):
+        return f":{node.this}"
+    if isinstance(node.this, exp.Identifier):
+        return f"%({node.this.name})s"
+    return str(node.sql(dialect="postgres"))  # ? or %s
 
 
 def _ascii_number(text: str) -> bool:
