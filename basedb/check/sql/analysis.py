@@ -400,6 +400,8 @@ class _Gate:
         if text in self._undeclared:
             return
         self._undeclared.add(text)
+        line: int | None
+        column: int | None
         if isinstance(node, exp.Placeholder) and text in self.sql:
             # `?` and `:name` carry no position, `%(name)s` only its name's
             line, column = line_column(self.sql, self.sql.index(text))
