@@ -297,6 +297,19 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     return {"status": "synced", "keys": local}
 
 
+def _remote_ai_keys_when_skipped(api: SiteApi) -> list[str]:
+    """The site's AI Function keys. An account without AI Functions (800004011) has none:
+    `--skip-ai-functions` is how upstream says to deploy there, so this is an answer,
+    not a failure to stop on."""
+    try:
+        data = api.draft_ai_functions()
+    except ApiError as error:
+        if error.code == AI_NOT_ENABLED:
+            return []
+        raise
+    return payloads.remote_ai_keys(data)
+
+
 def _unsupported(error: BasedbError) -> bool:
     """A platform that answers the route with a bare 404/405 does not have it at all."""
     return isinstance(error, NetworkError) and error.detail.get("http_status") in (404, 405)
@@ -313,8 +326,7 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     else:
         # AI was not synced: keep excluding the AI ids the remote has, so the policy
         # write (a full replacement) does not re-open them; the others cannot be named.
-        remote = set(runner.run("agent_tools", lambda: payloads.remote_ai_keys(
-            _ai_call(api.draft_ai_functions))))
+        remote = set(runner.run("agent_tools", lambda: _remote_ai_keys_when_skipped(api)))
         exclude = [x for x in local if x not in ai_ids or x in remote]
         omitted = [x for x in local if x in ai_ids and x not in remote]
     present = prepared.workspace.agent_tools.present

@@ -178,6 +178,22 @@ def test_skipping_ai_needs_the_remote_ai_list_and_stops_when_it_fails(site: Path
     assert faults.count("PUT", "/draft/agent-tools") == 0, "no guessing the remote state"
 
 
+def test_skipping_ai_deploys_on_an_account_without_ai_functions(site: Path,
+                                                               faults: Faults) -> None:
+    # 800004011 tells the user to deploy with --skip-ai-functions; that deploy must not
+    # stop on the same code when agent-tools.json excludes an AI Function.
+    (site / "agent-tools.json").write_text(
+        json.dumps({"exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}),
+        encoding="utf-8")
+    faults.add("GET", "/draft/ai-functions", "code 800004011 400", times=10)
+    code, result = deploy(site, "--skip-ai-functions")
+    assert code == 0, result
+    assert result["agentTools"] == {"exclude": ["debugSubmissionIntegrity"],
+                                    "omitted": ["summarizeLeave"]}
+    assert faults.count("PUT", "/draft/ai-functions") == 0
+    assert [d["deploymentId"] for d in deployments(site)] == [result["deploymentId"]]
+
+
 def test_a_platform_without_the_policy_endpoint_keeps_its_policy_when_no_file(
         site: Path, faults: Faults) -> None:
     (site / "agent-tools.json").unlink()
