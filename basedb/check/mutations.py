@@ -21,6 +21,7 @@ from basedb.check.bindings import ParamBinding, binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.findings import Finding, Hint, pointer
 from basedb.check.messages import bounded_list, close_matches, did_you_mean, show_json
+from basedb.check.mutation_values import literal_misfit, param_misfit, suggested_kinds
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,
@@ -82,11 +83,15 @@ def _check_mutation(decl: Mutation, spec: MutationSpec, ws: Workspace,
                 used.add(ref)
                 if table is not None and field is not None:
                     bindings.append(ParamBinding(param.index, table, field, True))
+                    if section == "set":
+                        yield from _param_misfit(decl, table, field, param, at)
             elif value == CURRENT_USER:
                 if field is not None and field.type not in _USER_FIELD_TYPES:
                     yield _current_user_misplaced(decl, table, field, at)
             elif table is not None and field is not None and field.is_option:
                 yield from _literal_options(decl, table, field, value, at)
+            elif table is not None and field is not None and section == "set":
+                yield from _literal_misfit(decl, table, field, value, at)
     yield from _record_id(decl, spec, params, table, used, bindings)
     if table is not None:
         yield from binding_rules(decl, bindings, ws)
@@ -181,6 +186,31 @@ def _current_user_misplaced(decl: Mutation, table: Table | None, field: Field, a
         decl.file, at, decl.function_id,
         f"Use \"{CURRENT_USER}\" only on a user field (e.g. an owner or submitter field); "
         "for this field write a literal or a \"$param\".")
+
+
+def _param_misfit(decl: Mutation, table: Table, field: Field, param: Param, at: str,
+                  ) -> Iterator[Finding]:
+    why = param_misfit(param, field)
+    if why is None:
+        return
+    yield Finding(
+        "DECLARATION_INVALID",
+        f"{at} writes ${param.name_str} into {table.name}.{field.name}, but {why}: every "
+        "call would fail.", decl.file, at, decl.function_id,
+        f"Give {param.name_str!r} a kind that fits this field ({suggested_kinds(field)}), "
+        "or write it to another field.")
+
+
+def _literal_misfit(decl: Mutation, table: Table, field: Field, value: Any, at: str,
+                    ) -> Iterator[Finding]:
+    expected = literal_misfit(value, field)
+    if expected is None:
+        return
+    yield Finding(
+        "DECLARATION_INVALID",
+        f"{at} is {json_type(value)}, but {table.name}.{field.name} is a {field.type} field "
+        f"that stores {expected}: every call would fail.", decl.file, at, decl.function_id,
+        f"Write {expected} there, or a \"$param\" reference.")
 
 
 def _literal_options(decl: Mutation, table: Table, field: Field, value: Any, at: str,

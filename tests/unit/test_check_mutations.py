@@ -242,3 +242,46 @@ def test_a_missing_record_id_is_named_in_plain_english(tmp_path: Path) -> None:
                     if f.pointer == "/spec/recordId"]
         assert messages == [f"{article} {action} mutation needs /spec/recordId set to a "
                             "\"$param\" reference."]
+
+
+def test_a_param_of_a_kind_the_field_cannot_hold_is_refused(tmp_path: Path) -> None:
+    # These pass deploy and then fail on every call, blaming the caller's value.
+    errors, _ = run(tmp_path, {
+        "params": [param("title", "NUMBER"), param("remark", "BOOL"),
+                   param("owner", "INT"), param("tags", "TEXT", list=True),
+                   param("status", "TEXT[]")],
+        "set": {"Title": "$title", "Remark": "$remark", "Owner": "$owner",
+                "Status": "$status", "Tags": "$tags"}})
+    assert codes(errors) == [("DECLARATION_INVALID", "/spec/set/Owner"),
+                             ("DECLARATION_INVALID", "/spec/set/Remark"),
+                             ("DECLARATION_INVALID", "/spec/set/Status"),
+                             ("DECLARATION_INVALID", "/spec/set/Title")]
+    by_pointer = {e.pointer: e for e in errors}
+    assert by_pointer["/spec/set/Title"].message == (
+        "/spec/set/Title writes $title into Tasks.Title, but a NUMBER value cannot be stored "
+        "in a text field: every call would fail.")
+    assert "list of TEXT value cannot be stored in a select field" in (
+        by_pointer["/spec/set/Status"].message)
+    assert "a kind that fits this field (USER_ID)" in (by_pointer["/spec/set/Owner"].fix or "")
+    assert "(TEXT, one option name)" in (by_pointer["/spec/set/Status"].fix or "")
+
+
+def test_params_that_can_fit_are_left_to_the_platform(tmp_path: Path) -> None:
+    errors, _ = run(tmp_path, {
+        "params": [param("title"), param("status"), param("tags", "TEXT[]"),
+                   param("owner", "USER_ID"), param("project", "RECORD_ID", list=True)],
+        "set": {"Title": "$title", "Status": "$status", "Tags": "$tags",
+                "Owner": "$owner", "Project": "$project"}})
+    assert errors == []
+
+
+def test_a_literal_of_the_wrong_json_type_is_refused(tmp_path: Path) -> None:
+    errors, _ = run(tmp_path, {"set": {"Title": 5, "Remark": None,
+                                       "Project": "rec123", "Owner": [{"id": "ou_1"}]}})
+    assert codes(errors) == [("DECLARATION_INVALID", "/spec/set/Project"),
+                             ("DECLARATION_INVALID", "/spec/set/Title")]
+    by_pointer = {e.pointer: e for e in errors}
+    assert by_pointer["/spec/set/Title"].message == (
+        "/spec/set/Title is a number, but Tasks.Title is a text field that stores a string: "
+        "every call would fail.")
+    assert '[{"id": "…"}]' in by_pointer["/spec/set/Project"].message
