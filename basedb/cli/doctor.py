@@ -37,6 +37,13 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
             click.echo(f"[{_MARKS[check['status']]}] {check['name']}: {check['detail']}")
             if check["fix"] and check["status"] != "ok":
                 click.echo(f"       fix: {check['fix']}")
-        click.echo("All checks passed." if result["ok"] else
-                   "Some checks failed; apply the fixes above and run `basedb doctor` again.")
+        warnings = sum(check["status"] == "warn" for check in result["checks"])
+        if not result["ok"]:
+            click.echo("Some checks failed; apply the fixes above and run `basedb doctor` "
+                       "again.")
+        elif warnings:
+            click.echo(f"No check failed; {warnings} warning(s) above say what would work "
+                       "better.")
+        else:
+            click.echo("All checks passed.")
     ctx.exit(0 if result["ok"] else 1)

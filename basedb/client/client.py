@@ -168,6 +168,16 @@ class Client:
                    "retrying." if request.method in _WRITE_METHODS else "")
         try:
             return self._http.send(request)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            # No connection was made, so nothing was sent: the outcome is known.
+            raise NetworkError(
+                f"Could not reach {self._endpoint_label()} for {self._where(request)}: "
+                f"{_reason(exc)}.",
+                code="CONNECTION_FAILED",
+                hint="Check that the platform is running (e.g. `basedb serve`) and that "
+                     "the profile's endpoint is right (`basedb auth status`)."
+                     + (" Nothing was sent, so retrying is safe." if unknown else ""),
+            ) from exc
         except httpx.TimeoutException as exc:
             raise NetworkError(
                 f"{self._where(request)} timed out after {self.timeout:g}s.",

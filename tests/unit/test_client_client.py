@@ -178,6 +178,15 @@ def test_timeout_is_a_network_error_that_flags_unknown_writes(mock: respx.MockRo
     assert "outcome of this write is unknown" in (info.value.hint or "")
 
 
+def test_a_refused_connection_sent_nothing(mock: respx.MockRouter, client: Client) -> None:
+    mock.put("/sites/a/draft/functions").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(NetworkError) as info:
+        client.request("PUT", "/sites/a/draft/functions", json={})
+    assert info.value.code == "CONNECTION_FAILED" and info.value.exit_code == 4
+    hint = info.value.hint or ""
+    assert "unknown" not in hint and "Nothing was sent" in hint
+
+
 def test_unsupported_method_is_a_usage_error(client: Client) -> None:
     with pytest.raises(UsageError):
         client.request("TRACE", "/x")
