@@ -59,7 +59,7 @@ from typing import Any
 from basedb.errors import InputError, InternalError, WorkspaceNotFound
 from basedb.workspace import files
 from basedb.workspace.config import CONFIG_FILE
-from basedb.workspace.model import KIND_DIRS
+from basedb.workspace.model import IGNORED_DIRS, KIND_DIRS
 
 MAX_INPUT_FILES = 5_000
 MAX_INPUT_BYTES = 100 * files.MIB
@@ -67,9 +67,7 @@ MAX_INPUT_BYTES = 100 * files.MIB
 ROOT_FILES: tuple[str, ...] = (CONFIG_FILE, "catalog.json", "agent-tools.json", "README.md")
 ROOT_DIRS: tuple[str, ...] = (*sorted(KIND_DIRS.values()), "src")
 
-EXCLUDED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".base-database-cli"}
-)
+EXCLUDED_DIRS = IGNORED_DIRS
 _JUNK_NAMES = frozenset({".DS_Store", "Icon\r", "Thumbs.db", "desktop.ini", ".env"})
 _JUNK_RE = re.compile(
     r"""^(?:

@@ -20,6 +20,7 @@ from basedb.workspace.model import (
     EMPTY_CATALOG,
     FUNCTION_ID_RE,
     FUNCTION_KINDS,
+    IGNORED_DIRS,
     KIND_DIRS,
     AgentToolsConfig,
     AnyDeclaration,
@@ -96,7 +97,7 @@ def _function_dirs(root: Path, kind: FunctionKind, findings: list[Finding]) -> l
         return []
     out = []
     for entry in entries:
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.name in IGNORED_DIRS:
             continue
         try:
             is_dir = entry.is_dir()

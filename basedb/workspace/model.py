@@ -44,6 +44,12 @@ KIND_DIRS: dict[FunctionKind, str] = {
 
 RECORD_ID = "record_id"
 
+# Directories that are never part of a workspace's sources: not functions to check, not
+# files to deploy (tooling, dependencies, caches and basedb's own local state).
+IGNORED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".base-database-cli"}
+)
+
 
 # --------------------------------------------------------------------------- catalog
 

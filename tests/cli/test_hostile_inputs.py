@@ -181,3 +181,18 @@ def test_unreadable_files_get_no_position_but_still_a_file(tmp_path: Path) -> No
     location = res["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == DECLARATION
     assert "region" not in location
+
+
+def test_dependency_and_cache_dirs_are_not_functions(tmp_path: Path) -> None:
+    # Deploy never ships node_modules/ or __pycache__/, so check must not judge them.
+    from basedb.check.run import check_workspace
+    from basedb.workspace import load_workspace
+    from tests.unit._builders import write_workspace
+
+    root = write_workspace(tmp_path / "site")
+    for kind in ("database-functions", "faas"):
+        (root / kind / "node_modules" / "left-pad").mkdir(parents=True)
+        (root / kind / "__pycache__").mkdir()
+    ws = load_workspace(root)
+    assert "node_modules" not in ws.ids and "__pycache__" not in ws.ids
+    assert check_workspace(ws, include_contracts=False).ok
