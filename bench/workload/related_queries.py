@@ -5,7 +5,7 @@ lister), so every id parameter can name the function that supplies it.
 
 from __future__ import annotations
 
-from bench.workload.catalog import GenTable
+from bench.workload.catalog import GenField, GenTable
 from bench.workload.common import (
     Draft,
     Naming,
@@ -48,13 +48,22 @@ ORDER BY {a}.{q(t.role('due').name)}, {a}.record_id
                  "(read-only).", sql, p)
 
 
-def parent_rollup(n: Naming, t: GenTable) -> Draft | None:
+def pick_child(n: Naming, t: GenTable, *, reserved: tuple[str, ...] = (),
+               ) -> tuple[GenTable, GenField, str, str, Params] | None:
+    """A random child table of `t` linking to it, with distinct aliases for both."""
     children = n.active_children(t)
     if not children:
         return None
     child, link = n.rng.choice(children)
-    taken: set[str] = {"rc"}
-    a, c, p = alias_of(t, taken), alias_of(child, taken), Params()
+    taken = set(reserved)
+    return child, link, alias_of(t, taken), alias_of(child, taken), Params()
+
+
+def parent_rollup(n: Naming, t: GenTable) -> Draft | None:
+    picked = pick_child(n, t, reserved=("rc",))
+    if picked is None:
+        return None
+    child, link, a, c, p = picked
     since = p.add("updatedSince", "DATETIME", f"Count only {plural_noun(child)} updated at "
                   "or after this time, 'YYYY-MM-DD HH:mm:ss'")
     status = t.role("status")
@@ -89,12 +98,10 @@ LIMIT 50"""
 
 
 def mine_via_children(n: Naming, t: GenTable) -> Draft | None:
-    children = n.active_children(t)
-    if not children:
+    picked = pick_child(n, t)
+    if picked is None:
         return None
-    child, link = n.rng.choice(children)
-    taken: set[str] = set()
-    a, c, p = alias_of(t, taken), alias_of(child, taken), Params()
+    child, link, a, c, p = picked
     sql = f"""
 {select(columns(n, t, a, ("title", "status", "due")))}
 FROM {q(t.name)} AS {a}
@@ -113,12 +120,10 @@ ORDER BY {a}.{q(t.role('due').name)} NULLS LAST
 
 
 def with_child_in_status(n: Naming, t: GenTable) -> Draft | None:
-    children = n.active_children(t)
-    if not children:
+    picked = pick_child(n, t)
+    if picked is None:
         return None
-    child, link = n.rng.choice(children)
-    taken: set[str] = set()
-    a, c, p = alias_of(t, taken), alias_of(child, taken), Params()
+    child, link, a, c, p = picked
     values = n.subset(child.role("status").options)
     s = p.add("childStatus", "TEXT", f"Status {a_noun(child)} must have: "
               f"{', '.join(values)}", enum=values)
