@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from basedb.deploy.artifact import build_site_zip
-from basedb.deploy.manifest import collect_inputs, fingerprint
+from basedb.core.site_zip import build_site_zip, fingerprint
+from basedb.deploy.manifest import collect_inputs
 
 _FIELDS = [("Title", "text"), ("Status", "select"), ("Owner", "user"), ("Due", "datetime"),
            ("Points", "number"), ("Done", "checkbox")]

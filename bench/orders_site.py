@@ -68,7 +68,7 @@ class OrdersSite:
 
     @property
     def invoke_path(self) -> str:
-        from basedb.paths import API_PREFIX
+        from basedb.core.paths import API_PREFIX
 
         return f"{API_PREFIX}/sites/{self.app_token}/functions/{FUNCTION_ID}/invoke"
 
@@ -144,8 +144,7 @@ def build_orders_site(data_dir: Path, *, records: int, seed: int) -> OrdersSite:
 def _release(client: Client, app: str) -> None:
     """Draft the function, deploy a preview with a site.zip built as `basedb deploy`
     builds it, and promote it."""
-    from basedb.deploy.artifact import build_site_zip
-    from basedb.deploy.manifest import InputFile, fingerprint
+    from basedb.core.site_zip import InputFile, build_site_zip, fingerprint
 
     # A function with check findings is refused here (an ApiError naming them).
     client.request("PUT", f"/sites/{app}/draft/functions", json={

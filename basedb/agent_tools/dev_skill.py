@@ -19,14 +19,14 @@ from basedb.agent_tools.install import (
     install_record,
     plan_install,
 )
-from basedb.agent_tools.skill_spec import frontmatter_problems, split_frontmatter
-from basedb.errors import InternalError
+from basedb.core.errors import InternalError
+from basedb.core.skill_spec import frontmatter_problems, split_frontmatter
 
 DEVELOPER_SKILL = "lark-base-database"
 
 
 def developer_skill_dir() -> Path:
-    from basedb.resources import skills_dir
+    from basedb.core.resources import skills_dir
 
     return skills_dir() / DEVELOPER_SKILL
 

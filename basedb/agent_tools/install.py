@@ -35,9 +35,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from basedb.agent_tools.skill_spec import suffixed_name
-from basedb.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
-from basedb.errors import ConflictError, InputError, UsageError
+from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
+from basedb.core.errors import ConflictError, InputError, UsageError
+from basedb.core.skill_spec import suffixed_name
 
 TARGETS = ("codex", "agents", "claude")
 TARGET_CHOICES = (*TARGETS, "all")
@@ -99,7 +99,7 @@ class SkillOwner:
 
 
 def records_path() -> Path:
-    from basedb.paths import state_dir
+    from basedb.core.paths import state_dir
 
     return state_dir() / RECORDS_FILE
 

@@ -29,7 +29,8 @@ from basedb.agent_tools.install import (
     install_record,
     plan_install,
 )
-from basedb.agent_tools.skill_spec import (
+from basedb.core.errors import InputError
+from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     clip_text,
     frontmatter_problems,
@@ -38,7 +39,6 @@ from basedb.agent_tools.skill_spec import (
     split_frontmatter,
 )
 from basedb.deploy.remote import APP_TOKEN_RE
-from basedb.errors import InputError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -71,8 +71,8 @@ def parse_site(value: str) -> str:
 def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Path | None]:
     """(app token, the workspace root whose profile applies, if any): --site when
     given, else the appToken of the workspace at or above `workspace_dir` (cwd)."""
+    from basedb.core.errors import WorkspaceNotFound
     from basedb.deploy.production import workspace_app_token
-    from basedb.errors import WorkspaceNotFound
     from basedb.workspace.loader import find_root
 
     if site is None:

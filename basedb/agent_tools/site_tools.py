@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from basedb.errors import ApiError, BasedbError
+from basedb.core.errors import ApiError, BasedbError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client

@@ -21,8 +21,8 @@ from collections.abc import Collection
 from typing import Any
 
 from basedb.check.context import CheckContext
-from basedb.check.findings import Finding, pointer
 from basedb.check.messages import bounded_list, did_you_mean, show_json
+from basedb.core.findings import Finding, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FunctionKind, Workspace
 

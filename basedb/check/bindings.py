@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from basedb.check.findings import Finding, Hint
+from basedb.core.findings import Finding, Hint
 from basedb.workspace.model import AnyDeclaration, Field, Param, Table, Workspace
 
 OPTION_SUMMARY_LIMIT = 20

@@ -15,8 +15,8 @@ from datetime import date, datetime
 from typing import Any
 
 from basedb.check.context import CheckContext
-from basedb.check.findings import Finding, Hint
 from basedb.check.messages import show_json
+from basedb.core.findings import Finding, Hint
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,

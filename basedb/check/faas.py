@@ -15,8 +15,8 @@ from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.declarations import SHORT_DESCRIPTION_CHARS
-from basedb.check.findings import Finding, Hint, pointer
 from basedb.check.messages import clip, did_you_mean, show_json
+from basedb.core.findings import Finding, Hint, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import AIFunction, FaaS
 

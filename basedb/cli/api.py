@@ -90,7 +90,7 @@ def lark_cli_command(ctx: click.Context, profile: str | None, workspace_dir: Pat
     """
     import shutil
 
-    from basedb.errors import UsageError
+    from basedb.core.errors import UsageError
 
     if not args:
         raise UsageError("Nothing to run: pass lark-cli arguments after --.",
@@ -132,7 +132,7 @@ def _run_lark_cli(ctx: click.Context, executable: str, args: list[str],
     try:
         completed = subprocess.run([executable, *args], env=env, check=False)
     except OSError as exc:
-        from basedb.errors import UsageError
+        from basedb.core.errors import UsageError
 
         raise UsageError(f"Could not run {executable}: {exc.strerror or exc}.",
                          code="LARK_CLI_FAILED",

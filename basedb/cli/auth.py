@@ -79,7 +79,7 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
     secret = profile_token(resolved)
     if not secret:
         from basedb.client.client import CODE_TOKEN_MISSING
-        from basedb.errors import AuthError
+        from basedb.core.errors import AuthError
 
         raise AuthError(f"Profile {resolved.name!r} has no token.", code=CODE_TOKEN_MISSING,
                         hint="Log in again with `basedb auth login --endpoint URL --token "
@@ -99,7 +99,7 @@ def status_command(profile: str | None, workspace_dir: Path | None, as_json: boo
     resolved, source = current_profile(profile, workspace_dir)
     endpoint = resolved.endpoint
     if resolved.embedded:
-        from basedb import paths
+        from basedb.core import paths
 
         endpoint = f"embedded (data dir {paths.data_dir()})"
     with connect(resolved) as client:
@@ -120,7 +120,7 @@ def status_command(profile: str | None, workspace_dir: Path | None, as_json: boo
 def logout_command(profile: str | None, workspace_dir: Path | None, as_json: bool) -> None:
     """Remove a stored profile (default: the current one) and its token."""
     from basedb.client.profiles import config_path, current_profile, delete_profile
-    from basedb.errors import UsageError
+    from basedb.core.errors import UsageError
 
     resolved, _ = current_profile(profile, workspace_dir)
     if resolved.embedded:
@@ -162,7 +162,7 @@ def list_command(profile: str | None, workspace_dir: Path | None, as_json: bool)
 
 
 def _read_token(value: str) -> str:
-    from basedb.errors import InputError
+    from basedb.core.errors import InputError
 
     if value == "-":
         value = sys.stdin.readline()

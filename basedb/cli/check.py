@@ -13,7 +13,7 @@ from basedb.cli.common import JSON_MODE_KEY, workspace_option
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
-    from basedb.errors import WorkspaceNotFound
+    from basedb.core.errors import WorkspaceNotFound
 
 # The formats of basedb.check.reporters, repeated so that --help needs no import.
 FORMATS = ("text", "json", "github", "sarif")
@@ -49,7 +49,7 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
         raise click.BadParameter(f"{workspace_dir} is not a directory.",
                                  param_hint="'-C' / '--workspace'")
 
-    from basedb.errors import WorkspaceNotFound
+    from basedb.core.errors import WorkspaceNotFound
     from basedb.workspace import find_root, load_workspace
 
     start = workspace_dir if workspace_dir is not None else Path.cwd()
@@ -84,7 +84,7 @@ def _write_report(result: CheckResult, fmt: str, root: Path, output: Path | None
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        from basedb.errors import InputError
+        from basedb.core.errors import InputError
 
         raise InputError(
             f"Cannot write the report to {output}: {exc.strerror or exc}.",
@@ -100,8 +100,8 @@ def _report_missing_workspace(ctx: click.Context, missing: WorkspaceNotFound, fm
 
     report_error(missing)  # the readable paragraph (or JSON envelope) on stderr
     if fmt != "text":
-        from basedb.check.findings import Finding
         from basedb.check.result import CheckResult
+        from basedb.core.findings import Finding
         from basedb.workspace.config import CONFIG_FILE
         from basedb.workspace.model import FUNCTION_KINDS
 

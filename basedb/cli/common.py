@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from basedb.errors import EXIT_INTERNAL, BasedbError
+from basedb.core.errors import EXIT_INTERNAL, BasedbError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,7 +94,7 @@ def render_error(error: BasedbError) -> str:
 
 def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     """The error on stderr: an envelope in JSON mode (or when `as_json`), else a paragraph."""
-    from basedb.redact import redact
+    from basedb.core.redact import redact
 
     if in_json_mode() if as_json is None else as_json:
         text = json.dumps(error.to_envelope(), ensure_ascii=False)
@@ -124,7 +124,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
         # (the option may have failed to parse before --json was seen, hence the args).
         if not (in_json_mode() or _asks_for_json(ctx.meta.get(ARGS_KEY, []))):
             raise
-        from basedb.errors import UsageError
+        from basedb.core.errors import UsageError
 
         command = usage.ctx.command_path if usage.ctx is not None else "basedb"
         report_error(UsageError(usage.format_message(), code="USAGE",
@@ -134,7 +134,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
             BrokenPipeError):
         raise
     except Exception as exc:  # a bug: say so plainly, keep the traceback for reports
-        from basedb.errors import InternalError
+        from basedb.core.errors import InternalError
 
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=8))
         report_error(InternalError(

@@ -24,7 +24,7 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
     """
     from basedb.client.client import connect
     from basedb.client.profiles import LOCAL
-    from basedb.demo import DEFAULT_DIRECTORY, run_demo
+    from basedb.deploy.demo import DEFAULT_DIRECTORY, run_demo
     from basedb.workspace.scaffold import ensure_empty_target
 
     target = directory if directory is not None else Path(DEFAULT_DIRECTORY)

@@ -45,7 +45,7 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     2 bad usage, 3 auth, 4 network or server failure (the message says whether the
     failed stage took effect).
     """
-    from basedb.errors import UsageError
+    from basedb.core.errors import UsageError
 
     if production and skip_ai_functions:
         raise click.UsageError("--skip-ai-functions applies to previews; --production "

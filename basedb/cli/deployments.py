@@ -29,8 +29,8 @@ def deployments_group() -> None:
 def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
     """(the site's appToken, the workspace root when there is one)."""
     from basedb.cli.deploy import workspace_root
+    from basedb.core.errors import WorkspaceNotFound
     from basedb.deploy.production import workspace_app_token
-    from basedb.errors import WorkspaceNotFound
 
     try:
         root: Path | None = workspace_root(workspace_dir)
@@ -103,9 +103,9 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     The last run's stages come from this workspace's stage log: after a failed deploy
     they say which stage failed and whether its outcome is known.
     """
+    from basedb.core.errors import BasedbError
     from basedb.deploy.remote import SiteApi
     from basedb.deploy.state import LocalState
-    from basedb.errors import BasedbError
 
     token, root = _site(workspace_dir, app_token)
     result: dict[str, Any] = {"appToken": token}
@@ -177,8 +177,8 @@ def _status_lines(result: dict[str, Any]) -> list[str]:
 def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_json: bool,
                      workspace_dir: Path | None, profile: str | None) -> None:
     """Point production back at DEPLOYMENT_ID, a deployment that was production before."""
+    from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
-    from basedb.errors import UsageError
 
     token, root = _site(workspace_dir, app_token)
     if not yes:

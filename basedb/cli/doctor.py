@@ -24,7 +24,7 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
     whether its token works (GET /users/me), the workspace, and catalog.json against the
     live catalog. Exit status: 0 when no check failed (warnings allowed), 1 otherwise.
     """
-    from basedb.doctor import run_doctor
+    from basedb.deploy.doctor import run_doctor
 
     if workspace_dir is not None and not workspace_dir.is_dir():
         raise click.BadParameter(f"{workspace_dir} is not a directory.",

@@ -66,7 +66,7 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
 
 def _remember_profile(workspace: Path, profile: str) -> None:
     """Name the profile in base-database.jsonc, so later commands reach the same platform."""
-    from basedb.atomic import write_file_atomically
+    from basedb.core.atomic import write_file_atomically
     from basedb.workspace.config import CONFIG_FILE
     from basedb.workspace.jsonc_edit import set_string
 
@@ -76,7 +76,7 @@ def _remember_profile(workspace: Path, profile: str) -> None:
 
 
 def _new_base_note(template: str) -> str:
-    from basedb.resources import TEMPLATE_SCHEMA_FILE, template_dir
+    from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir
     from basedb.workspace.template_schema import load_template_schema
 
     schema = load_template_schema(template_dir(template) / TEMPLATE_SCHEMA_FILE)

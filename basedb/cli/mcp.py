@@ -34,7 +34,7 @@ def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
     """
     import importlib.util
 
-    from basedb.errors import UsageError
+    from basedb.core.errors import UsageError
 
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("`basedb mcp` needs the MCP Python SDK, which is not installed.",

@@ -61,8 +61,8 @@ def pull_command(directory: Path | None, app_token: str | None, env: str, force:
 def resolve_target(directory: Path | None, app_token: str | None,
                    ) -> tuple[Path, str, Path | None]:
     """(where to restore, which site, the workspace whose profile applies)."""
+    from basedb.core.errors import UsageError, WorkspaceNotFound
     from basedb.deploy.production import workspace_app_token
-    from basedb.errors import UsageError, WorkspaceNotFound
     from basedb.workspace.config import CONFIG_FILE
     from basedb.workspace.loader import find_root
 

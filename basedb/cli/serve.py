@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from basedb.cli.common import echo_err
-from basedb.errors import UsageError
+from basedb.core.errors import UsageError
 
 
 def is_loopback(host: str) -> bool:

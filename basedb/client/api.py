@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from basedb.errors import InputError, UsageError
+from basedb.core.errors import InputError, UsageError
 from basedb.workspace import files
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
     """What --dry-run prints: the request that would be sent, Authorization redacted."""
     from basedb.client.client import EMBEDDED_BASE_URL, Client
     from basedb.client.pagination import MAX_PAGES
-    from basedb.redact import REDACTED
+    from basedb.core.redact import REDACTED
 
     base_url = EMBEDDED_BASE_URL if profile.embedded else profile.endpoint
     # Built without the token: the dry run never holds it, so it cannot leak it.

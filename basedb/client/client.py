@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from basedb import __version__
-from basedb.errors import EXIT_NETWORK, ApiError, AuthError, NetworkError, UsageError
-from basedb.paths import API_PREFIX
+from basedb.core.errors import EXIT_NETWORK, ApiError, AuthError, NetworkError, UsageError
+from basedb.core.paths import API_PREFIX
 
 if TYPE_CHECKING:
     from basedb.client.profiles import Profile
@@ -298,8 +298,8 @@ def _query_value(value: Any) -> Any:
 def connect(profile: Profile, *, timeout: float = 30.0) -> Client:
     """A client for `profile`: over HTTP, or in-process for the embedded platform."""
     if profile.embedded:
-        from basedb import paths
         from basedb.client.transport import InProcessTransport
+        from basedb.core import paths
         from basedb.platform import open_platform
 
         platform = open_platform(paths.data_dir())

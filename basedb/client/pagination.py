@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from basedb.errors import NetworkError, UsageError
+from basedb.core.errors import NetworkError, UsageError
 
 MAX_PAGES = 1000
 """Hard cap on pages per listing, whatever the caller asks: a server that keeps saying

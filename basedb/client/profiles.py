@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from basedb import paths
-from basedb.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
-from basedb.errors import InputError, UsageError
+from basedb.core import paths
+from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
+from basedb.core.errors import InputError, UsageError
 
 CONFIG_FILE = "config.json"
 CONFIG_VERSION = 1
@@ -117,7 +117,7 @@ def workspace_profile(start: Path | None) -> str | None:
     error rather than a silent fall back to `local`: the file may name a production
     profile, and a request sent to the wrong platform is worse than no request.
     """
-    from basedb.errors import WorkspaceNotFound
+    from basedb.core.errors import WorkspaceNotFound
     from basedb.workspace import files
     from basedb.workspace.config import CONFIG_FILE as WORKSPACE_CONFIG
     from basedb.workspace.loader import find_root

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from basedb.atomic import write_file_atomically
-from basedb.check.findings import Finding
 from basedb.contracts.inputs import SkippedDeclaration, collect_inputs
-from basedb.errors import InputError, UsageError
+from basedb.core.atomic import write_file_atomically
+from basedb.core.errors import InputError, UsageError
+from basedb.core.findings import Finding
 from basedb.workspace.model import Workspace
 
 LANGS: tuple[str, ...] = ("ts", "python")

@@ -1,8 +1,10 @@
-"""Deploying a workspace: input fingerprint, the site.zip artifact, local state, pull.
+"""Deploying a workspace: inputs, preview and production releases, local state, pull.
 
     manifest.collect_inputs(root) → [InputFile]     every file a deployment ships
-    manifest.fingerprint(inputs)  → "sha256:…"      identity of those files
-    artifact.build_site_zip(...)  → bytes           deterministic site.zip
+    site_zip.fingerprint(inputs)  → "sha256:…"      identity of those files (basedb.core)
+    site_zip.build_site_zip(...)  → bytes           deterministic site.zip (basedb.core)
+    pipeline.deploy_preview(...)                    `basedb deploy`
+    production.deploy_production(...)               `basedb deploy --production`
     artifact.safe_extract(...)                      `basedb pull`: verified restore
     state.LocalState(root)                          .base-database-cli/state/
 """

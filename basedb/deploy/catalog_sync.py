@@ -16,8 +16,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.atomic import write_file_atomically
-from basedb.errors import InputError
+from basedb.core.atomic import write_file_atomically
+from basedb.core.errors import InputError
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
 from basedb.workspace.config import CONFIG_FILE

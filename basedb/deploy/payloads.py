@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from basedb.deploy.manifest import InputFile
-from basedb.errors import InputError
+from basedb.core.errors import InputError
+from basedb.core.site_zip import InputFile
 from basedb.workspace import files
 from basedb.workspace.declarations import declaration_file, handler_file, sql_file
 from basedb.workspace.model import FunctionKind

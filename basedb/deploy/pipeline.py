@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.deploy import payloads
 from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
-from basedb.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
-    from basedb.deploy.manifest import InputFile
+    from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
 AI_NOT_ENABLED = 800004011
@@ -69,8 +69,9 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
             dry_run: bool = False) -> Prepared:
     """Run the check and build stages (a dry run writes nothing, not even check's cache)."""
     from basedb.check.run import check_workspace
+    from basedb.core.site_zip import build_site_zip
+    from basedb.core.site_zip import fingerprint as fingerprint_of
     from basedb.deploy import manifest
-    from basedb.deploy.artifact import build_site_zip
     from basedb.workspace.loader import load_workspace
 
     runner.start("check")
@@ -83,12 +84,12 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
     runner.start("build")
     inputs = runner.run("build", lambda: manifest.collect_inputs(root))
-    fingerprint = manifest.fingerprint(inputs)
-    site_zip = runner.run("build", lambda: build_site_zip(inputs, fingerprint))
-    runner.ok("build", {"files": len(inputs), "bytes": len(site_zip),
+    fingerprint = fingerprint_of(inputs)
+    archive = runner.run("build", lambda: build_site_zip(inputs, fingerprint))
+    runner.ok("build", {"files": len(inputs), "bytes": len(archive),
                         "fingerprint": fingerprint})
     return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
-                    inputs=inputs, fingerprint=fingerprint, site_zip=site_zip)
+                    inputs=inputs, fingerprint=fingerprint, site_zip=archive)
 
 
 def findings_error(result: CheckResult) -> FindingsError:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError, InputError
 from basedb.deploy.pipeline import next_action, record_locally
 from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
-from basedb.errors import ApiError, AuthError, BasedbError, ConflictError, InputError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -91,11 +91,12 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
 
 def plan_production(root: Path, client: Client) -> dict[str, Any]:
     """What `deploy --production` would promote (reads only; sends no write)."""
+    from basedb.core import site_zip
     from basedb.deploy import manifest
 
     app_token = workspace_app_token(root)
     inputs = manifest.collect_inputs(root)
-    fingerprint = manifest.fingerprint(inputs)
+    fingerprint = site_zip.fingerprint(inputs)
     api = SiteApi(client, app_token)
     candidate = find_preview(api, LocalState(root), fingerprint)
     return {"ok": True, "dryRun": True, "env": "prod", "appToken": app_token,
@@ -109,6 +110,7 @@ def plan_production(root: Path, client: Client) -> dict[str, Any]:
 def deploy_production(root: Path, client: Client, *,
                       on_stage: StageCallback | None = None) -> dict[str, Any]:
     """Promote the latest preview built from exactly the local files."""
+    from basedb.core import site_zip
     from basedb.deploy import manifest
 
     state = LocalState(root)
@@ -116,7 +118,7 @@ def deploy_production(root: Path, client: Client, *,
     app_token = workspace_app_token(root)
     runner.start("build")
     inputs = runner.run("build", lambda: manifest.collect_inputs(root))
-    fingerprint = manifest.fingerprint(inputs)
+    fingerprint = site_zip.fingerprint(inputs)
     runner.ok("build", {"files": len(inputs), "fingerprint": fingerprint})
 
     api = SiteApi(client, app_token)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from basedb.errors import ApiError, BasedbError
+from basedb.core.errors import ApiError, BasedbError
 from basedb.workspace.scaffold import ProvisionedSite
 from basedb.workspace.template_schema import (
     CURRENT_USER,

@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.core.errors import ApiError, ConflictError
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
 from basedb.deploy.remote import SiteApi, deployment_list
-from basedb.errors import ApiError, ConflictError
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE
 from basedb.workspace.model import KIND_DIRS
@@ -58,7 +58,7 @@ def choose_deployment(api: SiteApi, env: str) -> dict[str, Any]:
 
 def _archive_files(zip_bytes: bytes, fingerprint: str) -> dict[str, bytes]:
     """The verified files of an artifact (unsafe archives raise before anything is kept)."""
-    from basedb.deploy.site_zip import read_site_zip
+    from basedb.core.site_zip import read_site_zip
 
     return dict(read_site_zip(zip_bytes, expected_fingerprint=fingerprint).contents)
 
@@ -111,7 +111,7 @@ def restored_files(archive: dict[str, bytes], catalog: dict[str, Any],
 def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> bytes | None:
     """The archived base-database.jsonc with the live binding (and the site's appToken),
     or None when it needs no change or cannot be edited (check reports a broken one)."""
-    from basedb.errors import InputError
+    from basedb.core.errors import InputError
     from basedb.workspace import files
     from basedb.workspace.jsonc_edit import JsoncEditError, set_string
 
@@ -132,8 +132,9 @@ def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> by
 def pull_site(client: Client, *, app_token: str, target: Path, env: str = "preview",
               force: bool = False) -> dict[str, Any]:
     """Restore the site `app_token` into `target` (a new directory or its workspace)."""
-    from basedb.deploy import manifest
-    from basedb.deploy.artifact import build_site_zip, safe_extract
+    from basedb.core import site_zip
+    from basedb.core.site_zip import build_site_zip
+    from basedb.deploy.artifact import safe_extract
 
     api = SiteApi(client, app_token)
     deployment = choose_deployment(api, env)
@@ -143,8 +144,8 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     ai_drafts = _remote_ai(api)
     contents = restored_files(archive, catalog, ai_drafts, app_token)
 
-    inputs = [manifest.InputFile.of(path, data) for path, data in sorted(contents.items())]
-    fingerprint = manifest.fingerprint(inputs)
+    inputs = [site_zip.InputFile.of(path, data) for path, data in sorted(contents.items())]
+    fingerprint = site_zip.fingerprint(inputs)
     fresh = not target.exists() or (target.is_dir() and not any(target.iterdir()))
     report: ExtractReport = safe_extract(build_site_zip(inputs, fingerprint), target, force=force)
     if fresh and not (report.target / GITIGNORE_FILE).exists():

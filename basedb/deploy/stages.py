@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from basedb.core.errors import EXIT_NETWORK, ApiError, BasedbError, NetworkError
 from basedb.deploy.state import LocalState, StageStatus
-from basedb.errors import EXIT_NETWORK, ApiError, BasedbError, NetworkError
 
 T = TypeVar("T")
 

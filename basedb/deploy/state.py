@@ -9,7 +9,7 @@ Everything here is a local record that can be rebuilt or dropped: the platform k
 real deployment history. So a corrupt file is reported (InputError naming the file, with
 "delete it" as the fix) rather than guessed at, and a cached artifact whose contents do
 not match its name is dropped and treated as absent. Tokens never reach these files:
-stage details pass through `basedb.redact`, and secret-named keys are masked.
+stage details pass through `basedb.core.redact`, and secret-named keys are masked.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from basedb.atomic import write_file_atomically
-from basedb.deploy.manifest import fingerprint_hex
-from basedb.errors import InputError
-from basedb.redact import REDACTED, redact
+from basedb.core.atomic import write_file_atomically
+from basedb.core.errors import InputError
+from basedb.core.redact import REDACTED, redact
+from basedb.core.site_zip import fingerprint_hex
 from basedb.workspace import files
 
 STATE_DIR = Path(".base-database-cli") / "state"
@@ -115,7 +115,7 @@ class LocalState:
 
     def load_artifact(self, fingerprint: str) -> bytes | None:
         """The cached site.zip of `fingerprint`, or None when absent or not intact."""
-        from basedb.deploy.site_zip import read_manifest
+        from basedb.core.site_zip import read_manifest
 
         path = self.artifact_path(fingerprint)
         try:

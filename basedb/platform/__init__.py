@@ -76,7 +76,7 @@ _lock = threading.Lock()
 def open_platform(data_dir: Path | None = None) -> LocalPlatform:
     """The platform over `data_dir` (default $BASEDB_DATA_DIR, else the user data dir),
     created on first use and cached for the rest of the process."""
-    from basedb.paths import data_dir as default_data_dir
+    from basedb.core.paths import data_dir as default_data_dir
 
     directory = (data_dir if data_dir is not None else default_data_dir()).expanduser()
     directory = directory.resolve()
@@ -90,8 +90,8 @@ def open_platform(data_dir: Path | None = None) -> LocalPlatform:
 def _open(directory: Path) -> LocalPlatform:
     import sqlite3
 
-    from basedb.atomic import ensure_private_dir
-    from basedb.errors import InputError
+    from basedb.core.atomic import ensure_private_dir
+    from basedb.core.errors import InputError
     from basedb.platform.app import build_app
     from basedb.platform.identity import OWNER_TOKEN_FILE, ensure_owner_token
     from basedb.platform.store import DATABASE_FILE, Store

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from basedb.core.protocol import not_found, permission_denied
 from basedb.platform import meta, sites
-from basedb.platform.errors import not_found, permission_denied
 from basedb.platform.identity import User
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Uploaded site.zip artifacts: verified on upload, then read by the page server.
 
-An upload is trusted only after `basedb.deploy.site_zip.read_site_zip` accepts it, the
+An upload is trusted only after `basedb.core.site_zip.read_site_zip` accepts it, the
 same reader `basedb pull` restores with: every entry safe and within the size limits,
 `.basedb/manifest.json` present with the fingerprint of its file list, and the archive
 holding exactly the listed files with the listed sizes and digests. On top of that, the
@@ -13,10 +13,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from basedb.deploy.manifest import FINGERPRINT_RE
-from basedb.deploy.site_zip import MANIFEST_PATH, read_site_zip
-from basedb.errors import BasedbError, ConflictError
-from basedb.platform.errors import ApiFailure, bad_request
+from basedb.core.errors import BasedbError, ConflictError
+from basedb.core.protocol import ApiFailure, bad_request
+from basedb.core.site_zip import FINGERPRINT_RE, MANIFEST_PATH, read_site_zip
 
 _REBUILD = "rebuild site.zip with `basedb deploy`"
 _FIXES = {"ARTIFACT_TOO_LARGE": "ship fewer or smaller files"}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from basedb.platform.errors import BAD_REQUEST, ApiFailure, quote, unexecuted_message
+from basedb.core.protocol import BAD_REQUEST, ApiFailure, quote, unexecuted_message
 from basedb.platform.ids import DATETIME_FORMAT
 from basedb.workspace.model import Field
 

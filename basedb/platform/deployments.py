@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.platform import drafts, ids, indexes, sites
-from basedb.platform.access import require_site
-from basedb.platform.artifacts import VerifiedArtifact
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     AGENT_TOOLS_POLICY_INVALID,
     DEPLOYMENT_CONFLICT,
     ApiFailure,
     unexecuted_message,
 )
+from basedb.platform import drafts, ids, indexes, sites
+from basedb.platform.access import require_site
+from basedb.platform.artifacts import VerifiedArtifact
 from basedb.platform.identity import User
 from basedb.platform.revision import LiveCatalog, catalog_revision, live_catalog
 from basedb.platform.snapshots import preview_deployment_id, prod_deployment_id

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from basedb.check.bindings import OPTION_SUMMARY_LIMIT, ParamBinding
-from basedb.check.findings import pointer
-from basedb.paths import API_PREFIX
+from basedb.core.findings import pointer
+from basedb.core.paths import API_PREFIX
 from basedb.workspace.model import AnyDeclaration, Catalog, DatabaseFunction, Field, Mutation
 
 if TYPE_CHECKING:

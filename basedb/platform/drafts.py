@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from basedb.check.findings import Finding
 from basedb.check.result import CheckResult
+from basedb.core.findings import Finding
+from basedb.core.protocol import BAD_REQUEST, ApiFailure, bad_request, unexecuted_message
 from basedb.platform import ids
-from basedb.platform.errors import BAD_REQUEST, ApiFailure, bad_request, unexecuted_message
 from basedb.workspace.declarations import (
     build_declaration,
     declaration_file,

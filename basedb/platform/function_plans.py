@@ -140,7 +140,7 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
 
 
 def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
-    from basedb.platform.errors import clip
+    from basedb.core.protocol import clip
 
     return FunctionPlan(**base, status="unavailable",
                         status_hint=UNAVAILABLE_HINT.format(reason=clip(reason.rstrip(". "),

@@ -4,7 +4,7 @@ error handling, and the log-id / access-log middleware.
 A handler is a plain function `handler(call: Call) -> data`; the layer authenticates,
 parses the JSON body, runs sync handlers in the thread pool (SQLite calls block), wraps
 the result as `{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or
-anything unexpected) into the error envelope of `basedb.platform.errors`. A handler may
+anything unexpected) into the error envelope of `basedb.core.protocol`. A handler may
 also return a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
 """
 
@@ -27,9 +27,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from basedb.paths import API_PREFIX
-from basedb.platform import errors, identity, platform_log
-from basedb.platform.errors import ApiFailure, bad_request, quote
+from basedb.core import protocol as errors
+from basedb.core.paths import API_PREFIX
+from basedb.core.protocol import ApiFailure, bad_request, quote
+from basedb.platform import identity, platform_log
 from basedb.platform.ids import new_log_id
 from basedb.platform.store import Store, is_busy_error
 

@@ -12,9 +12,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from basedb.atomic import PRIVATE_FILE_MODE, write_file_atomically
+from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
+from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
 from basedb.platform import ids
-from basedb.platform.errors import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
 from basedb.platform.store import Store
 
 OWNER_TOKEN_FILE = "owner.token"

@@ -20,7 +20,7 @@ APP_TOKEN = ("Prj", 16)
 USER_ID = ("ou_", 24)
 
 TOKEN_PREFIX = "bdb_"
-"""Platform bearer tokens look like `bdb_<random>`; basedb.redact masks that shape."""
+"""Platform bearer tokens look like `bdb_<random>`; basedb.core.redact masks that shape."""
 
 
 def random_alphanumeric(length: int) -> str:

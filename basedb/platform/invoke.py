@@ -26,11 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from basedb.check.findings import pointer
-from basedb.platform import identity, sites
-from basedb.platform.access import require_site
-from basedb.platform.cells import closest
-from basedb.platform.errors import (
+from basedb.core.findings import pointer
+from basedb.core.protocol import (
     FUNCTION_NOT_FOUND,
     PARAMETER_INVALID,
     SCHEMA_NOT_READY,
@@ -40,6 +37,9 @@ from basedb.platform.errors import (
     quote,
     unexecuted_message,
 )
+from basedb.platform import identity, sites
+from basedb.platform.access import require_site
+from basedb.platform.cells import closest
 from basedb.platform.function_plans import FunctionPlan, function_plan
 from basedb.platform.http import Call
 from basedb.platform.ids import DATETIME_FORMAT

@@ -18,10 +18,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from basedb.check.findings import pointer
+from basedb.core.findings import pointer
+from basedb.core.protocol import PARAMETER_INVALID, ApiFailure, clip, quote, unexecuted_message
 from basedb.platform.cells import closest
 from basedb.platform.describe import DATE_PATTERN, DATETIME_PATTERN
-from basedb.platform.errors import PARAMETER_INVALID, ApiFailure, clip, quote, unexecuted_message
 from basedb.platform.function_plans import FunctionPlan
 
 _MISSING = object()

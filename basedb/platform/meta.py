@@ -14,8 +14,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform import ids, indexes, physical
-from basedb.platform.errors import bad_request, not_found, quote
 from basedb.workspace.model import FIELD_TYPES, Field, Table
 
 # The local platform stores cells; it has no formula engine and no cross-table lookups.

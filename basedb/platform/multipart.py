@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from email.message import Message
 
-from basedb.platform.errors import ApiFailure, bad_request
+from basedb.core.protocol import ApiFailure, bad_request
 
 MAX_PARTS = 16
 MAX_HEADER_BYTES = 8 * 1024

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb import __version__
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from basedb.platform.http import JSON, Endpoint
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"

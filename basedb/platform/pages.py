@@ -23,7 +23,7 @@ import threading
 import zipfile
 from dataclasses import dataclass
 
-from basedb.deploy.site_zip import MANIFEST_PATH
+from basedb.core.site_zip import MANIFEST_PATH
 from basedb.platform.deployments import artifact_content
 from basedb.platform.snapshots import LruCache
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from basedb.redact import redact
+from basedb.core.redact import redact
 
 FILE_NAME = "platform.log"
 

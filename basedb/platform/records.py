@@ -17,10 +17,10 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from basedb.check.findings import pointer as json_pointer
+from basedb.core.findings import pointer as json_pointer
+from basedb.core.protocol import quote
 from basedb.platform import ids, physical
 from basedb.platform.cells import InvalidCell, closest, decoder_for, encode_cell, referenced_ids
-from basedb.platform.errors import quote
 from basedb.workspace.model import Field, Table
 
 _CHUNK = 500  # ids per IN (…) lookup

@@ -203,7 +203,7 @@ def apply_migrations(conn: sqlite3.Connection, migrations: list[Migration]) -> l
     newest = max((m.version for m in migrations), default=0)
     unknown = [v for v in applied if v > newest]
     if unknown:
-        from basedb.errors import ConflictError
+        from basedb.core.errors import ConflictError
 
         raise ConflictError(
             f"The platform database has schema version {max(unknown)}, newer than this "

@@ -18,8 +18,8 @@ import time
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
+from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
 from basedb.platform import ids
-from basedb.platform.errors import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
 from basedb.platform.identity import User
 
 COOKIE_NAME = "basedb_session"

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from basedb import __version__
-from basedb.agent_tools.skill_spec import (
+from basedb.core.paths import API_PREFIX
+from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     clip_text,
     one_line,
     render_frontmatter,
     site_skill_name,
 )
-from basedb.paths import API_PREFIX
 from basedb.platform.describe import mutation_action
 from basedb.platform.function_plans import FunctionPlan
 

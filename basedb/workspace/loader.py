@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from basedb.check.findings import Finding
-from basedb.errors import WorkspaceNotFound
+from basedb.core.errors import WorkspaceNotFound
+from basedb.core.findings import Finding
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog
 from basedb.workspace.config import CONFIG_FILE, build_config

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from basedb.errors import InputError, InternalError
-from basedb.resources import TEMPLATE_SCHEMA_FILE, template_dir
+from basedb.core.errors import InputError, InternalError
+from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
 from basedb.workspace.config import CONFIG_FILE, build_config

@@ -29,8 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from basedb.check.findings import pointer
-from basedb.errors import InputError
+from basedb.core.errors import InputError
+from basedb.core.findings import pointer
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FIELD_TYPES, READ_ONLY_FIELD_TYPES

@@ -15,7 +15,7 @@ import pytest
 
 from basedb.agent_tools import install as install_module
 from basedb.agent_tools.install import write_skill_dir
-from basedb.agent_tools.skill_spec import frontmatter_problems, split_frontmatter
+from basedb.core.skill_spec import frontmatter_problems, split_frontmatter
 from tests.cli.deploy_support import (
     REMOTE,
     app_token_of,

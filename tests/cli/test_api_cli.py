@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from basedb.cli import cli
 from basedb.client.profiles import Profile, save_profile
-from basedb.platform.runtimes.faas import node_version
+from basedb.core.node import node_version
 from tests.platform.conftest import Api
 from tests.platform.release_support import deploy, functions_body, task_site
 

@@ -99,25 +99,25 @@ def test_missing_node_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_missing_sqlglotc_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.machinery
 
-    import basedb.doctor
+    import basedb.deploy.doctor
 
     pure = importlib.machinery.ModuleSpec("sqlglot.tokenizer_core", None,
                                           origin="/site-packages/sqlglot/tokenizer_core.py")
-    monkeypatch.setattr(basedb.doctor.importlib.util, "find_spec", lambda name: pure)
-    check = basedb.doctor.check_sqlglotc()
+    monkeypatch.setattr(basedb.deploy.doctor.importlib.util, "find_spec", lambda name: pure)
+    check = basedb.deploy.doctor.check_sqlglotc()
     assert check.status == "warn" and check.fix == "pip install 'basedb[fast]'"
 
 
 def test_compiled_sqlglot_is_recognised(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.machinery
 
-    import basedb.doctor
+    import basedb.deploy.doctor
 
     built = importlib.machinery.ModuleSpec(
         "sqlglot.tokenizer_core", None,
         origin="/site-packages/sqlglot/tokenizer_core.cpython-311-x86_64-linux-gnu.so")
-    monkeypatch.setattr(basedb.doctor.importlib.util, "find_spec", lambda name: built)
-    assert basedb.doctor.check_sqlglotc().status == "ok"
+    monkeypatch.setattr(basedb.deploy.doctor.importlib.util, "find_spec", lambda name: built)
+    assert basedb.deploy.doctor.check_sqlglotc().status == "ok"
 
 
 def test_a_broken_workspace_config_fails(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from basedb.client.client import Client
+from basedb.core.errors import ApiError
 from basedb.deploy.provision import PlatformProvisioner
-from basedb.errors import ApiError
 from basedb.workspace import files
 from basedb.workspace.scaffold import init_workspace
 from basedb.workspace.template_schema import parse_template_schema

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from basedb.deploy.manifest import collect_inputs, fingerprint
+from basedb.core.site_zip import fingerprint
+from basedb.deploy.manifest import collect_inputs
 from tests.cli.deploy_support import (
     app_token_of,
     error_json,

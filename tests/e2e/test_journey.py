@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.runtimes.faas import MIN_NODE_MAJOR, node_version
+from basedb.core.node import MIN_NODE_MAJOR, node_version
 from tests.cli.deploy_support import api_data, error_json, ok_json, run
 
 HAS_NODE = node_version() is not None and int(

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from basedb.platform import LocalPlatform, open_platform
 
 

@@ -12,7 +12,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from tests.platform.conftest import Api, make_table
 
 STATUSES = ["Open", "Doing", "Done"]

@@ -10,7 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from tests.platform.conftest import Api, Response, make_table
 
 MANIFEST = ".basedb/manifest.json"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import respx
 
-from basedb.platform.errors import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure
+from basedb.core.protocol import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure
 from basedb.platform.runtimes.ai import fill_prompt, run_ai
 
 BASE_URL = "http://127.0.0.1:9/v1"

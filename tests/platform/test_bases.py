@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from basedb.core.protocol import PERMISSION_DENIED
 from basedb.platform import LocalPlatform, meta, physical
-from basedb.platform.errors import PERMISSION_DENIED
 from tests.platform.conftest import Api, field_id, make_table
 
 

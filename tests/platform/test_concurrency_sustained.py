@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from basedb.client.transport import InProcessTransport
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from basedb.platform import LocalPlatform
 from tests.platform.conftest import Api, make_table
 from tests.platform.release_support import deploy

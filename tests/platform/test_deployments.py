@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     AGENT_TOOLS_POLICY_INVALID,
     BAD_REQUEST,
     DEPLOYMENT_CONFLICT,
     PERMISSION_DENIED,
 )
+from basedb.platform import LocalPlatform
 from basedb.platform.snapshots import (
     load_deployment_snapshot,
     load_snapshot,

@@ -9,8 +9,8 @@ from types import MappingProxyType
 import pytest
 from jsonschema import Draft202012Validator
 
+from basedb.core.protocol import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
 from basedb.platform.describe import input_schema
-from basedb.platform.errors import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
 from basedb.platform.snapshots import FunctionSnapshot, Snapshot
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table

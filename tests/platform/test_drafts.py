@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from basedb.check.run import check_workspace
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     AGENT_TOOLS_POLICY_INVALID,
     BAD_REQUEST,
     PERMISSION_DENIED,

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.platform import LocalPlatform
-from basedb.platform.app import build_app
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     INTERNAL_ERROR,
     METHOD_NOT_ALLOWED,
     PLATFORM_BUSY,
@@ -20,6 +18,8 @@ from basedb.platform.errors import (
     TOKEN_INVALID,
     TOKEN_MISSING,
 )
+from basedb.platform import LocalPlatform
+from basedb.platform.app import build_app
 from basedb.platform.http import Call, Endpoint, RequestLogMiddleware
 from basedb.platform.routes import all_endpoints
 from tests.platform.conftest import assert_error_shape

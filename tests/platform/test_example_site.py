@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from basedb.resources import TEMPLATE_SCHEMA_FILE, template_dir
+from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir
 from basedb.workspace.scaffold import load_template_schema
 from basedb.workspace.template_schema import CURRENT_USER, TemplateSchema, user_reference_name
 from tests.platform.conftest import Api

@@ -17,19 +17,19 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform, identity, records, sites
-from basedb.platform.errors import (
+from basedb.core import node
+from basedb.core.node import node_version
+from basedb.core.protocol import (
     EXECUTION_FAILED,
     FUNCTION_BUSINESS_ERROR,
     MAX_MSG_CHARS,
     ApiFailure,
 )
-from basedb.platform.runtimes import faas
+from basedb.platform import LocalPlatform, identity, records, sites
 from basedb.platform.runtimes.faas import (
     DEFAULT_TIMEOUT_MS,
     MAX_TIMEOUT_MS,
     effective_timeout_ms,
-    node_version,
     run_faas,
 )
 from tests.platform.conftest import Api, make_table
@@ -524,7 +524,7 @@ def test_old_node_is_refused(site: FaasSite, monkeypatch: pytest.MonkeyPatch,
     fake.write_text("#!/bin/sh\necho v18.19.0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("BASEDB_NODE", str(fake))
-    faas._version_of.cache_clear()
+    node.version_of.cache_clear()
     assert node_version() == "18.19.0"
     failure = site.fail("export default async () => ({code: 0})", EXECUTION_FAILED)
     assert "(found Node.js 18.19.0)" in failure.msg

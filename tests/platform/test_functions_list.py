@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     BAD_REQUEST,
     FUNCTION_NOT_FOUND,
     PERMISSION_DENIED,
     SCHEMA_NOT_READY,
 )
+from basedb.platform import LocalPlatform
 from basedb.platform.revision import catalog_revision
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import (

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import respx
 
-from basedb.platform.errors import (
+from basedb.core.node import node_version
+from basedb.core.protocol import (
     AI_FUNCTION_NOT_ENABLED,
     EXECUTION_FAILED,
     FUNCTION_BUSINESS_ERROR,
 )
-from basedb.platform.runtimes.faas import node_version
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from basedb.core.protocol import PARAMETER_INVALID, SCHEMA_NOT_READY
 from basedb.platform import LocalPlatform
-from basedb.platform.errors import PARAMETER_INVALID, SCHEMA_NOT_READY
 from basedb.platform.runtimes.mutation import MAX_BATCH
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.errors import PARAMETER_INVALID
+from basedb.core.protocol import PARAMETER_INVALID
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from basedb.check.sql.compile import CompiledQuery
-from basedb.paths import API_PREFIX
-from basedb.platform import LocalPlatform, physical
-from basedb.platform.errors import (
+from basedb.core.paths import API_PREFIX
+from basedb.core.protocol import (
     BAD_REQUEST,
     EXECUTION_FAILED,
     FUNCTION_NOT_FOUND,
@@ -26,6 +25,7 @@ from basedb.platform.errors import (
     TOKEN_MISSING,
     ApiFailure,
 )
+from basedb.platform import LocalPlatform, physical
 from basedb.platform.runtimes.sql import read_only_pool, run_query
 from basedb.platform.snapshots import FunctionSnapshot, Snapshot
 from tests.platform.conftest import Api, assert_error_shape

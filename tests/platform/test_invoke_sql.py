@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform, physical
-from basedb.platform.errors import (
+from basedb.core.protocol import (
     BAD_REQUEST,
     EXECUTION_FAILED,
     PARAMETER_INVALID,
     SCHEMA_NOT_READY,
 )
+from basedb.platform import LocalPlatform, physical
 from basedb.platform.runtimes import sql as sql_runtime
 from tests.platform.conftest import Api, assert_error_shape, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site

@@ -18,8 +18,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING
 from basedb.platform import LocalPlatform, pages
-from basedb.platform.errors import TOKEN_INVALID, TOKEN_MISSING
 from basedb.platform.sessions import COOKIE_NAME
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import (

@@ -34,7 +34,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from starlette.testclient import TestClient
 
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.openapi import current_document
 from basedb.platform.runtimes.ai import BASE_URL_ENV

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from basedb.cli import cli
 from basedb.cli.serve import is_loopback
-from basedb.paths import API_PREFIX
+from basedb.core.paths import API_PREFIX
 
 
 def _read_line(stream: object, deadline: float) -> str:

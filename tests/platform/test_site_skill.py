@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from basedb.agent_tools.skill_spec import (
+from basedb.core.protocol import BAD_REQUEST, PERMISSION_DENIED, SCHEMA_NOT_READY
+from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     NAME_MAX,
     clip_text,
@@ -20,7 +21,6 @@ from basedb.agent_tools.skill_spec import (
     split_frontmatter,
     suffixed_name,
 )
-from basedb.platform.errors import BAD_REQUEST, PERMISSION_DENIED, SCHEMA_NOT_READY
 from basedb.platform.site_skill import MAX_LISTED, SkillFunction, render_site_skill
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (

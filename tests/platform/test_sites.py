@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.errors import PERMISSION_DENIED
+from basedb.core.protocol import PERMISSION_DENIED
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api, make_table
 

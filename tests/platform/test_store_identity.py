@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from basedb.core.protocol import PERMISSION_DENIED, TOKEN_INVALID, TOKEN_MISSING
 from basedb.platform import LocalPlatform, ids, open_platform
-from basedb.platform.errors import PERMISSION_DENIED, TOKEN_INVALID, TOKEN_MISSING
 from basedb.platform.schema import MIGRATIONS, Migration
 from basedb.platform.store import DATABASE_FILE, Store
 from tests.platform.conftest import Api
@@ -38,7 +38,7 @@ def test_new_migrations_apply_once(tmp_path: Path) -> None:
 
 
 def test_a_newer_schema_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    from basedb.errors import ConflictError
+    from basedb.core.errors import ConflictError
 
     path = tmp_path / "x.db"
     extra = Migration(99, "future", "CREATE TABLE future (x INTEGER)")
@@ -97,7 +97,7 @@ def test_a_lost_owner_token_is_reissued(tmp_path: Path) -> None:
 
 
 def test_unusable_data_dir_is_an_input_error(tmp_path: Path) -> None:
-    from basedb.errors import InputError
+    from basedb.core.errors import InputError
 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

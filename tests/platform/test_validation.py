@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.errors import unexecuted_message
+from basedb.core.protocol import unexecuted_message
 from tests.platform.conftest import Api, make_table
 
 FIELDS: list[dict[str, Any]] = [

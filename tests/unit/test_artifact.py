@@ -16,15 +16,18 @@ from typing import Any
 
 import pytest
 
-from basedb.deploy.artifact import build_site_zip, safe_extract
-from basedb.deploy.manifest import InputFile, collect_inputs, fingerprint
-from basedb.deploy.site_zip import (
+from basedb.core.errors import ConflictError, InputError, InternalError
+from basedb.core.site_zip import (
     MANIFEST_PATH,
     MAX_ARCHIVE_ENTRIES,
     RATIO_CHECK_FROM,
+    InputFile,
+    build_site_zip,
+    fingerprint,
     read_manifest,
 )
-from basedb.errors import ConflictError, InputError, InternalError
+from basedb.deploy.artifact import safe_extract
+from basedb.deploy.manifest import collect_inputs
 from tests.unit._builders import write_workspace
 
 MIB = 1024 * 1024

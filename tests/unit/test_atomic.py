@@ -1,4 +1,4 @@
-"""basedb.atomic: whole-file replacement and private directories."""
+"""basedb.core.atomic: whole-file replacement and private directories."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from basedb.atomic import ensure_private_dir, write_file_atomically
+from basedb.core.atomic import ensure_private_dir, write_file_atomically
 
 
 def mode(path: Path) -> int:

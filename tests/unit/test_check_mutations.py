@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from basedb.check.findings import Finding, Hint
 from basedb.check.mutations import check_mutations
+from basedb.core.findings import Finding, Hint
 from tests.unit._builders import catalog, check_context, field, table
 
 CATALOG = catalog(

@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from basedb.check.findings import ERROR_CODES, HINT_CODES
 from basedb.check.reporters import FORMATS, render
 from basedb.check.run import check_workspace
+from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 from basedb.workspace.model import MUTATION_PARAM_KINDS
 

@@ -12,7 +12,7 @@ import respx
 
 from basedb.client.client import Client, api_path, connect
 from basedb.client.profiles import Profile
-from basedb.errors import ApiError, AuthError, BasedbError, NetworkError, UsageError
+from basedb.core.errors import ApiError, AuthError, BasedbError, NetworkError, UsageError
 
 ENDPOINT = "http://127.0.0.1:8787"
 PREFIX = "/open-apis/base/v3"

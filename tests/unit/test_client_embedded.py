@@ -10,7 +10,7 @@ import pytest
 
 from basedb.client.client import Client, connect
 from basedb.client.profiles import LOCAL, profile_token
-from basedb.errors import ApiError, AuthError
+from basedb.core.errors import ApiError, AuthError
 from basedb.platform import LocalPlatform, open_platform
 
 

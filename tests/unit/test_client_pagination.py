@@ -16,7 +16,7 @@ from starlette.routing import Route
 from basedb.client.client import EMBEDDED_BASE_URL, Client
 from basedb.client.pagination import MAX_PAGES
 from basedb.client.transport import InProcessTransport
-from basedb.errors import ApiError, UsageError
+from basedb.core.errors import ApiError, UsageError
 
 ENDPOINT = "http://127.0.0.1:8787"
 PREFIX = "/open-apis/base/v3"

@@ -22,7 +22,7 @@ from basedb.client.profiles import (
     save_profile,
     workspace_profile,
 )
-from basedb.errors import InputError, UsageError, WorkspaceNotFound
+from basedb.core.errors import InputError, UsageError, WorkspaceNotFound
 
 TOKEN = "bdb_secret_token_value_123456"
 

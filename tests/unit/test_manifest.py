@@ -8,16 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from basedb.core import site_zip
+from basedb.core.errors import InputError, InternalError, WorkspaceNotFound
+from basedb.core.site_zip import InputFile, fingerprint, fingerprint_hex, path_problem
 from basedb.deploy import manifest
-from basedb.deploy.manifest import (
-    InputFile,
-    collect_inputs,
-    fingerprint,
-    fingerprint_hex,
-    is_excluded_name,
-    path_problem,
-)
-from basedb.errors import InputError, InternalError, WorkspaceNotFound
+from basedb.deploy.manifest import collect_inputs, is_excluded_name
 from tests.unit._builders import write_workspace
 
 SQL = "SELECT \"Title\" FROM \"Tasks\"\n"
@@ -369,7 +364,7 @@ def test_fingerprint_changes_with_any_byte_or_path(tmp_path: Path) -> None:
     added_empty = fingerprint(collect_inputs(root))
 
     assert len({base, changed_byte, renamed, added_empty}) == 4
-    assert all(manifest.FINGERPRINT_RE.match(value) for value in (base, renamed))
+    assert all(site_zip.FINGERPRINT_RE.match(value) for value in (base, renamed))
 
 
 def test_duplicate_inputs_are_a_bug() -> None:

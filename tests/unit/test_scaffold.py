@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from basedb.errors import InputError
-from basedb.resources import TEMPLATE_SCHEMA_FILE, template_dir, template_names
+from basedb.core.errors import InputError
+from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir, template_names
 from basedb.workspace import files
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.config import build_config
@@ -324,7 +324,7 @@ def test_a_failed_write_removes_what_it_created(tmp_path: Path,
 
 
 def test_write_workspace_files_rejects_an_invalid_catalog(tmp_path: Path) -> None:
-    from basedb.errors import InternalError
+    from basedb.core.errors import InternalError
 
     with pytest.raises(InternalError, match="catalog"):
         write_workspace_files(tmp_path / "site", "blank", title="t", app_token="PrjX",

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from basedb.core.errors import InputError
+from basedb.core.site_zip import InputFile, build_site_zip, fingerprint
 from basedb.deploy import state as state_module
-from basedb.deploy.artifact import build_site_zip
-from basedb.deploy.manifest import InputFile, fingerprint
 from basedb.deploy.state import (
     DeploymentRecord,
     LocalState,
     new_attempt_id,
     scrub,
 )
-from basedb.errors import InputError
 
 TOKEN = "bdb_live_0123456789abcdef"
 FP_A = "sha256:" + "a" * 64

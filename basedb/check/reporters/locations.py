@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from basedb.check.findings import Finding, Hint
+from basedb.core.findings import Finding, Hint
 from basedb.workspace import files
 from basedb.workspace.jsonpos import locate
 

@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import quote
 
 from basedb import __version__
-from basedb.check.findings import ERROR_CODES, HINT_CODES, Finding, Hint
 from basedb.check.reporters.locations import (
     Positions,
     repository_path,
@@ -21,6 +20,7 @@ from basedb.check.reporters.locations import (
 )
 from basedb.check.reporters.rules import RULES
 from basedb.check.result import CheckResult
+from basedb.core.findings import ERROR_CODES, HINT_CODES, Finding, Hint
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from basedb.check.findings import Finding, Hint
 from basedb.check.reporters.locations import Position, Positions, format_position
 from basedb.check.result import CheckResult
+from basedb.core.findings import Finding, Hint
 
 # ANSI styles; the core does not import click, and these are all the report needs.
 _BOLD, _DIM, _RED, _GREEN, _YELLOW, _CYAN = "1", "2", "31", "32", "33", "36"

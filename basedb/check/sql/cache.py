@@ -34,7 +34,7 @@ CACHE_DIR = Path(".base-database-cli") / "cache"
 CACHE_FILE = "sql-analysis.json"
 # The modules whose behaviour a cached result reflects.
 _CODE_DIRS = ("check/sql", "check")
-_CODE_FILES = ("check/bindings.py", "workspace/model.py", "workspace/catalog.py")
+_CODE_FILES = ("core/findings.py", "workspace/model.py", "workspace/catalog.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ class AnalysisCache:
         """Write the entries used or made by this run (so stale ones drop out)."""
         if self._new == self._old:
             return
-        from basedb.atomic import write_file_atomically
+        from basedb.core.atomic import write_file_atomically
 
         doc = {"format": FORMAT, "entries": self._new}
         with contextlib.suppress(OSError):

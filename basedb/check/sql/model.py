@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class SqlProblem:
     """One error in main.sql; line and column are 1-based when known."""
 
-    code: str  # one of the SQL_* codes of basedb.check.findings.ERROR_CODES
+    code: str  # one of the SQL_* codes of basedb.core.findings.ERROR_CODES
     message: str
     fix: str | None = None
     line: int | None = None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
-from basedb.check.findings import Finding, Hint
+from basedb.core.findings import Finding, Hint
 from basedb.workspace.model import DatabaseFunction
 
 if TYPE_CHECKING:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from basedb.core.protocol import bad_request, quote
 from basedb.platform import meta
 from basedb.platform.access import require_base, require_path_table
-from basedb.platform.errors import bad_request, quote
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.routes.schemas import (
     BOOLEAN,

@@ -10,11 +10,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from basedb.core.protocol import bad_request
 from basedb.platform import deployments, sites
 from basedb.platform.access import require_site
 from basedb.platform.artifacts import check_fingerprint_field, verify_artifact
 from basedb.platform.deployments import Deployment, base_app_url
-from basedb.platform.errors import bad_request
 from basedb.platform.http import Call, Endpoint, read_body
 from basedb.platform.identity import User
 from basedb.platform.multipart import parse_form

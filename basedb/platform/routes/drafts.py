@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
+from basedb.core.protocol import AGENT_TOOLS_POLICY_INVALID
 from basedb.platform import drafts, sites
 from basedb.platform.access import require_site
-from basedb.platform.errors import AGENT_TOOLS_POLICY_INVALID
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.revision import live_catalog
 from basedb.platform.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj

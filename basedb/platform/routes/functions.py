@@ -16,7 +16,7 @@ import binascii
 import json
 from typing import Any
 
-from basedb.platform.errors import bad_request
+from basedb.core.protocol import bad_request
 from basedb.platform.http import Call, Endpoint, QueryParam
 from basedb.platform.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 

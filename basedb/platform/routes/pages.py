@@ -15,8 +15,8 @@ from typing import Any
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from basedb.core.protocol import TOKEN_INVALID, ApiFailure, bad_request
 from basedb.platform import identity, pages, sessions, sites
-from basedb.platform.errors import TOKEN_INVALID, ApiFailure, bad_request
 from basedb.platform.http import Call, Endpoint, envelope
 from basedb.platform.routes.schemas import STRING, obj
 from basedb.platform.snapshots import deployment_id_for

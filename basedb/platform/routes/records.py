@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from basedb.check.findings import pointer
+from basedb.core.findings import pointer
+from basedb.core.protocol import bad_request, not_found
 from basedb.platform import meta, records
 from basedb.platform.access import require_path_table
-from basedb.platform.errors import bad_request, not_found
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.routes.schemas import (
     BOOLEAN,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from basedb.core.protocol import bad_request, not_found, permission_denied
 from basedb.platform import identity, meta, sites
 from basedb.platform.access import require_base, require_site
-from basedb.platform.errors import bad_request, not_found, permission_denied
 from basedb.platform.http import Call, Endpoint, QueryParam
 from basedb.platform.routes.schemas import CATALOG, INTEGER, STRING, STRINGS, array, obj
 from basedb.workspace.catalog import catalog_to_dict

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.platform.errors import bad_request
+from basedb.core.protocol import bad_request
 from basedb.platform.http import Call, Endpoint, QueryParam
 from basedb.platform.routes.schemas import STRING, Schema, array, obj
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from basedb.core.protocol import permission_denied
 from basedb.platform import identity
-from basedb.platform.errors import permission_denied
 from basedb.platform.http import Call, Endpoint
 from basedb.platform.meta import parse_name
 from basedb.platform.routes.schemas import BOOLEAN, STRING, obj

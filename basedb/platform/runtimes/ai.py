@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from basedb.core.protocol import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure, quote
 from basedb.platform import platform_log
-from basedb.platform.errors import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure, quote
 
 BASE_URL_ENV = "BASEDB_AI_BASE_URL"
 API_KEY_ENV = "BASEDB_AI_API_KEY"

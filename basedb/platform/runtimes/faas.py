@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -45,28 +44,33 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from basedb.platform import platform_log
-from basedb.platform.errors import (
+from basedb.core.node import (
+    CHILD_PATH,
+    MIN_NODE_MAJOR,
+    node_executable,
+    version_of,
+    version_tuple,
+)
+from basedb.core.protocol import (
     EXECUTION_FAILED,
     FUNCTION_BUSINESS_ERROR,
     ApiFailure,
     clip,
     quote,
 )
+from basedb.core.redact import redact
+from basedb.platform import platform_log
 from basedb.platform.identity import User
 from basedb.platform.runtimes.faas_records import RecordCallError, RecordRoutes
 from basedb.platform.sites import SiteRow
 from basedb.platform.store import Store
-from basedb.redact import redact
 from basedb.workspace.declarations import FAAS_MAX_TIMEOUT_MS
 from basedb.workspace.model import Catalog
 
 RUNNER = Path(__file__).with_name("faas_runner.mjs")
-MIN_NODE_MAJOR = 20
 DEFAULT_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = FAAS_MAX_TIMEOUT_MS
 HEAP_LIMIT_MB = 128
@@ -79,7 +83,6 @@ MAX_AUTHOR_MSG_CHARS = 400
 # A returned code that means "internal error": its msg often carries a stack or a query.
 INTERNAL_ERROR_CODE = 500
 MAX_MSG_CHARS = 500
-CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 NODE_REQUIRED = "Node.js 20+ is required to run FaaS functions"
 # What V8 and Node print when memory runs out (matched lower-cased, in the detail and log).
@@ -90,47 +93,17 @@ _MEMORY_SIGNS = ("javascript heap out of memory", "fatal process out of memory",
 # ------------------------------------------------------------------------- Node.js
 
 
-def node_executable() -> str | None:
-    """The Node.js binary FaaS handlers run with: $BASEDB_NODE, else `node` on PATH."""
-    configured = os.environ.get("BASEDB_NODE", "").strip()
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    return shutil.which("node")
-
-
-def node_version() -> str | None:
-    """The version of that Node.js (such as "20.11.1"), or None when there is none."""
-    executable = node_executable()
-    return None if executable is None else _version_of(executable)
-
-
-@lru_cache(maxsize=8)
-def _version_of(executable: str) -> str | None:
-    try:
-        done = subprocess.run([executable, "--version"], capture_output=True, text=True,
-                              timeout=10, env={"PATH": CHILD_PATH}, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.fullmatch(r"v?(\d+\.\d+\.\d+)\S*", done.stdout.strip())
-    return match.group(1) if done.returncode == 0 and match else None
-
-
-def _version_tuple(version: str) -> tuple[int, int]:
-    major, minor, _ = version.split(".", 2)
-    return int(major), int(minor)
-
-
 def _require_node(log_id: str) -> tuple[str, tuple[int, int]]:
     executable = node_executable()
-    version = None if executable is None else _version_of(executable)
-    if executable is None or version is None or _version_tuple(version)[0] < MIN_NODE_MAJOR:
+    version = None if executable is None else version_of(executable)
+    if executable is None or version is None or version_tuple(version)[0] < MIN_NODE_MAJOR:
         found = f" (found Node.js {version})" if version else ""
         raise ApiFailure(EXECUTION_FAILED, (
             f"{NODE_REQUIRED}{found}. Fix: install Node.js {MIN_NODE_MAJOR} or later where the "
             "platform runs and put `node` on PATH, or set $BASEDB_NODE to its path; "
             f"`basedb doctor` shows what is found. Executed: no. Retry: retry after fixing. "
             f"LogID: {log_id}"), status=500)
-    return executable, _version_tuple(version)
+    return executable, version_tuple(version)
 
 
 def _node_flags(version: tuple[int, int], workdir: str) -> list[str]:

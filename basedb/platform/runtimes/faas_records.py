@@ -21,16 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from basedb.check.findings import pointer
-from basedb.platform import meta, platform_log, records
-from basedb.platform.cells import InvalidCell, closest
-from basedb.platform.errors import (
+from basedb.core.findings import pointer
+from basedb.core.protocol import (
     BUSY_MSG,
     INTERNAL_ERROR_MSG,
     ApiFailure,
     quote,
     unexecuted_message,
 )
+from basedb.platform import meta, platform_log, records
+from basedb.platform.cells import InvalidCell, closest
 from basedb.platform.store import Store, is_busy_error
 from basedb.workspace.model import Catalog, Table
 

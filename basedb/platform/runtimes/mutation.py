@@ -19,17 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.bindings import ParamBinding
-from basedb.check.findings import pointer
-from basedb.platform import records
-from basedb.platform.cells import InvalidCell, closest
-from basedb.platform.describe import MAX_BATCH
-from basedb.platform.errors import (
+from basedb.core.findings import pointer
+from basedb.core.protocol import (
     EXECUTION_FAILED,
     PARAMETER_INVALID,
     ApiFailure,
     quote,
     unexecuted_message,
 )
+from basedb.platform import records
+from basedb.platform.cells import InvalidCell, closest
+from basedb.platform.describe import MAX_BATCH
 from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Mutation, Table
 
 CURRENT_USER = "@current_user"

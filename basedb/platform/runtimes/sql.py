@@ -30,8 +30,8 @@ from typing import Any
 
 from basedb.check.sql.compile import CompiledQuery, prepare_connection, read_only_authorizer
 from basedb.check.sql.model import OutputColumn
+from basedb.core.protocol import EXECUTION_FAILED, ApiFailure
 from basedb.platform import physical, platform_log
-from basedb.platform.errors import EXECUTION_FAILED, ApiFailure
 from basedb.platform.store import BUSY_TIMEOUT_S, Store
 
 TIME_LIMIT_S = 5.0

@@ -7,7 +7,7 @@ anything:
 
 - it is a zip file within the size limits (entries, uncompressed bytes, compression
   ratio: no zip bombs), with no encrypted, linked, special or oddly compressed entries;
-- every name is a safe relative path (`basedb.deploy.manifest.path_problem`), outside
+- every name is a safe relative path (`basedb.core.site_zip.manifest.path_problem`), outside
   version control and basedb's local state, unique even on case-insensitive systems;
 - `.basedb/manifest.json` = {"fingerprint", "files": [{"path", "sha256", "size"}]} is
   well formed, its fingerprint is that of its file list, and the archive holds exactly the
@@ -32,19 +32,18 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from basedb.deploy.manifest import (
+from basedb.core.errors import ConflictError, InputError
+from basedb.core.site_zip.manifest import (
     FINGERPRINT_RE,
+    MANIFEST_PATH,
     MAX_INPUT_BYTES,
     MAX_INPUT_FILES,
+    MIB,
     collision_key,
     fingerprint_hex,
     fingerprint_of_files,
     path_problem,
 )
-from basedb.errors import ConflictError, InputError
-from basedb.workspace.files import MIB
-
-MANIFEST_PATH = ".basedb/manifest.json"
 
 # A workspace at the input-file limit, plus its manifest.
 MAX_ARCHIVE_ENTRIES = MAX_INPUT_FILES + 1

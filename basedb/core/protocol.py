@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from basedb.redact import redact
+from basedb.core.redact import redact
 
 SUCCESS = 0
 BAD_REQUEST = 9499

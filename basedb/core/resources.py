@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from basedb.errors import InputError, InternalError
+from basedb.core.errors import InputError, InternalError
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+# The `basedb` package directory (this module lives in basedb/core/).
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATE_SCHEMA_FILE = "_template.json"
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.errors import AuthError, BasedbError
+from basedb.core.errors import AuthError, BasedbError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -56,7 +56,7 @@ def check_python() -> Check:
 def check_basedb() -> Check:
     from basedb import __version__
 
-    return Check("basedb", "ok", f"basedb {__version__} at {Path(__file__).parent}")
+    return Check("basedb", "ok", f"basedb {__version__} at {Path(__file__).resolve().parents[1]}")
 
 
 def check_sqlglotc() -> Check:
@@ -71,7 +71,7 @@ def check_sqlglotc() -> Check:
 
 
 def check_node() -> Check:
-    from basedb.platform.runtimes.faas import MIN_NODE_MAJOR, node_executable, node_version
+    from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
 
     executable = node_executable()
     fix = (f"Install Node.js {MIN_NODE_MAJOR} or later and put `node` on PATH (or set "
@@ -104,7 +104,7 @@ def check_token(client: Client, profile: Profile) -> Check:
 
 def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:
     """(the check, the workspace root, its appToken) — root None when there is none."""
-    from basedb.errors import WorkspaceNotFound
+    from basedb.core.errors import WorkspaceNotFound
     from basedb.workspace.loader import find_root, load_workspace
 
     try:
