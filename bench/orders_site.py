@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from bench.timing import BenchError
 
 if TYPE_CHECKING:
-    from basedb.check.sql.compile import CompiledQuery
     from basedb.client.client import Client
+    from basedb.platform.storage.sql_compile import CompiledQuery
 
 TABLE = "订单"
 FUNCTION_ID = "ordersOfCustomer"
@@ -114,7 +114,7 @@ def build_orders_site(data_dir: Path, *, records: int, seed: int) -> OrdersSite:
     from basedb.client.client import EMBEDDED_BASE_URL, Client
     from basedb.client.transport import InProcessTransport
     from basedb.platform import open_platform
-    from basedb.platform.store import DATABASE_FILE
+    from basedb.platform.storage.store import DATABASE_FILE
 
     platform = open_platform(data_dir)
     try:
@@ -163,7 +163,7 @@ def _release(client: Client, app: str) -> None:
 def _compile(catalog_doc: dict[str, Any]) -> CompiledQuery:
     """The function's SQL compiled for SQLite exactly as the platform compiles it."""
     from basedb.check.sql.analysis import analyze_sql
-    from basedb.check.sql.compile import compile_for_sqlite
+    from basedb.platform.storage.sql_compile import compile_for_sqlite
     from basedb.workspace.catalog import build_catalog
 
     catalog, problems = build_catalog(catalog_doc)

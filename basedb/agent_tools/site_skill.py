@@ -29,6 +29,7 @@ from basedb.agent_tools.install import (
     install_record,
     plan_install,
 )
+from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
@@ -38,7 +39,6 @@ from basedb.core.skill_spec import (
     render_frontmatter,
     split_frontmatter,
 )
-from basedb.deploy.remote import APP_TOKEN_RE
 
 if TYPE_CHECKING:
     from basedb.client.client import Client

@@ -49,7 +49,7 @@ def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | No
                     ) -> str | None:
     """Callback of `--app-token` options: a value that cannot be an app token would only
     reach the platform as a confusing "not found"."""
-    from basedb.deploy.remote import APP_TOKEN_RE
+    from basedb.client.sites import APP_TOKEN_RE
 
     if value is not None and not APP_TOKEN_RE.match(value):
         raise click.BadParameter(

@@ -69,7 +69,7 @@ def _flags(item: dict[str, Any], preview_id: str | None) -> str:
 def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's deployments, newest first."""
-    from basedb.deploy.remote import SiteApi, deployment_list
+    from basedb.client.sites import SiteApi, deployment_list
 
     token, root = _site(workspace_dir, app_token)
     with _connect(profile, root) as client:
@@ -103,8 +103,8 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     The last run's stages come from this workspace's stage log: after a failed deploy
     they say which stage failed and whether its outcome is known.
     """
+    from basedb.client.sites import SiteApi
     from basedb.core.errors import BasedbError
-    from basedb.deploy.remote import SiteApi
     from basedb.deploy.state import LocalState
 
     token, root = _site(workspace_dir, app_token)

@@ -65,7 +65,7 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     import uvicorn
 
     from basedb.platform import open_platform
-    from basedb.platform.app import build_app
+    from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
     app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)

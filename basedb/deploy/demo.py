@@ -29,10 +29,10 @@ StepCallback = Callable[[str, str], None]  # (step, one-line summary)
 def run_demo(target: Path, client: Client, *,
              on_step: StepCallback | None = None) -> dict[str, Any]:
     from basedb.check.run import check_workspace
+    from basedb.client.sites import SiteApi
     from basedb.deploy.pipeline import deploy_preview, findings_error
     from basedb.deploy.production import deploy_production
     from basedb.deploy.provision import PlatformProvisioner
-    from basedb.deploy.remote import SiteApi
     from basedb.workspace.loader import load_workspace
     from basedb.workspace.scaffold import init_workspace
 

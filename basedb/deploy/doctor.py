@@ -132,8 +132,8 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
 
 
 def check_catalog(client: Client, root: Path, app_token: str) -> Check:
+    from basedb.client.sites import SiteApi
     from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
-    from basedb.deploy.remote import SiteApi
     from basedb.workspace.catalog import CATALOG_FILE
 
     try:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.deploy import payloads
-from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError, InputError
 from basedb.deploy.pipeline import next_action, record_locally
-from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
 

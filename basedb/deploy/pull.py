@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, ConflictError
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
-from basedb.deploy.remote import SiteApi, deployment_list
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE
 from basedb.workspace.model import KIND_DIRS

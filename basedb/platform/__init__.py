@@ -3,7 +3,7 @@
     platform = open_platform()           # data dir: $BASEDB_DATA_DIR or the user data dir
     platform.app                         # the Starlette app (serve it, or call in-process)
     platform.owner_token                 # the platform owner's bearer token
-    platform.store                       # the storage (basedb.platform.store.Store)
+    platform.store                       # the storage (basedb.platform.storage.store.Store)
 
 Layout of the package (heavy imports such as Starlette stay out of this module):
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from basedb.platform.store import Store
+    from basedb.platform.storage.store import Store
 
 
 class LocalPlatform:
@@ -44,15 +44,15 @@ class LocalPlatform:
 
     @property
     def owner_token_file(self) -> Path:
-        from basedb.platform.identity import OWNER_TOKEN_FILE
+        from basedb.platform.domain.identity import OWNER_TOKEN_FILE
 
         return self.data_dir / OWNER_TOKEN_FILE
 
     def log_to_file(self) -> Path:
         """Send the platform log to `platform.log` in the data dir instead of stderr: for
         a platform embedded in a command whose stderr is the command's own (see
-        basedb.platform.platform_log). Returns the file's path."""
-        from basedb.platform.platform_log import FILE_NAME
+        basedb.platform.storage.platform_log). Returns the file's path."""
+        from basedb.platform.storage.platform_log import FILE_NAME
 
         path = self.data_dir / FILE_NAME
         self.app.state.context.log_file = path
@@ -92,9 +92,9 @@ def _open(directory: Path) -> LocalPlatform:
 
     from basedb.core.atomic import ensure_private_dir
     from basedb.core.errors import InputError
-    from basedb.platform.app import build_app
-    from basedb.platform.identity import OWNER_TOKEN_FILE, ensure_owner_token
-    from basedb.platform.store import DATABASE_FILE, Store
+    from basedb.platform.domain.identity import OWNER_TOKEN_FILE, ensure_owner_token
+    from basedb.platform.storage.store import DATABASE_FILE, Store
+    from basedb.platform.web.app import build_app
 
     try:
         ensure_private_dir(directory)  # it holds the owner token

@@ -223,7 +223,7 @@ def scan_experiment(server: Server, site: OrdersSite,
     """What the platform's function index is worth: latency with it dropped by hand (the
     query scans), and the raw query with an index on the select column alone (what
     indexing every select field would give). The platform's indexes are restored."""
-    from basedb.platform import physical
+    from basedb.platform.storage import physical
 
     table = physical.table_name(site.table_id)
     _, status = site.filter_columns()

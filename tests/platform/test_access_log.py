@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
-from basedb.platform.app import build_app
+from basedb.platform.web.app import build_app
 
 
 def test_one_line_per_request_without_the_token(platform: LocalPlatform,

@@ -13,7 +13,7 @@ import pytest
 import respx
 
 from basedb.core.protocol import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure
-from basedb.platform.runtimes.ai import fill_prompt, run_ai
+from basedb.platform.domain.runtimes.ai import fill_prompt, run_ai
 
 BASE_URL = "http://127.0.0.1:9/v1"
 CHAT_URL = BASE_URL + "/chat/completions"

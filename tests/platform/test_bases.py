@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from basedb.core.protocol import PERMISSION_DENIED
-from basedb.platform import LocalPlatform, meta, physical
+from basedb.platform import LocalPlatform
+from basedb.platform.domain import bases as meta
+from basedb.platform.storage import physical
 from tests.platform.conftest import Api, field_id, make_table
 
 

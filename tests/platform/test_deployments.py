@@ -18,7 +18,7 @@ from basedb.core.protocol import (
     PERMISSION_DENIED,
 )
 from basedb.platform import LocalPlatform
-from basedb.platform.snapshots import (
+from basedb.platform.domain.snapshots import (
     load_deployment_snapshot,
     load_snapshot,
     snapshot_catalog,

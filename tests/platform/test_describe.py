@@ -10,8 +10,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from basedb.core.protocol import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
-from basedb.platform.describe import input_schema
-from basedb.platform.snapshots import FunctionSnapshot, Snapshot
+from basedb.platform.domain.describe import input_schema
+from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table
 from tests.platform.conftest import Api, field_id
@@ -186,7 +186,7 @@ def _legacy_snapshot(site: TaskSite) -> Snapshot:
 def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     legacy = _legacy_snapshot(site)
-    monkeypatch.setattr("basedb.platform.invoke.load_snapshot", lambda *a: legacy)
+    monkeypatch.setattr("basedb.platform.domain.invoke.load_snapshot", lambda *a: legacy)
     [item] = site.api.ok("GET", site.url())["functions"]
     assert item["schemaStatus"] == "needs_upgrade"
     assert "name and a description" in item["statusHint"]
@@ -249,7 +249,7 @@ def test_statuses_of_other_legacy_or_broken_declarations(
     snapshot = Snapshot(deployment_id="dplOdd" + site.app_token, app_token=site.app_token,
                         fingerprint="sha256:" + "2" * 64, exclude=frozenset(),
                         created_at="2025-01-01", functions=MappingProxyType(functions))
-    monkeypatch.setattr("basedb.platform.invoke.load_snapshot", lambda *a: snapshot)
+    monkeypatch.setattr("basedb.platform.domain.invoke.load_snapshot", lambda *a: snapshot)
     found = {f["functionId"]: f for f in site.api.ok("GET", site.url())["functions"]}
     assert found["brokenHook"]["schemaStatus"] == "unavailable"
     assert "not a valid JSON Schema" in found["brokenHook"]["statusHint"]

@@ -19,9 +19,9 @@ from basedb.core.protocol import (
     TOKEN_MISSING,
 )
 from basedb.platform import LocalPlatform
-from basedb.platform.app import build_app
-from basedb.platform.http import Call, Endpoint, RequestLogMiddleware
-from basedb.platform.routes import all_endpoints
+from basedb.platform.web.app import build_app
+from basedb.platform.web.http import Call, Endpoint, RequestLogMiddleware
+from basedb.platform.web.routes import all_endpoints
 from tests.platform.conftest import assert_error_shape
 
 BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
@@ -108,7 +108,7 @@ def test_successes_carry_the_log_id_header(api: Any) -> None:
 
 def _app_with(platform: LocalPlatform, handler: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     extra = Endpoint("GET", "/boom", handler, "Fails on purpose.", "test")
-    monkeypatch.setattr("basedb.platform.app.all_endpoints", lambda: [*ENDPOINTS, extra])
+    monkeypatch.setattr("basedb.platform.web.app.all_endpoints", lambda: [*ENDPOINTS, extra])
     return build_app(platform.store, data_dir=platform.data_dir)
 
 
@@ -156,7 +156,7 @@ def test_the_middleware_catches_what_escapes_routing(tmp_path: Path,
 
 def test_body_size_limit_is_an_envelope(api: Any, monkeypatch: pytest.MonkeyPatch,
                                         platform: LocalPlatform) -> None:
-    monkeypatch.setattr("basedb.platform.http.MAX_BODY_BYTES", 1000)
+    monkeypatch.setattr("basedb.platform.web.http.MAX_BODY_BYTES", 1000)
     app = build_app(platform.store, data_dir=platform.data_dir)
     with TestClient(app) as client:
         response = client.post("/open-apis/base/v3/bases", content=b"x" * 5000,

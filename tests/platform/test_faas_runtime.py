@@ -25,8 +25,9 @@ from basedb.core.protocol import (
     MAX_MSG_CHARS,
     ApiFailure,
 )
-from basedb.platform import LocalPlatform, identity, records, sites
-from basedb.platform.runtimes.faas import (
+from basedb.platform import LocalPlatform
+from basedb.platform.domain import identity, records, sites
+from basedb.platform.domain.runtimes.faas import (
     DEFAULT_TIMEOUT_MS,
     MAX_TIMEOUT_MS,
     effective_timeout_ms,

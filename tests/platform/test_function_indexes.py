@@ -8,8 +8,10 @@ import sqlite3
 from typing import Any
 
 from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.compile import CompiledQuery, compile_for_sqlite
-from basedb.platform import LocalPlatform, indexes, meta, physical
+from basedb.platform import LocalPlatform
+from basedb.platform.domain import bases as meta
+from basedb.platform.storage import indexes, physical
+from basedb.platform.storage.sql_compile import CompiledQuery, compile_for_sqlite
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (

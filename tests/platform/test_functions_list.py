@@ -14,7 +14,7 @@ from basedb.core.protocol import (
     SCHEMA_NOT_READY,
 )
 from basedb.platform import LocalPlatform
-from basedb.platform.revision import catalog_revision
+from basedb.platform.domain.revision import catalog_revision
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import (
     AI_FUNCTIONS,

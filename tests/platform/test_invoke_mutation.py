@@ -9,7 +9,7 @@ import pytest
 
 from basedb.core.protocol import PARAMETER_INVALID, SCHEMA_NOT_READY
 from basedb.platform import LocalPlatform
-from basedb.platform.runtimes.mutation import MAX_BATCH
+from basedb.platform.domain.runtimes.mutation import MAX_BATCH
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site
 
@@ -171,7 +171,8 @@ def test_a_mutation_whose_field_is_gone_is_refused(site: TaskSite) -> None:
 
 def test_a_schema_change_during_the_call_is_seen_by_the_write(
         site: TaskSite, platform: LocalPlatform, monkeypatch: pytest.MonkeyPatch) -> None:
-    from basedb.platform import invoke, meta
+    from basedb.platform.domain import bases as meta
+    from basedb.platform.domain import invoke
 
     checked = invoke.checked_input
     changed: list[bool] = []

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from basedb.check.sql.compile import CompiledQuery
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import (
     BAD_REQUEST,
@@ -25,9 +24,11 @@ from basedb.core.protocol import (
     TOKEN_MISSING,
     ApiFailure,
 )
-from basedb.platform import LocalPlatform, physical
-from basedb.platform.runtimes.sql import read_only_pool, run_query
-from basedb.platform.snapshots import FunctionSnapshot, Snapshot
+from basedb.platform import LocalPlatform
+from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
+from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
+from basedb.platform.storage import physical
+from basedb.platform.storage.sql_compile import CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,
@@ -172,7 +173,7 @@ def test_a_deployment_with_such_sql_is_judged_again_and_never_runs(
         name: str, site: TaskSite, platform: LocalPlatform,
         monkeypatch: pytest.MonkeyPatch) -> None:
     poisoned = _poisoned(site, WRITING_SQL[name])
-    monkeypatch.setattr("basedb.platform.invoke.load_snapshot", lambda *a: poisoned)
+    monkeypatch.setattr("basedb.platform.domain.invoke.load_snapshot", lambda *a: poisoned)
     before = fingerprint(platform)
     [item] = site.api.ok("GET", site.url())["functions"]
     assert item["schemaStatus"] == "unavailable"

@@ -15,8 +15,9 @@ from basedb.core.protocol import (
     PARAMETER_INVALID,
     SCHEMA_NOT_READY,
 )
-from basedb.platform import LocalPlatform, physical
-from basedb.platform.runtimes import sql as sql_runtime
+from basedb.platform import LocalPlatform
+from basedb.platform.domain.runtimes import sql as sql_runtime
+from basedb.platform.storage import physical
 from tests.platform.conftest import Api, assert_error_shape, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site
 

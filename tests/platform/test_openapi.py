@@ -10,7 +10,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
-from basedb.platform.openapi import (
+from basedb.platform.web.openapi import (
     DOCUMENT_PATH,
     current_document,
     main,
@@ -52,7 +52,7 @@ def test_documented_paths_and_methods_equal_the_routes(platform: LocalPlatform) 
 def test_docs_file_is_up_to_date() -> None:
     text = DOCUMENT_PATH.read_text(encoding="utf-8")
     assert text == render_yaml(current_document()), (
-        "docs/openapi.yaml is stale: run python -m basedb.platform.openapi --write")
+        "docs/openapi.yaml is stale: run python -m basedb.platform.web.openapi --write")
     assert yaml.safe_load(text)["openapi"] == "3.1.0"
     assert main(["--check"]) == 0
 

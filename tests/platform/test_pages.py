@@ -19,8 +19,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING
-from basedb.platform import LocalPlatform, pages
-from basedb.platform.sessions import COOKIE_NAME
+from basedb.platform import LocalPlatform
+from basedb.platform.web import pages
+from basedb.platform.web.sessions import COOKIE_NAME
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import (
     SITE_FILES,

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from basedb.platform import LocalPlatform, physical
+from basedb.platform import LocalPlatform
+from basedb.platform.storage import physical
 from tests.platform.conftest import Api, field_id, make_table
 
 

@@ -36,8 +36,8 @@ from starlette.testclient import TestClient
 
 from basedb.core.paths import API_PREFIX
 from basedb.platform import LocalPlatform, open_platform
-from basedb.platform.openapi import current_document
-from basedb.platform.runtimes.ai import BASE_URL_ENV
+from basedb.platform.domain.runtimes.ai import BASE_URL_ENV
+from basedb.platform.web.openapi import current_document
 from tests.platform.conftest import Api
 from tests.platform.functions_support import build_site, save_drafts
 from tests.platform.release_support import SITE_FILES

@@ -21,7 +21,7 @@ from basedb.core.skill_spec import (
     split_frontmatter,
     suffixed_name,
 )
-from basedb.platform.site_skill import MAX_LISTED, SkillFunction, render_site_skill
+from basedb.platform.domain.site_skill import MAX_LISTED, SkillFunction, render_site_skill
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     TaskSite,

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from basedb.core.protocol import PERMISSION_DENIED, TOKEN_INVALID, TOKEN_MISSING
-from basedb.platform import LocalPlatform, ids, open_platform
-from basedb.platform.schema import MIGRATIONS, Migration
-from basedb.platform.store import DATABASE_FILE, Store
+from basedb.platform import LocalPlatform, open_platform
+from basedb.platform.storage import ids
+from basedb.platform.storage.schema import MIGRATIONS, Migration
+from basedb.platform.storage.store import DATABASE_FILE, Store
 from tests.platform.conftest import Api
 
 
@@ -137,7 +138,7 @@ def test_ids_have_their_prefixes() -> None:
 
 
 def test_owner_token_file_written_atomically_with_mode(tmp_path: Path) -> None:
-    from basedb.platform.identity import write_secret_file
+    from basedb.platform.domain.identity import write_secret_file
 
     target = tmp_path / "secret"
     target.write_text("old")

@@ -1,5 +1,5 @@
 """A small catalog with CJK names and every interesting field type, and an in-memory
-SQLite database laid out as the platform lays out Base tables (basedb.platform.physical),
+SQLite database laid out as the platform lays out Base tables (basedb.platform.storage.physical),
 for the SQL analysis and compilation tests."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
-from basedb.platform import physical
+from basedb.platform.storage import physical
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.model import Catalog
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from basedb.platform import platform_log
+from basedb.platform.storage import platform_log
 
 TOKEN = "bdb_abcdefghijklmnopqrstuvwxyz012345"
 

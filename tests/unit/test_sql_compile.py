@@ -9,7 +9,7 @@ import sqlglot
 from sqlglot import exp
 
 from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.compile import (
+from basedb.platform.storage.sql_compile import (
     CompiledQuery,
     CompileError,
     compile_for_sqlite,

@@ -1,0 +1,254 @@
+"""Deployments: immutable preview snapshots, and the prod pointer with its history.
+
+`create` snapshots the site's drafts (functions, AI Functions, agent-tools policy), the
+live catalog and the verified site.zip in one transaction, after judging the drafts
+again against the catalog as it is *now* (it may have changed since the drafts were
+saved). The judging runs on a read snapshot so that the write lock is held only for the
+inserts; if the drafts or the catalog moved in between (their revision counters say so),
+it is redone inside the write transaction.
+
+Prod is never a rebuild: promoting points prod at the exact snapshot, and every
+promotion or rollback is a row of `promotions`, whose newest row per site is prod. Only
+the latest preview may be promoted (an older one is stale: 800004020), and rollback
+only returns to a deployment that was prod before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from basedb.check.agent_tools import validate_exclude
+from basedb.core.protocol import (
+    AGENT_TOOLS_POLICY_INVALID,
+    DEPLOYMENT_CONFLICT,
+    ApiFailure,
+    unexecuted_message,
+)
+from basedb.platform.domain import drafts, sites
+from basedb.platform.domain.access import require_site
+from basedb.platform.domain.artifacts import VerifiedArtifact
+from basedb.platform.domain.identity import User
+from basedb.platform.domain.revision import LiveCatalog, catalog_revision, live_catalog
+from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
+from basedb.platform.storage import ids, indexes
+from basedb.platform.storage.store import Store
+from basedb.workspace.catalog import catalog_to_dict
+from basedb.workspace.model import FUNCTION_KINDS, Catalog
+
+DEPLOYMENT_ID = ("dpl", 16)
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
+PUBLIC_URL_ENV = "BASEDB_PUBLIC_URL"
+
+
+def public_origin() -> str:
+    """Where `basedb serve` is reached: $BASEDB_PUBLIC_URL, else the default address."""
+    return (os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL).rstrip("/")
+
+
+def base_app_url(app_token: str, env: str) -> str:
+    """The page URL of the site's prod or preview release."""
+    suffix = "preview/" if env == "preview" else ""
+    return f"{public_origin()}/sites/{app_token}/{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    deployment_id: str
+    app_token: str
+    seq: int
+    fingerprint: str
+    exclude: list[str]
+    function_hints: list[dict[str, Any]]
+    artifact_sha256: str
+    artifact_size: int
+    created_by: str
+    created_at: str
+
+
+_COLUMNS = ("deployment_id, app_token, seq, fingerprint, exclude, function_hints, "
+            "artifact_sha256, artifact_size, created_by, created_at")
+
+
+def _row(row: Sequence[Any]) -> Deployment:
+    return Deployment(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]),
+                      row[6], row[7], row[8], row[9])
+
+
+# ------------------------------------------------------------------------- create
+
+
+@dataclass(frozen=True, slots=True)
+class _DraftState:
+    site: sites.SiteRow
+    functions: list[drafts.DraftFunction]
+    exclude: list[str]
+    catalog: Catalog
+    revisions: tuple[int, int]  # (drafts, catalog)
+
+
+def _draft_state(conn: sqlite3.Connection, user: User, app_token: str) -> _DraftState:
+    site, _ = require_site(conn, user, app_token, roles=sites.MANAGER_ROLES)
+    return _DraftState(
+        site=site,
+        functions=drafts.load_functions(conn, app_token, FUNCTION_KINDS),
+        exclude=drafts.load_exclude(conn, app_token),
+        catalog=live_catalog(conn, site).catalog,
+        revisions=(drafts.draft_revision(conn, app_token), catalog_revision(conn)),
+    )
+
+
+def _judge(state: _DraftState) -> list[dict[str, Any]]:
+    """The function hints of the drafts, or the refusal: 9499 when a draft no longer
+    passes `check` against the live catalog, 800004030 when the policy names an id the
+    drafts no longer have."""
+    result = drafts.validate(state.functions, state.catalog)
+    if result.errors:
+        raise drafts.findings_failure(
+            result, state.functions,
+            what="The saved draft, judged against the site's live catalog at deploy time,")
+    legal = {item.function_id for item in state.functions}
+    findings = validate_exclude({"exclude": state.exclude}, legal, file="agent-tools.json")
+    if findings:
+        raise drafts.policy_failure(findings, legal, AGENT_TOOLS_POLICY_INVALID)
+    return [hint.to_dict() for hint in result.hints]
+
+
+def create(store: Store, user: User, app_token: str,
+           artifact: VerifiedArtifact) -> Deployment:
+    """A new preview deployment of the site's current drafts and `artifact`."""
+    with store.read() as conn:
+        seen = _draft_state(conn, user, app_token)
+    hints = _judge(seen)
+    with store.write() as conn:
+        state = _draft_state(conn, user, app_token)
+        if state.revisions != seen.revisions:
+            hints = _judge(state)
+        deployment = _insert(conn, user, state, artifact, hints)
+        indexes.ensure_deployment_indexes(conn, deployment.deployment_id,
+                                          LiveCatalog(state.catalog, state.revisions[1]))
+        return deployment
+
+
+def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
+            artifact: VerifiedArtifact, hints: list[dict[str, Any]]) -> Deployment:
+    app_token = state.site.app_token
+    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM deployments WHERE app_token = ?",
+                       (app_token,)).fetchone()[0]
+    deployment = Deployment(
+        deployment_id=ids.new_id(DEPLOYMENT_ID), app_token=app_token, seq=seq,
+        fingerprint=artifact.fingerprint, exclude=list(state.exclude), function_hints=hints,
+        artifact_sha256=artifact.sha256, artifact_size=len(artifact.content),
+        created_by=user.user_id, created_at=ids.now_text())
+    conn.execute(
+        f"INSERT INTO deployments ({_COLUMNS}, catalog) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (deployment.deployment_id, app_token, seq, deployment.fingerprint,
+         json.dumps(deployment.exclude, ensure_ascii=False),
+         json.dumps(hints, ensure_ascii=False), deployment.artifact_sha256,
+         deployment.artifact_size, deployment.created_by, deployment.created_at,
+         json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))
+    conn.executemany(
+        "INSERT INTO deployment_functions (deployment_id, function_id, kind, declaration, "
+        "sql, handler) VALUES (?, ?, ?, ?, ?, ?)",
+        [(deployment.deployment_id, item.function_id, item.kind,
+          json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler)
+         for item in state.functions])
+    conn.execute("INSERT INTO deployment_artifacts (deployment_id, content) VALUES (?, ?)",
+                 (deployment.deployment_id, artifact.content))
+    return deployment
+
+
+# --------------------------------------------------------------------------- read
+
+
+def list_deployments(conn: sqlite3.Connection, app_token: str) -> list[Deployment]:
+    """Every deployment of the site, newest first."""
+    return [_row(row) for row in conn.execute(
+        f"SELECT {_COLUMNS} FROM deployments WHERE app_token = ? ORDER BY seq DESC",
+        (app_token,))]
+
+
+def get_deployment(conn: sqlite3.Connection, app_token: str, deployment_id: str) -> Deployment:
+    """The site's deployment, or 800004020 when the id is not one of its deployments."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM deployments WHERE deployment_id = ? "
+                       "AND app_token = ?", (deployment_id, app_token)).fetchone()
+    if row is None:
+        raise conflict(f"Deployment {deployment_id} is not a deployment of site {app_token}",
+                       deployment_id, f"use a deploymentId from GET /sites/{app_token}/"
+                       "deployments, or deploy a preview first")
+    return _row(row)
+
+
+def last_promotions(conn: sqlite3.Connection, app_token: str) -> dict[str, str]:
+    """When each deployment of the site last became prod, by deployment id."""
+    return {row[0]: row[1] for row in conn.execute(
+        "SELECT deployment_id, MAX(promoted_at) FROM promotions WHERE app_token = ? "
+        "GROUP BY deployment_id", (app_token,))}
+
+
+def function_ids_by_kind(conn: sqlite3.Connection, deployment_id: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {kind: [] for kind in FUNCTION_KINDS}
+    for function_id, kind in conn.execute(
+            "SELECT function_id, kind FROM deployment_functions WHERE deployment_id = ? "
+            "ORDER BY function_id", (deployment_id,)):
+        found[kind].append(function_id)
+    return found
+
+
+def artifact_content(conn: sqlite3.Connection, deployment_id: str) -> bytes | None:
+    row = conn.execute("SELECT content FROM deployment_artifacts WHERE deployment_id = ?",
+                       (deployment_id,)).fetchone()
+    return bytes(row[0]) if row else None
+
+
+# ------------------------------------------------------------------------- prod
+
+
+def promote(conn: sqlite3.Connection, user: User, app_token: str,
+            deployment_id: str) -> Deployment:
+    """Point prod at the site's latest preview `deployment_id` (inside a write)."""
+    deployment = get_deployment(conn, app_token, deployment_id)
+    latest = preview_deployment_id(conn, app_token)
+    if latest != deployment_id:
+        raise conflict(
+            f"Deployment {deployment_id} is a stale preview: {latest} is the latest preview "
+            f"of site {app_token}", deployment_id,
+            "deploy the preview again and promote that one; to return prod to an earlier "
+            "release, use rollback")
+    _point_prod(conn, user, app_token, deployment_id, "promote")
+    return deployment
+
+
+def rollback(conn: sqlite3.Connection, user: User, app_token: str,
+             deployment_id: str) -> Deployment:
+    """Point prod back at `deployment_id`, which must have been prod before."""
+    deployment = get_deployment(conn, app_token, deployment_id)
+    was_prod = conn.execute("SELECT 1 FROM promotions WHERE app_token = ? AND "
+                            "deployment_id = ? LIMIT 1", (app_token, deployment_id)).fetchone()
+    if was_prod is None:
+        raise conflict(f"Deployment {deployment_id} was never in production, so prod cannot "
+                       "roll back to it", deployment_id,
+                       "roll back to a deployment whose promotedAt is set (GET "
+                       f"/sites/{app_token}/deployments), or promote the latest preview")
+    _point_prod(conn, user, app_token, deployment_id, "rollback")
+    return deployment
+
+
+def _point_prod(conn: sqlite3.Connection, user: User, app_token: str, deployment_id: str,
+                action: str) -> None:
+    if prod_deployment_id(conn, app_token) == deployment_id:
+        return  # already prod: promoting or rolling back again changes nothing
+    conn.execute("INSERT INTO promotions (app_token, deployment_id, action, promoted_by, "
+                 "promoted_at) VALUES (?, ?, ?, ?, ?)",
+                 (app_token, deployment_id, action, user.user_id, ids.now_text()))
+
+
+def conflict(reason: str, deployment_id: str, fix: str) -> ApiFailure:
+    return ApiFailure(DEPLOYMENT_CONFLICT,
+                      unexecuted_message(reason, parameter="/path/deployment_id",
+                                         received=deployment_id, fix=fix),
+                      status=409)

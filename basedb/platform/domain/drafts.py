@@ -1,0 +1,334 @@
+"""Site drafts: the functions, AI Functions and agent-tools policy the next deployment
+will snapshot.
+
+Drafts are full overwrites (upstream: "Functions 更新为全量覆盖"): a PUT replaces every
+function of the kinds it covers. They are judged exactly as `basedb check` judges a
+workspace: the payload becomes an in-memory `Workspace` (declarations built with
+`build_declaration`, the site's live Catalog, no agent-tools file) and goes through
+`check_workspace(..., include_contracts=False)`, so an error or hint here is the one
+`check` reports for the same files, with the same code, file and pointer.
+
+Every draft write bumps the site's draft revision, which lets a deployment notice that
+the drafts changed between validating them and writing the snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from basedb.check.result import CheckResult
+from basedb.core.findings import Finding
+from basedb.core.protocol import BAD_REQUEST, ApiFailure, bad_request, unexecuted_message
+from basedb.platform.storage import ids
+from basedb.workspace.declarations import (
+    build_declaration,
+    declaration_file,
+    duplicate_id_findings,
+    handler_file,
+    sql_file,
+)
+from basedb.workspace.files import KIB, MIB
+from basedb.workspace.model import (
+    FUNCTION_ID_RE,
+    KIND_DIRS,
+    AgentToolsConfig,
+    AnyDeclaration,
+    Catalog,
+    FunctionKind,
+    Workspace,
+)
+
+MAX_FUNCTIONS = 2_000
+MAX_AI_FUNCTIONS = 500
+MAX_DECLARATION_BYTES = 1 * MIB
+MAX_SQL_BYTES = 256 * KIB
+MAX_HANDLER_BYTES = 1 * MIB
+
+# Body key of each kind in PUT draft/functions, and the keys an item may carry.
+FUNCTION_LISTS: dict[str, FunctionKind] = {
+    "databaseFunctions": "database_function",
+    "mutations": "mutation",
+    "faas": "faas",
+}
+LIST_OF_KIND: dict[FunctionKind, str] = {kind: key for key, kind in FUNCTION_LISTS.items()}
+LIST_OF_KIND["ai_function"] = "aiFunctions"
+_ITEM_KEYS: dict[FunctionKind, tuple[str, ...]] = {
+    "database_function": ("functionId", "declaration", "sql"),
+    "mutation": ("functionId", "declaration"),
+    "faas": ("functionId", "declaration", "handler"),
+    "ai_function": ("key", "declaration"),
+}
+CODE_KINDS: tuple[FunctionKind, ...] = ("database_function", "mutation", "faas")
+AI_KINDS: tuple[FunctionKind, ...] = ("ai_function",)
+
+
+@dataclass(frozen=True, slots=True)
+class DraftFunction:
+    """One function of a draft, as sent (the declaration document is not judged yet)."""
+
+    kind: FunctionKind
+    function_id: str
+    declaration: Any
+    sql: str | None = None
+    handler: str | None = None
+    position: int = 0  # index in its list of the request body
+
+    @property
+    def request_pointer(self) -> str:
+        return f"/{LIST_OF_KIND[self.kind]}/{self.position}"
+
+    def to_item(self) -> dict[str, Any]:
+        """The item as the PUT body carries it (and GET returns it)."""
+        id_key = "key" if self.kind == "ai_function" else "functionId"
+        item: dict[str, Any] = {id_key: self.function_id, "declaration": self.declaration}
+        if self.kind == "database_function":
+            item["sql"] = self.sql
+        elif self.kind == "faas":
+            item["handler"] = self.handler
+        return item
+
+
+# ------------------------------------------------------------------------ parsing
+
+
+def parse_functions_body(body: Any) -> list[DraftFunction]:
+    """The Database Functions, Mutations and FaaS of a PUT draft/functions body. A list
+    left out of the body is empty: the PUT replaces all three kinds."""
+    return _parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS)
+
+
+def parse_ai_body(body: Any) -> list[DraftFunction]:
+    """The AI Function drafts of a PUT draft/ai-functions body."""
+    return _parse_lists(body, {"aiFunctions": "ai_function"}, MAX_AI_FUNCTIONS)
+
+
+def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
+                 ) -> list[DraftFunction]:
+    example = "{" + ", ".join(f'"{key}": [...]' for key in lists) + "}"
+    if not isinstance(body, dict):
+        raise bad_request("The request body must be a JSON object", parameter="/",
+                          received=body, fix=f"send {example}")
+    for key in body:
+        if key not in lists:
+            raise bad_request(f"Unknown property {json.dumps(key)}", parameter=f"/{key}",
+                              received=body[key], fix="remove it", candidates=list(lists))
+    out: list[DraftFunction] = []
+    for key, kind in lists.items():
+        items = body.get(key, [])
+        if not isinstance(items, list):
+            raise bad_request(f"{key} must be an array", parameter=f"/{key}", received=items,
+                              fix=f"send {key} as an array of objects (or [] for none)")
+        for position, item in enumerate(items):
+            out.append(_parse_item(kind, f"/{key}/{position}", position, item))
+    if len(out) > limit:
+        raise bad_request(f"The draft has {len(out)} functions; at most {limit} are allowed",
+                          parameter="/", fix="split the site, or remove functions it no "
+                          "longer needs")
+    return out
+
+
+def _parse_item(kind: FunctionKind, at: str, position: int, item: Any) -> DraftFunction:
+    keys = _ITEM_KEYS[kind]
+    if not isinstance(item, dict):
+        raise bad_request("Each function must be an object", parameter=at, received=item,
+                          fix="send {" + ", ".join(f'"{k}": …' for k in keys) + "}")
+    for key in item:
+        if key not in keys:
+            raise bad_request(f"Unknown property {json.dumps(key)}", parameter=f"{at}/{key}",
+                              received=item[key], fix="remove it", candidates=keys)
+    id_key = keys[0]
+    function_id = item.get(id_key)
+    if not isinstance(function_id, str) or not function_id:
+        raise bad_request(f"{id_key} must be a non-empty string", parameter=f"{at}/{id_key}",
+                          received=function_id, fix="send the function's directory name, "
+                          "e.g. listTasks")
+    if "declaration" not in item:
+        raise bad_request("declaration is missing", parameter=f"{at}/declaration",
+                          fix="send the function.json document as \"declaration\"")
+    declaration = item["declaration"]
+    size = len(json.dumps(declaration, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_DECLARATION_BYTES:
+        raise bad_request(f"The declaration is {size} bytes; at most "
+                          f"{MAX_DECLARATION_BYTES} are allowed",
+                          parameter=f"{at}/declaration", fix="shorten function.json")
+    sql = _text(item, "sql", at, MAX_SQL_BYTES, "main.sql")
+    handler = _text(item, "handler", at, MAX_HANDLER_BYTES, "index.mjs")
+    return DraftFunction(kind, function_id, declaration, sql, handler, position)
+
+
+def _text(item: Mapping[str, Any], key: str, at: str, limit: int, file: str) -> str | None:
+    value = item.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise bad_request(f"{key} must be a string", parameter=f"{at}/{key}",
+                          received=value, fix=f"send the text of {file}")
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise bad_request(f"{file} is {size} bytes; at most {limit} are allowed",
+                          parameter=f"{at}/{key}", fix=f"shorten {file}")
+    return value
+
+
+# --------------------------------------------------------------------- validating
+
+
+def build_workspace(functions: Sequence[DraftFunction], catalog: Catalog) -> Workspace:
+    """The in-memory workspace `check` judges: what the loader would build from the same
+    files, with its load findings (bad or repeated ids, missing main.sql or index.mjs,
+    declarations of the wrong shape)."""
+    findings: list[Finding] = []
+    kinds_of: dict[str, list[FunctionKind]] = {}
+    where_of: dict[str, list[str]] = {}
+    declarations: dict[str, AnyDeclaration] = {}
+    for item in functions:
+        if not FUNCTION_ID_RE.match(item.function_id):
+            findings.append(Finding(
+                "FUNCTION_ID_INVALID",
+                f"{item.request_pointer}/{_id_key(item)} {json.dumps(item.function_id)} is "
+                "not a valid functionId: it must start with a letter and contain only "
+                "letters, digits and _ (at most 64 characters).",
+                f"{KIND_DIRS[item.kind]}/{item.function_id}/", "", item.function_id,
+                "Rename the function, e.g. listTeamLeave or create_period."))
+            continue
+        kinds_of.setdefault(item.function_id, []).append(item.kind)
+        where_of.setdefault(item.function_id, []).append(item.request_pointer)
+        if item.kind == "database_function" and item.sql is None:
+            findings.append(Finding(
+                "DECLARATION_INVALID", f"{sql_file(item.function_id)} is missing: "
+                f"{item.request_pointer} has no \"sql\".", sql_file(item.function_id), "",
+                item.function_id, "Send the function's SELECT as \"sql\"."))
+        decl, found = build_declaration(item.kind, item.function_id, item.declaration,
+                                        sql=item.sql, has_handler=item.handler is not None)
+        findings += found
+        if decl is not None and item.function_id not in declarations:
+            declarations[item.function_id] = decl
+    findings += duplicate_id_findings(kinds_of, where_of, "Rename one of the functions.")
+    return Workspace(root=Path("."), config=None, catalog=catalog, declarations=declarations,
+                     ids=kinds_of, agent_tools=AgentToolsConfig(present=False),
+                     load_findings=findings)
+
+
+def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResult:
+    """`basedb check` over the drafts against `catalog` (contracts are not judged: the
+    platform has no generated files)."""
+    from basedb.check.run import check_workspace
+
+    return check_workspace(build_workspace(functions, catalog), include_contracts=False)
+
+
+def findings_failure(result: CheckResult, functions: Sequence[DraftFunction], *,
+                     what: str, code: int = BAD_REQUEST) -> ApiFailure:
+    """The refusal of a draft with errors: `msg` names the first (code, functionId and
+    where in the request body), `data.errors` lists them all as `check --json` does."""
+    first = result.errors[0]
+    count = len(result.errors)
+    reason = (f"{what} has {count} error{'s' if count != 1 else ''}; the first is "
+              f"{first.code}" + (f" in {first.function_id}" if first.function_id else "")
+              + f": {first.message}")
+    msg = unexecuted_message(reason, parameter=request_pointer(first, functions),
+                             fix=first.fix or "fix it and send the whole draft again")
+    return ApiFailure(code, msg, data={"errors": [f.to_dict() for f in result.errors]})
+
+
+def request_pointer(finding: Finding, functions: Iterable[DraftFunction]) -> str:
+    """Where in the request body a finding about a workspace file points."""
+    for item in functions:
+        if finding.function_id != item.function_id:
+            continue
+        if item.kind == "faas" and item.handler is None \
+                and handler_file(item.function_id) in finding.message:
+            return f"{item.request_pointer}/handler"
+        if finding.file == declaration_file(item.kind, item.function_id):
+            return f"{item.request_pointer}/declaration{finding.pointer}"
+        if finding.file == sql_file(item.function_id) and item.kind == "database_function":
+            return f"{item.request_pointer}/sql"
+        if finding.code == "FUNCTION_ID_INVALID":
+            return f"{item.request_pointer}/{_id_key(item)}"
+    return "/"
+
+
+def _id_key(item: DraftFunction) -> str:
+    return "key" if item.kind == "ai_function" else "functionId"
+
+
+def policy_failure(findings: Sequence[Finding], legal_ids: Collection[str],
+                   code: int) -> ApiFailure:
+    """The refusal of an agent-tools policy, with the first finding in the message."""
+    first = findings[0]
+    msg = unexecuted_message(first.message, parameter=first.pointer or "/",
+                             fix=first.fix or "fix the policy",
+                             candidates=sorted(legal_ids))
+    return ApiFailure(code, msg, data={"errors": [f.to_dict() for f in findings]})
+
+
+# ------------------------------------------------------------------------ storage
+
+
+def load_functions(conn: sqlite3.Connection, app_token: str,
+                   kinds: Collection[FunctionKind]) -> list[DraftFunction]:
+    """The stored drafts of `kinds`, in the order they were sent (by kind, then position)."""
+    order = {kind: i for i, kind in enumerate(LIST_OF_KIND)}
+    out = [
+        DraftFunction(kind, function_id, json.loads(declaration), sql, handler, position)
+        for kind, function_id, declaration, sql, handler, position in conn.execute(
+            "SELECT kind, function_id, declaration, sql, handler, position "
+            "FROM draft_functions WHERE app_token = ?", (app_token,))
+        if kind in kinds
+    ]
+    out.sort(key=lambda item: (order[item.kind], item.position))
+    return out
+
+
+def replace_functions(conn: sqlite3.Connection, app_token: str,
+                      kinds: Collection[FunctionKind],
+                      functions: Sequence[DraftFunction]) -> None:
+    """Replace every stored draft of `kinds` by `functions` (inside a write)."""
+    conn.execute("DELETE FROM draft_functions WHERE app_token = ? AND kind IN "
+                 "(SELECT value FROM json_each(?))", (app_token, json.dumps(list(kinds))))
+    conn.executemany(
+        "INSERT INTO draft_functions (app_token, kind, function_id, position, declaration, "
+        "sql, handler) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(app_token, item.kind, item.function_id, item.position,
+          json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler)
+         for item in functions])
+    bump_revision(conn, app_token)
+
+
+def load_exclude(conn: sqlite3.Connection, app_token: str) -> list[str]:
+    row = conn.execute("SELECT exclude FROM site_drafts WHERE app_token = ?",
+                       (app_token,)).fetchone()
+    return list(json.loads(row[0])) if row else []
+
+
+def save_exclude(conn: sqlite3.Connection, app_token: str, exclude: Sequence[str]) -> None:
+    bump_revision(conn, app_token)
+    conn.execute("UPDATE site_drafts SET exclude = ? WHERE app_token = ?",
+                 (json.dumps(list(exclude), ensure_ascii=False), app_token))
+
+
+def bump_revision(conn: sqlite3.Connection, app_token: str) -> None:
+    conn.execute(
+        "INSERT INTO site_drafts (app_token, revision, updated_at) VALUES (?, 1, ?) "
+        "ON CONFLICT (app_token) DO UPDATE SET revision = revision + 1, "
+        "updated_at = excluded.updated_at", (app_token, ids.now_text()))
+
+
+def draft_revision(conn: sqlite3.Connection, app_token: str) -> int:
+    row = conn.execute("SELECT revision FROM site_drafts WHERE app_token = ?",
+                       (app_token,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def functions_body(functions: Iterable[DraftFunction],
+                   lists: Mapping[str, FunctionKind]) -> dict[str, list[dict[str, Any]]]:
+    """The GET shape (equal to the PUT body) of the drafts of the given lists."""
+    body: dict[str, list[dict[str, Any]]] = {key: [] for key in lists}
+    for item in functions:
+        body[LIST_OF_KIND[item.kind]].append(item.to_item())
+    return body

@@ -1,0 +1,248 @@
+"""A deployed function judged against the live catalog: its schemaStatus, generated
+inputSchema, compiled validator and, for Database Functions and Mutations, what it runs.
+
+A deployment is immutable, but the tables under it are not: a field can be removed or
+an option renamed after the deploy. So every function is re-validated, with the very
+validators `basedb check` and the draft upload use, against the catalog it will run on.
+The outcome is cached per (deployment id, function id, catalog revision), which makes
+listing, describing and invoking cheap until a table, field or binding changes.
+
+schemaStatus (upstream agent-tools.md):
+    ready          callable; params are validated against `input_schema`
+    missing        a FaaS (or AI Function) without inputSchema; input passes unvalidated
+    needs_upgrade  a Database Function or Mutation whose params lack names or
+                   descriptions (legacy positional declarations); not callable
+    unavailable    it no longer validates against the live catalog; not callable
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from basedb.platform.domain.describe import (
+    MUTATION_OUTPUT_SCHEMA,
+    ParamSpec,
+    param_specs,
+    query_output_schema,
+    schema_from_specs,
+)
+from basedb.platform.domain.revision import LiveCatalog
+from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
+from basedb.platform.domain.snapshots import Snapshot, snapshot_declarations
+from basedb.platform.storage.sql_compile import CompiledQuery
+from basedb.workspace.model import (
+    AgentToolsConfig,
+    AIFunction,
+    AnyDeclaration,
+    Catalog,
+    DatabaseFunction,
+    FaaS,
+    FunctionKind,
+    Mutation,
+    Workspace,
+)
+
+SchemaStatus = Literal["ready", "missing", "needs_upgrade", "unavailable"]
+
+# Findings that mean "params cannot be passed by name": the declaration predates names.
+UPGRADE_CODES = frozenset({"PARAM_NAME_MISSING", "PARAM_NAME_INVALID", "PARAM_NAME_DUPLICATE",
+                           "PARAM_DESCRIPTION_MISSING"})
+# Findings that say the catalog changed under the function.
+CATALOG_CODES = frozenset({"SQL_NO_BOUND_TABLE", "SQL_UNKNOWN_TABLE", "SQL_UNKNOWN_FIELD",
+                           "MUTATION_TABLE_UNKNOWN", "MUTATION_FIELD_UNKNOWN",
+                           "MUTATION_FIELD_READONLY", "ENUM_OUT_OF_DOMAIN"})
+_CACHE_SIZE = 4096
+_REASON_CHARS = 240
+
+MISSING_HINT = ("This function declares no inputSchema. Decide its input from the "
+                "description; if the parameters cannot be determined, stop and say so. Its "
+                "author can add inputSchema to function.json and redeploy.")
+UPGRADE_HINT = ("This function still uses legacy positional parameters without names or "
+                "descriptions. Do not guess values or call it: its author must upgrade the "
+                "CLI, give every parameter a name and a description, and redeploy. Upgrading "
+                "or retrying on the caller's side does not help.")
+UNAVAILABLE_HINT = ("This function no longer validates against the site's tables ({reason}). "
+                    "Tell the user its author must fix it and redeploy; do not retry.")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FunctionPlan:
+    deployment_id: str
+    function_id: str
+    kind: FunctionKind
+    name: str
+    description: str
+    status: SchemaStatus
+    status_hint: str | None
+    declaration: AnyDeclaration | None
+    revision: int
+    input_schema: dict[str, Any] | None = None  # None: nothing to validate against
+    validator: Any = None  # a jsonschema validator of input_schema
+    specs: tuple[ParamSpec, ...] = ()  # Database Functions and Mutations
+    compiled: CompiledQuery | None = None
+    mutation: MutationPlan | None = None
+    output_schema: dict[str, Any] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready"
+
+
+_cache: OrderedDict[tuple[str, str, int], FunctionPlan] = OrderedDict()
+_lock = threading.Lock()
+
+
+def function_plan(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionPlan:
+    """The plan of one function of the snapshot (which must contain it) at `live`."""
+    key = (snapshot.deployment_id, function_id, live.revision)
+    with _lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
+    plan = _build(snapshot, function_id, live)
+    with _lock:
+        _cache[key] = plan
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return plan
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionPlan:
+    item = snapshot.functions[function_id]
+    decl = snapshot_declarations(snapshot).get(function_id)
+    base: dict[str, Any] = {"deployment_id": snapshot.deployment_id,
+                            "function_id": function_id, "kind": item.kind,
+                            "declaration": decl, "revision": live.revision}
+    if decl is None:
+        raw_name = item.declaration.get("name") if isinstance(item.declaration, dict) else None
+        return FunctionPlan(**base, name=raw_name if isinstance(raw_name, str) else function_id,
+                            description="", status="unavailable",
+                            status_hint=UNAVAILABLE_HINT.format(
+                                reason="its deployed declaration cannot be read"))
+    base.update(name=decl.name, description=decl.description_str)
+    if isinstance(decl, (FaaS, AIFunction)):
+        return _declared_schema_plan(base, decl)
+    if isinstance(decl, DatabaseFunction):
+        return _database_function_plan(base, decl, live.catalog)
+    if isinstance(decl, Mutation):
+        return _mutation_plan(base, decl, live.catalog)
+    return _unavailable(base, f"unknown function kind {item.kind}")
+
+
+def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
+    from basedb.core.protocol import clip
+
+    return FunctionPlan(**base, status="unavailable",
+                        status_hint=UNAVAILABLE_HINT.format(reason=clip(reason.rstrip(". "),
+                                                                        _REASON_CHARS)))
+
+
+def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> FunctionPlan:
+    schema = decl.input_schema
+    if schema is None:
+        return FunctionPlan(**base, status="missing", status_hint=MISSING_HINT)
+    if not isinstance(schema, dict):
+        return _unavailable(base, "its inputSchema is not a JSON Schema object")
+    try:
+        validator = schema_validator(schema, check=True)
+    except Exception as exc:  # jsonschema raises several kinds for a broken schema
+        return _unavailable(base, f"its inputSchema is not a valid JSON Schema "
+                            f"({type(exc).__name__})")
+    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+                        validator=validator)
+
+
+def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
+    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default).
+    Remote `$ref`s are never fetched: the registry has no retriever."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    if check:
+        cls.check_schema(schema)
+    return cls(schema)
+
+
+def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[list[Any], Any]:
+    """The errors `basedb check` finds in one declaration against `catalog`, and (for a
+    Database Function) its SQL analysis."""
+    from basedb.check.context import CheckContext
+    from basedb.check.declarations import check_declarations
+
+    ws = Workspace(root=Path("."), config=None, catalog=catalog,
+                   declarations={decl.function_id: decl}, ids={decl.function_id: [decl.kind]},
+                   agent_tools=AgentToolsConfig(present=False), load_findings=[])
+    ctx = CheckContext(workspace=ws)
+    check_declarations(ctx)
+    if isinstance(decl, DatabaseFunction):
+        from basedb.check.sql.rules import check_database_functions
+
+        check_database_functions(ctx)
+    else:
+        from basedb.check.mutations import check_mutations
+
+        check_mutations(ctx)
+    return ctx.errors, ctx.analyses.get(decl.function_id)
+
+
+def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
+    """A not-ready plan when the re-validation found errors, else None."""
+    if any(error.code in UPGRADE_CODES for error in errors):
+        return FunctionPlan(**base, status="needs_upgrade", status_hint=UPGRADE_HINT)
+    if not errors:
+        return None
+    # Findings about the catalog name what changed (a field, an option); others describe
+    # the author's SQL, which a caller gets no use from: name just the rule.
+    about_catalog = [e for e in errors if e.code in CATALOG_CODES]
+    if about_catalog:
+        return _unavailable(base, about_catalog[0].message)
+    return _unavailable(base, f"its declaration no longer passes the platform's checks "
+                        f"({errors[0].code})")
+
+
+def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
+                            catalog: Catalog) -> FunctionPlan:
+    from basedb.platform.storage.sql_compile import CompileError, compile_for_sqlite
+
+    errors, analysis = _revalidate(decl, catalog)
+    judged = _judge(base, errors)
+    if judged is not None:
+        return judged
+    if analysis is None:
+        return _unavailable(base, "it has no SQL")
+    try:
+        compiled = compile_for_sqlite(analysis, catalog)
+    except CompileError:
+        return _unavailable(base, "its query uses SQL the local platform cannot run")
+    specs = param_specs(decl, catalog, analysis.bindings)
+    schema = schema_from_specs(decl, specs)
+    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+                        validator=schema_validator(schema), specs=specs, compiled=compiled,
+                        output_schema=query_output_schema(compiled.columns))
+
+
+def _mutation_plan(base: dict[str, Any], decl: Mutation, catalog: Catalog) -> FunctionPlan:
+    errors, _ = _revalidate(decl, catalog)
+    judged = _judge(base, errors)
+    if judged is not None:
+        return judged
+    try:
+        mutation = plan_mutation(decl, catalog)
+    except ValueError as exc:
+        return _unavailable(base, str(exc))
+    specs = param_specs(decl, catalog, mutation_bindings(decl, catalog))
+    schema = schema_from_specs(decl, specs)
+    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+                        validator=schema_validator(schema), specs=specs, mutation=mutation,
+                        output_schema=MUTATION_OUTPUT_SCHEMA)

@@ -1,0 +1,135 @@
+"""Users, bearer tokens and the platform owner.
+
+Tokens are stored only as SHA-256 hashes. On first start the platform creates its owner
+user and writes the owner's token to `<data dir>/owner.token` (file 0600 in a 0700
+directory, replaced atomically); the `local` profile reads it from there. If that file
+is lost, the next start issues a new owner token and rewrites it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
+from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
+from basedb.platform.storage import ids
+from basedb.platform.storage.store import Store
+
+OWNER_TOKEN_FILE = "owner.token"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    user_id: str
+    name: str
+    is_platform_owner: bool = False
+
+
+def create_user(conn: sqlite3.Connection, name: str, *,
+                platform_owner: bool = False) -> tuple[User, str]:
+    """A new user and its first token (returned once, never stored in clear)."""
+    user = User(ids.new_id(ids.USER_ID), name, platform_owner)
+    conn.execute(
+        "INSERT INTO users (user_id, name, is_platform_owner, created_at) VALUES (?, ?, ?, ?)",
+        (user.user_id, name, int(platform_owner), ids.now_text()),
+    )
+    return user, issue_token(conn, user.user_id)
+
+
+def issue_token(conn: sqlite3.Connection, user_id: str) -> str:
+    token = ids.new_token()
+    conn.execute("INSERT INTO tokens (token_hash, user_id, created_at) VALUES (?, ?, ?)",
+                 (ids.hash_token(token), user_id, ids.now_text()))
+    return token
+
+
+def get_user(conn: sqlite3.Connection, user_id: str) -> User | None:
+    row = conn.execute("SELECT user_id, name, is_platform_owner FROM users WHERE user_id = ?",
+                       (user_id,)).fetchone()
+    return User(row[0], row[1], bool(row[2])) if row else None
+
+
+def user_for_token(conn: sqlite3.Connection, token: str) -> User | None:
+    row = conn.execute(
+        "SELECT u.user_id, u.name, u.is_platform_owner FROM tokens t "
+        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ?",
+        (ids.hash_token(token),),
+    ).fetchone()
+    return User(row[0], row[1], bool(row[2])) if row else None
+
+
+def authenticate(conn: sqlite3.Connection, authorization: str | None) -> User:
+    """The user behind an `Authorization: Bearer <token>` header, or an auth failure."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise ApiFailure(
+            TOKEN_MISSING,
+            "Missing access token. Send the header `Authorization: Bearer <token>`; the "
+            "local platform owner's token is in owner.token in the data dir (print it with "
+            "`basedb auth token`). Executed: no. Retry: retry after fixing.",
+            status=401,
+        )
+    user = user_for_token(conn, token)
+    if user is None:
+        raise ApiFailure(
+            TOKEN_INVALID,
+            "Invalid access token: it is unknown to this platform. Use a token issued by "
+            "this platform (`basedb auth token` for the local owner, or POST /users). "
+            "Executed: no. Retry: retry after fixing.",
+            status=401,
+        )
+    return user
+
+
+# ------------------------------------------------------------------------- the owner
+
+
+def ensure_owner_token(store: Store, data_dir: Path) -> str:
+    """The platform owner's token, creating the owner (or a new token) when needed."""
+    token_path = data_dir / OWNER_TOKEN_FILE
+    existing = _read_token(token_path)
+    if existing:
+        with store.read() as conn:
+            user = user_for_token(conn, existing)
+        if user is not None and user.is_platform_owner:
+            return existing
+    with store.write() as conn:
+        # Another process may have fixed things while we waited for the write lock.
+        existing = _read_token(token_path)
+        if existing:
+            user = user_for_token(conn, existing)
+            if user is not None and user.is_platform_owner:
+                return existing
+        row = conn.execute("SELECT user_id FROM users WHERE is_platform_owner = 1 "
+                           "ORDER BY created_at LIMIT 1").fetchone()
+        if row is None:
+            _, token = create_user(conn, _owner_name(), platform_owner=True)
+        else:
+            token = issue_token(conn, row[0])
+        # Written inside the transaction: if the file cannot be written, no token exists.
+        write_secret_file(token_path, token + "\n")
+        return token
+
+
+def _read_token(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _owner_name() -> str:
+    try:
+        import getpass
+
+        return getpass.getuser() or "owner"
+    except (OSError, KeyError, ImportError):
+        return "owner"
+
+
+def write_secret_file(path: Path, text: str) -> None:
+    """Write `text` to `path` with mode 0600, atomically (a reader never sees half)."""
+    write_file_atomically(path, text, mode=PRIVATE_FILE_MODE)

@@ -1,0 +1,360 @@
+"""Resolve a site's deployed function for a caller, check its input, and run it.
+
+    deployed = resolve_deployment(conn, caller, app_token, env, include_internal)
+    target = resolve_target(conn, caller, app_token, env, function_id, include_internal)
+    result = invoke_function(call, function_id)        # the invoke endpoint's data
+
+Who sees what: prod is open to every member of the site, preview to its owner and
+admins (members are refused with 99991672 and told to use prod). Functions listed in
+the deployment's agent-tools `exclude` are hidden from agents and refused as unknown
+(800004001) unless an owner or admin passes includeInternal=true; a member passing it
+simply does not see them (an owner or admin calling without it is told how to debug
+it). The exclude list is not access control and does not restrict the page entry
+(upstream agent-tools.md): a deployed page, calling through its sign-in session,
+reaches every function of its deployment. Every refusal happens before anything runs
+and says so in upstream's message template (`errors.unexecuted_message`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from basedb.core.findings import pointer
+from basedb.core.protocol import (
+    FUNCTION_NOT_FOUND,
+    PARAMETER_INVALID,
+    SCHEMA_NOT_READY,
+    ApiFailure,
+    bad_request,
+    permission_denied,
+    quote,
+    unexecuted_message,
+)
+from basedb.platform.domain import identity, sites
+from basedb.platform.domain.access import require_site
+from basedb.platform.domain.function_plans import FunctionPlan, function_plan
+from basedb.platform.domain.revision import LiveCatalog, live_catalog
+from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
+from basedb.platform.storage.cells import closest
+from basedb.platform.storage.ids import DATETIME_FORMAT
+from basedb.platform.web.http import Call
+
+MAX_SQL_INT = 2**63 - 1
+_DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
+                          r"(Z|[+-]\d{2}:?\d{2})?)?$")
+_TRUE, _FALSE = ("true", "1"), ("false", "0", "")
+
+
+def parse_env(call: Call) -> str:
+    env = call.query.get("env") or "prod"
+    if env not in ENVIRONMENTS:
+        raise bad_request("env must be prod or preview", parameter="?env", received=env,
+                          fix="send env=prod (the published release) or env=preview",
+                          candidates=ENVIRONMENTS)
+    return env
+
+
+def parse_flag(call: Call, name: str) -> bool:
+    raw = (call.query.get(name) or "").lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
+                      received=call.query.get(name), fix=f"send {name}=true or leave it out")
+
+
+# ------------------------------------------------------------------------ resolving
+
+
+@dataclass(frozen=True, slots=True)
+class Deployed:
+    """The deployment an environment of a site runs, as one caller may see it."""
+
+    site: sites.SiteRow
+    role: str
+    env: str
+    snapshot: Snapshot
+    visible: tuple[str, ...]  # function ids the caller may see, sorted
+
+    def is_internal(self, function_id: str) -> bool:
+        return function_id in self.snapshot.exclude
+
+
+def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_token: str,
+                       env: str, include_internal: bool, *,
+                       from_page: bool = False) -> Deployed:
+    site, role = require_site(conn, caller, app_token)
+    if env == "preview" and role not in sites.MANAGER_ROLES:
+        raise permission_denied(
+            f"The preview of site {app_token} is open to its owner and admins; user "
+            f"{caller.user_id} is a member",
+            "call env=prod, or ask the site's owner for the admin role")
+    snapshot = load_snapshot(conn, site.app_token, env)
+    if snapshot is None:
+        raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
+    show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
+    visible = tuple(sorted(f for f in snapshot.functions
+                           if show_internal or f not in snapshot.exclude))
+    return Deployed(site=site, role=role, env=env, snapshot=snapshot, visible=visible)
+
+
+def no_deployment(app_token: str, env: str, *, publisher: bool) -> ApiFailure:
+    """Nothing is deployed for `env`; a `publisher` (owner or admin) is told how to
+    publish, a member (and the agent acting for one) whom to ask."""
+    reason = f"Site {app_token} has no {env} deployment yet"
+    if not publisher:
+        fix = "ask the site's owner or an admin to publish it to production"
+    elif env == "prod":
+        fix = ("deploy a preview (`basedb deploy`), check it, then promote it "
+               "(`basedb deploy --production --yes`)")
+    else:
+        fix = "deploy one with `basedb deploy`"
+    return ApiFailure(SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
+                      "Retry: retry after publishing.", status=409)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    deployed: Deployed
+    function_id: str
+    live: LiveCatalog
+    plan: FunctionPlan
+
+
+def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: str, env: str,
+                   function_id: str, include_internal: bool, *,
+                   from_page: bool = False) -> Target:
+    deployed = resolve_deployment(conn, caller, app_token, env, include_internal,
+                                  from_page=from_page)
+    if function_id not in deployed.visible:
+        if deployed.role in sites.MANAGER_ROLES and deployed.is_internal(function_id):
+            raise _excluded(function_id, app_token, env)
+        raise ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
+            f"Function {quote(function_id)} is not published in the {env} deployment of site "
+            f"{app_token}", parameter="/path/function_id", received=function_id,
+            fix=f"use a functionId from GET /sites/{app_token}/functions?env={env}",
+            candidates=closest(function_id, deployed.visible)), status=404)
+    live = live_catalog(conn, deployed.site)
+    plan = function_plan(deployed.snapshot, function_id, live)
+    return Target(deployed=deployed, function_id=function_id, live=live, plan=plan)
+
+
+def _excluded(function_id: str, app_token: str, env: str) -> ApiFailure:
+    """What an owner or admin hears of a function agent-tools.json excludes (a member is
+    told it does not exist): how to reach it while debugging."""
+    query = json.dumps({"env": env, "includeInternal": True}, separators=(",", ":"))
+    return ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
+        f"Function {quote(function_id)} is excluded from agents by agent-tools.json in the "
+        f"{env} deployment of site {app_token}", parameter="/path/function_id",
+        received=function_id, fix="to debug it as the site's owner or an admin, add "
+        f"includeInternal=true to the query, e.g. --params '{query}'; agents and members "
+        "cannot call it"), status=404)
+
+
+def require_callable(plan: FunctionPlan) -> None:
+    """Refuse a function whose schema is not ready (missing still runs, unvalidated)."""
+    if plan.status in ("ready", "missing"):
+        return
+    raise ApiFailure(SCHEMA_NOT_READY, f"Function {quote(plan.function_id)} cannot be called: "
+                     f"its schemaStatus is {plan.status}. Fix: {plan.status_hint} "
+                     "Executed: no. Retry: retry after publishing.", status=409)
+
+
+# -------------------------------------------------------------------------- input
+
+
+def body_params(call: Call) -> dict[str, Any]:
+    """`params` of the body {"params": {…}}; an absent body or params means none."""
+    if call.body is None:
+        return {}
+    body = call.body_object({"params"})
+    params = body.get("params")
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise bad_request("params must be a JSON object of named parameters",
+                          parameter="/params", received=params,
+                          fix='send {"params": {"name": value, …}} (by name, not an array)')
+    return params
+
+
+def checked_input(plan: FunctionPlan, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` validated against the function's inputSchema (as they are, for a
+    function whose schema is missing)."""
+    _check_values(params)
+    if plan.validator is not None and not plan.validator.is_valid(params):
+        from basedb.platform.domain.invoke_errors import parameter_failure
+
+        failure = parameter_failure(plan.validator.iter_errors(params), plan)
+        if failure is not None:
+            raise failure
+    return params
+
+
+def _check_values(params: Any) -> None:
+    """Values that JSON allows Python to parse but nothing downstream can store: unpaired
+    surrogates in text, NaN and infinities."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(params, ())]
+    while stack:
+        value, path = stack.pop()
+        problem = None
+        if isinstance(value, str):
+            if not _is_encodable(value):
+                problem = ("contains an unpaired UTF-16 surrogate (not valid Unicode text)",
+                           "send valid Unicode text")
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = ("is not a finite number", "send a JSON number (NaN and Infinity are "
+                       "not JSON)")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_encodable(key):
+                    problem = ("has a key with an unpaired UTF-16 surrogate",
+                               "send valid Unicode text")
+                    break
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, i)) for i, item in enumerate(value))
+        if problem is not None:
+            shown = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+            raise ApiFailure(PARAMETER_INVALID, unexecuted_message(
+                f"The value {problem[0]}", parameter=pointer("params", *map(str, path)),
+                received=shown, fix=problem[1]))
+
+
+def _is_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated params of a Database Function or Mutation, normalised for running:
+    integers within SQLite's range, DATE as 'YYYY-MM-DD', DATETIME as the cell format
+    'YYYY-MM-DD HH:mm:ss' (an ISO time with an offset converted to local time)."""
+    values: dict[str, Any] = {}
+    for spec in plan.specs:
+        value = params.get(spec.name)
+        at = pointer("params", spec.name)
+        if value is None:
+            values[spec.name] = None
+        elif spec.is_array:
+            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}") for i, v in enumerate(value)]
+        else:
+            values[spec.name] = _scalar(spec.kind, value, at)
+    return values
+
+
+def _scalar(kind: str, value: Any, at: str) -> Any:
+    if kind == "INT" and isinstance(value, float):
+        value = int(value)  # the schema lets 3.0 through as an integer
+    if kind in ("INT", "NUMBER") and isinstance(value, int) and abs(value) > MAX_SQL_INT:
+        raise _invalid("The number is outside the range of a 64-bit integer", at, value,
+                       f"send a number between {-MAX_SQL_INT} and {MAX_SQL_INT}")
+    if kind == "DATE":
+        try:
+            datetime.strptime(value, "%Y-%m-%d")
+        except ValueError:
+            raise _invalid("The value is not a real calendar date", at, value,
+                           "send a date YYYY-MM-DD that exists, e.g. 2025-02-28") from None
+        return value
+    if kind == "DATETIME":
+        return _datetime_text(value, at)
+    return value
+
+
+def _datetime_text(value: str, at: str) -> str:
+    match = _DATETIME_RE.match(value)
+    fix = 'send "YYYY-MM-DD HH:mm:ss" (site time), or ISO 8601 such as 2025-01-31T09:00:00Z'
+    if match is None:
+        raise _invalid("The value is not a date and time", at, value, fix)
+    day, hour, minute, second, zone = match.groups()
+    try:
+        moment = datetime.strptime(f"{day} {hour or '00'}:{minute or '00'}:{second or '00'}",
+                                   DATETIME_FORMAT)
+        if zone:
+            offset = "+00:00" if zone == "Z" else zone
+            if ":" not in offset:
+                offset = f"{offset[:3]}:{offset[3:]}"
+            aware = datetime.fromisoformat(moment.isoformat() + offset)
+            moment = aware.astimezone().replace(tzinfo=None)
+    except (ValueError, OverflowError):
+        raise _invalid("The value is not a real date and time", at, value, fix) from None
+    return moment.strftime(DATETIME_FORMAT)
+
+
+def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
+    return ApiFailure(PARAMETER_INVALID, unexecuted_message(reason, parameter=at,
+                                                            received=value, fix=fix))
+
+
+# ------------------------------------------------------------------------- invoking
+
+
+def invoke_function(call: Call) -> Any:
+    """Handle `POST /sites/{app}/functions/{id}/invoke`: the envelope's data."""
+    from basedb.platform.domain.runtimes import sql as sql_runtime
+
+    env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
+    params = body_params(call)
+    app_token, function_id = call.path["app_token"], call.path["function_id"]
+    # Resolution, validation and (for a Database Function) the query share one read
+    # snapshot of a read-only connection.
+    with sql_runtime.read_only_pool(call.store).transaction() as conn:
+        target = resolve_target(conn, call.caller, app_token, env, function_id,
+                                include_internal, from_page=call.from_page)
+        plan = target.plan
+        require_callable(plan)
+        checked = checked_input(plan, params)
+        if plan.compiled is not None:
+            return sql_runtime.run_query(conn, plan.compiled,
+                                         list(param_values(plan, checked).values()),
+                                         user_id=call.caller.user_id, function_id=function_id,
+                                         log_id=call.log_id)
+    if plan.kind == "mutation":
+        return _run_mutation(call, target, checked)
+    item = target.deployed.snapshot.functions[function_id]
+    if plan.kind == "faas":
+        from basedb.platform.domain.runtimes.faas import run_faas
+
+        timeout = getattr(plan.declaration, "timeout_ms", None)
+        return run_faas(store=call.store, site=target.deployed.site,
+                        catalog=target.live.catalog, caller=call.caller,
+                        function_id=function_id, handler_source=item.handler or "",
+                        input=checked, timeout_ms=timeout or _faas_default_timeout(),
+                        log_id=call.log_id, env=env)
+    from basedb.platform.domain.runtimes.ai import run_ai
+
+    return run_ai(declaration=item.declaration, input=checked, log_id=call.log_id)
+
+
+def _faas_default_timeout() -> int:
+    from basedb.platform.domain.runtimes.faas import DEFAULT_TIMEOUT_MS
+
+    return DEFAULT_TIMEOUT_MS
+
+
+def _run_mutation(call: Call, target: Target, params: dict[str, Any]) -> Any:
+    from basedb.platform.domain.runtimes.mutation import run_mutation
+
+    with call.store.write() as conn:
+        live = live_catalog(conn, target.deployed.site)
+        plan = target.plan
+        if live.revision != target.live.revision:
+            # The tables changed since the call was resolved: judge it again on what the
+            # write will really touch.
+            plan = function_plan(target.deployed.snapshot, target.function_id, live)
+            require_callable(plan)
+            params = checked_input(plan, params)
+        assert plan.mutation is not None
+        return run_mutation(conn, plan.mutation, param_values(plan, params),
+                            caller_id=call.caller.user_id)

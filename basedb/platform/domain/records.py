@@ -1,0 +1,247 @@
+"""Records of a Base table: validated writes and decoded reads.
+
+This is the one write path for record data: the Base API uses it, and so should every
+runtime that writes records (Mutations, the FaaS record routes), so that the same cell
+rules, bookkeeping columns (created/updated time and user, auto numbers) and link
+integrity hold whoever writes. Callers hold `store.write()` around a whole operation so
+that it is all-or-nothing.
+
+    prepared = prepare_values(conn, table, {"Status": "Open"}, at="/params")
+    [record_id] = insert_records(conn, table, [prepared], actor=user_id)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from basedb.core.findings import pointer as json_pointer
+from basedb.core.protocol import quote
+from basedb.platform.storage import ids, physical
+from basedb.platform.storage.cells import (
+    InvalidCell,
+    closest,
+    decoder_for,
+    encode_cell,
+    referenced_ids,
+)
+from basedb.workspace.model import Field, Table
+
+_CHUNK = 500  # ids per IN (…) lookup
+
+
+def resolve_field(table: Table, key: Any, at: str) -> Field:
+    """A writable-or-not field by name or id, or InvalidCell listing close names."""
+    field = table.field(key) if isinstance(key, str) else None
+    if field is None or field.type == "record_id":
+        names = [f.name for f in table.fields]
+        raise InvalidCell(None, at, f"Table {quote(table.name)} has no field {quote(key)}",
+                          "use a field name or field_id of the table",
+                          received=key, candidates=closest(str(key), names))
+    return field
+
+
+Cell = tuple[str, Any, Any]
+"""(JSON Pointer of the value in the request, field name or id, value)."""
+
+
+def prepare_values(conn: sqlite3.Connection, table: Table, values: Mapping[str, Any], *,
+                   at: str = "") -> dict[str, Any]:
+    """Validate `{field name or id: value}` into `{field_id: stored}` (ids checked too)."""
+    [prepared] = prepare_rows(conn, table, [
+        [(at + json_pointer(key), key, value) for key, value in values.items()]])
+    return prepared
+
+
+def prepare_rows(conn: sqlite3.Connection, table: Table,
+                 rows: Iterable[Iterable[Cell]]) -> list[dict[str, Any]]:
+    """Validate several rows of cells into `{field_id: stored}` each, checking every
+    referenced record and user id with one query per target table."""
+    prepared: list[dict[str, Any]] = []
+    refs: list[tuple[Field, str, list[str]]] = []
+    for cells in rows:
+        row: dict[str, Any] = {}
+        for at, key, value in cells:
+            field = resolve_field(table, key, at)
+            if field.field_id in row:
+                raise InvalidCell(field, at, f"Field {quote(field.name)} is given twice (by name "
+                                  "and by id)", "give each field once", received=key)
+            stored = encode_cell(field, value, at)
+            row[field.field_id] = stored
+            if stored is not None and field.type in ("link", "user"):
+                refs.append((field, at, referenced_ids(field, stored)))
+        prepared.append(row)
+    _check_references(conn, refs)
+    return prepared
+
+
+def _check_references(conn: sqlite3.Connection,
+                      refs: list[tuple[Field, str, list[str]]]) -> None:
+    wanted: dict[str | None, set[str]] = {}
+    for field, _, values in refs:
+        wanted.setdefault(field.link_table if field.type == "link" else None, set()).update(values)
+    existing: dict[str | None, set[str]] = {}
+    for target, ids_wanted in wanted.items():
+        if target is None:
+            existing[target] = _existing(conn, "SELECT user_id FROM users WHERE user_id IN "
+                                         "(SELECT value FROM json_each(?))", ids_wanted)
+        else:
+            existing[target] = existing_record_ids(conn, target, ids_wanted)
+    for field, at, values in refs:
+        target = field.link_table if field.type == "link" else None
+        for index, value in enumerate(values):
+            if value in existing[target]:
+                continue
+            where = f"{at}/{index}"
+            if target is None:
+                raise InvalidCell(field, where, f"Field {quote(field.name)} refers to user "
+                                  f"{quote(value)}, who does not exist", "use the id of an "
+                                  "existing user (GET /users/me shows yours)", received=value)
+            raise InvalidCell(field, where, f"Field {quote(field.name)} links to record "
+                              f"{quote(value)}, which is not in table {target}",
+                              f"use record ids from GET …/tables/{target}/records",
+                              received=value)
+
+
+def _existing(conn: sqlite3.Connection, sql: str, values: Iterable[str]) -> set[str]:
+    values = list(values)
+    found: set[str] = set()
+    for start in range(0, len(values), _CHUNK):
+        chunk = json.dumps(values[start:start + _CHUNK])
+        found.update(row[0] for row in conn.execute(sql, (chunk,)))
+    return found
+
+
+def existing_record_ids(conn: sqlite3.Connection, table_id: str,
+                        record_ids: Iterable[str]) -> set[str]:
+    return _existing(conn, f"SELECT record_id FROM {physical.table_name(table_id)} "
+                     "WHERE record_id IN (SELECT value FROM json_each(?))", record_ids)
+
+
+# ---------------------------------------------------------------------------- writes
+
+
+def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
+                   actor: str) -> list[str]:
+    """Insert prepared rows; returns their new record ids in order."""
+    if not rows:
+        return []
+    tname = physical.table_name(table.table_id)
+    now = ids.now_text()
+    seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
+    numbers = {row[0]: row[1] for row in conn.execute(
+        "SELECT field_id, next_number FROM fields WHERE table_id = ? AND type = 'auto_number'",
+        (table.table_id,))}
+    system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
+    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS]
+    columns += [physical.column_name(f.field_id) for f in table.fields]
+    record_ids: list[str] = []
+    params: list[list[Any]] = []
+    for row in rows:
+        seq += 1
+        record_id = ids.new_id(ids.RECORD_ID)
+        record_ids.append(record_id)
+        values: list[Any] = [record_id, seq, now, now, actor, actor]
+        for field in table.fields:
+            if field.type == "auto_number":
+                number = numbers.get(field.field_id) or 1
+                numbers[field.field_id] = number + 1
+                values.append(number)
+            elif field.type in system:
+                values.append(system[field.type])
+            elif field.type == "checkbox":
+                values.append(row.get(field.field_id) or 0)  # unticked, never NULL
+            else:
+                values.append(row.get(field.field_id))
+        params.append(values)
+    marks = ", ".join("?" * len(columns))
+    conn.executemany(f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})", params)
+    conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
+                     [(n, fid) for fid, n in numbers.items()])
+    return record_ids
+
+
+def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],
+                   values: dict[str, Any], *, actor: str) -> int:
+    """Apply one prepared patch to existing records; returns how many were updated."""
+    if not record_ids:
+        return 0
+    now = ids.now_text()
+    assignments = {physical.column_name(fid): value for fid, value in values.items()}
+    assignments["_updated_at"], assignments["_updated_by"] = now, actor
+    for field in table.fields:
+        if field.type == "updated_at":
+            assignments[physical.column_name(field.field_id)] = now
+        elif field.type == "updated_by":
+            assignments[physical.column_name(field.field_id)] = actor
+    sets = ", ".join(f"{column} = ?" for column in assignments)
+    cursor = conn.execute(
+        f"UPDATE {physical.table_name(table.table_id)} SET {sets} "
+        "WHERE record_id IN (SELECT value FROM json_each(?))",
+        (*assignments.values(), json.dumps(record_ids)))
+    return cursor.rowcount
+
+
+def delete_records(conn: sqlite3.Connection, table: Table, record_ids: list[str]) -> int:
+    """Delete records and drop them from every link cell that pointed at them."""
+    if not record_ids:
+        return 0
+    gone = json.dumps(record_ids)
+    cursor = conn.execute(f"DELETE FROM {physical.table_name(table.table_id)} "
+                          "WHERE record_id IN (SELECT value FROM json_each(?))", (gone,))
+    inbound = conn.execute("SELECT table_id, field_id FROM fields WHERE link_table = ?",
+                           (table.table_id,)).fetchall()
+    for table_id, field_id in inbound:
+        tname, column = physical.table_name(table_id), physical.column_name(field_id)
+        conn.execute(
+            f"UPDATE {tname} SET {column} = (SELECT CASE WHEN COUNT(*) = 0 THEN NULL ELSE "
+            f"json_group_array(value) END FROM json_each({tname}.{column}) WHERE value NOT IN "
+            "(SELECT value FROM json_each(?1))) WHERE EXISTS (SELECT 1 FROM "
+            f"json_each({tname}.{column}) WHERE value IN (SELECT value FROM json_each(?1)))",
+            (gone,))
+    return cursor.rowcount
+
+
+# ----------------------------------------------------------------------------- reads
+
+
+def _select_list(table: Table) -> str:
+    return ", ".join(["record_id"] + [physical.column_name(f.field_id) for f in table.fields])
+
+
+def read_records(conn: sqlite3.Connection, table: Table,
+                 record_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """`{record_id: {field name: value}}` for the records that exist."""
+    decoders = [(f.name, decoder_for(f)) for f in table.fields]
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(record_ids), _CHUNK):
+        chunk = json.dumps(record_ids[start:start + _CHUNK])
+        for row in conn.execute(
+                f"SELECT {_select_list(table)} FROM {physical.table_name(table.table_id)} "
+                "WHERE record_id IN (SELECT value FROM json_each(?))", (chunk,)):
+            cells = zip(decoders, row[1:], strict=True)
+            out[row[0]] = {name: decode(cell) for (name, decode), cell in cells}
+    return out
+
+
+def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int) -> dict[str, Any]:
+    """One page in insertion order, column-oriented as the Base API returns it."""
+    tname = physical.table_name(table.table_id)
+    total = conn.execute(f"SELECT COUNT(*) FROM {tname}").fetchone()[0]
+    decoders = [decoder_for(f) for f in table.fields]
+    record_ids: list[str] = []
+    data: list[list[Any]] = []
+    for row in conn.execute(f"SELECT {_select_list(table)} FROM {tname} ORDER BY _seq "
+                            "LIMIT ? OFFSET ?", (limit, offset)):
+        record_ids.append(row[0])
+        data.append([decode(cell) for decode, cell in zip(decoders, row[1:], strict=True)])
+    return {
+        "fields": [f.name for f in table.fields],
+        "field_id_list": [f.field_id for f in table.fields],
+        "record_id_list": record_ids,
+        "data": data,
+        "has_more": offset + len(record_ids) < total,
+        "total": total,
+    }

@@ -1,0 +1,120 @@
+"""Sites: their Base binding and their members.
+
+A site binds at most one Base and an ordered list of its tables; binding only ever
+appends (and dedupes) table ids, unbinding removes them, and a site left with no tables
+is unbound from its Base. Members have a role: `owner` (the creator, exactly one),
+`admin` or `member`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from basedb.platform.domain import bases as meta
+from basedb.platform.storage import ids
+from basedb.workspace.model import Catalog
+
+ROLES = ("owner", "admin", "member")
+MANAGER_ROLES = frozenset({"owner", "admin"})
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRow:
+    app_token: str
+    title: str
+    owner_id: str
+    base_token: str | None
+
+
+def create_site(conn: sqlite3.Connection, title: str, owner_id: str) -> SiteRow:
+    site = SiteRow(ids.new_id(ids.APP_TOKEN), title, owner_id, None)
+    conn.execute("INSERT INTO sites (app_token, title, owner_id, base_token, created_at) "
+                 "VALUES (?, ?, ?, NULL, ?)", (site.app_token, title, owner_id, ids.now_text()))
+    conn.execute("INSERT INTO site_members (app_token, user_id, role) VALUES (?, ?, 'owner')",
+                 (site.app_token, owner_id))
+    return site
+
+
+def get_site(conn: sqlite3.Connection, app_token: str) -> SiteRow | None:
+    row = conn.execute("SELECT app_token, title, owner_id, base_token FROM sites "
+                       "WHERE app_token = ?", (app_token,)).fetchone()
+    return SiteRow(*row) if row else None
+
+
+def role_of(conn: sqlite3.Connection, app_token: str, user_id: str) -> str | None:
+    row = conn.execute("SELECT role FROM site_members WHERE app_token = ? AND user_id = ?",
+                       (app_token, user_id)).fetchone()
+    return row[0] if row else None
+
+
+def sites_of_user(conn: sqlite3.Connection, user_id: str) -> list[tuple[SiteRow, str]]:
+    rows = conn.execute(
+        "SELECT s.app_token, s.title, s.owner_id, s.base_token, m.role FROM site_members m "
+        "JOIN sites s ON s.app_token = m.app_token WHERE m.user_id = ? "
+        "ORDER BY s.created_at, s.app_token", (user_id,))
+    return [(SiteRow(*row[:4]), row[4]) for row in rows]
+
+
+def bound_table_ids(conn: sqlite3.Connection, app_token: str) -> list[str]:
+    return [row[0] for row in conn.execute(
+        "SELECT table_id FROM site_tables WHERE app_token = ? ORDER BY position", (app_token,))]
+
+
+def bind_tables(conn: sqlite3.Connection, site: SiteRow, base_token: str,
+                table_ids: list[str]) -> list[str]:
+    """Append tables (already checked to belong to `base_token`); returns the binding."""
+    current = bound_table_ids(conn, site.app_token)
+    position = len(current)
+    for table_id in table_ids:
+        if table_id not in current:
+            position += 1
+            current.append(table_id)
+            conn.execute("INSERT INTO site_tables (app_token, table_id, position) "
+                         "VALUES (?, ?, ?)", (site.app_token, table_id, position))
+    conn.execute("UPDATE sites SET base_token = ? WHERE app_token = ?",
+                 (base_token, site.app_token))
+    return current
+
+
+def unbind_tables(conn: sqlite3.Connection, site: SiteRow,
+                  table_ids: list[str] | None) -> list[str]:
+    """Remove the given tables (all when None); returns what stays bound."""
+    if table_ids is None:
+        conn.execute("DELETE FROM site_tables WHERE app_token = ?", (site.app_token,))
+    else:
+        conn.execute("DELETE FROM site_tables WHERE app_token = ? AND table_id IN "
+                     "(SELECT value FROM json_each(?))", (site.app_token, json.dumps(table_ids)))
+    remaining = bound_table_ids(conn, site.app_token)
+    if not remaining:
+        conn.execute("UPDATE sites SET base_token = NULL WHERE app_token = ?", (site.app_token,))
+    return remaining
+
+
+def site_catalog(conn: sqlite3.Connection, site: SiteRow) -> Catalog:
+    """The live Catalog of the site's bound tables (what catalog.json mirrors)."""
+    if site.base_token is None:
+        return Catalog(base_token="", tables=())
+    tables = meta.load_tables(conn, site.base_token, bound_table_ids(conn, site.app_token))
+    return Catalog(base_token=site.base_token, tables=tuple(tables))
+
+
+def list_members(conn: sqlite3.Connection, app_token: str) -> list[tuple[str, str, str]]:
+    """(user_id, name, role), the owner first."""
+    return [(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT m.user_id, u.name, m.role FROM site_members m JOIN users u "
+        "ON u.user_id = m.user_id WHERE m.app_token = ? ORDER BY CASE m.role "
+        "WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, u.name, m.user_id", (app_token,))]
+
+
+def set_member(conn: sqlite3.Connection, app_token: str, user_id: str, role: str) -> None:
+    conn.execute("INSERT INTO site_members (app_token, user_id, role) VALUES (?, ?, ?) "
+                 "ON CONFLICT (app_token, user_id) DO UPDATE SET role = excluded.role",
+                 (app_token, user_id, role))
+
+
+def remove_member(conn: sqlite3.Connection, app_token: str, user_id: str) -> bool:
+    cursor = conn.execute("DELETE FROM site_members WHERE app_token = ? AND user_id = ?",
+                          (app_token, user_id))
+    return cursor.rowcount > 0

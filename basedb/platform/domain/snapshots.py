@@ -1,0 +1,181 @@
+"""Deployment snapshots: what a preview or prod release runs, read back for invoking.
+
+A deployment is written once (`basedb.platform.domain.deployments`) and never changed (triggers
+refuse UPDATEs on its tables), so a snapshot read for one deployment id stays right for
+as long as the process lives: both the snapshot and the declarations built from it are
+cached by deployment id in small LRU caches. Only *which* deployment an environment
+points at needs a query on every call:
+
+    snapshot = load_snapshot(conn, app_token, "prod")      # None: nothing deployed
+    decls = snapshot_declarations(snapshot)                 # functionId -> declaration
+
+The cached objects are shared between requests: treat them (and the declaration
+documents inside) as read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar, cast
+
+from basedb.workspace.catalog import build_catalog
+from basedb.workspace.declarations import build_declaration
+from basedb.workspace.model import FUNCTION_KINDS, AnyDeclaration, Catalog, FunctionKind
+
+ENVIRONMENTS = ("prod", "preview")
+SNAPSHOT_CACHE_SIZE = 64
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSnapshot:
+    function_id: str
+    kind: FunctionKind
+    declaration: Mapping[str, Any]  # the function.json document
+    sql: str | None = None  # Database Functions: main.sql
+    handler: str | None = None  # FaaS: index.mjs source
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    deployment_id: str
+    app_token: str
+    fingerprint: str
+    functions: Mapping[str, FunctionSnapshot]  # all four kinds, AI Functions included
+    exclude: frozenset[str]
+    created_at: str
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LruCache(Generic[K, V]):
+    """A small thread-safe LRU map; `get_or_load` runs `load` outside the lock (two
+    threads may both load a missing entry; the values are equal, either one is kept)."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
+    def get_or_load(self, key: K, load: Callable[[], V]) -> V:
+        found = self.get(key)
+        if found is None:
+            found = load()
+            self.put(key, found)
+        return found
+
+
+_snapshots: LruCache[str, Snapshot] = LruCache(SNAPSHOT_CACHE_SIZE)
+_declarations: LruCache[str, Mapping[str, AnyDeclaration]] = LruCache(SNAPSHOT_CACHE_SIZE)
+
+
+# ----------------------------------------------------------------------- pointers
+
+
+def prod_deployment_id(conn: sqlite3.Connection, app_token: str) -> str | None:
+    """The deployment prod points at: the site's newest promotion or rollback."""
+    row = conn.execute("SELECT deployment_id FROM promotions WHERE app_token = ? "
+                       "ORDER BY promotion_id DESC LIMIT 1", (app_token,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def preview_deployment_id(conn: sqlite3.Connection, app_token: str) -> str | None:
+    """The latest preview: the site's newest deployment (every deployment starts as one)."""
+    row = conn.execute("SELECT deployment_id FROM deployments WHERE app_token = ? "
+                       "ORDER BY seq DESC LIMIT 1", (app_token,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def deployment_id_for(conn: sqlite3.Connection, app_token: str, env: str) -> str | None:
+    if env == "prod":
+        return prod_deployment_id(conn, app_token)
+    if env == "preview":
+        return preview_deployment_id(conn, app_token)
+    raise ValueError(f"env must be one of {ENVIRONMENTS}, not {env!r}")
+
+
+# ---------------------------------------------------------------------- snapshots
+
+
+def load_snapshot(conn: sqlite3.Connection, app_token: str, env: str) -> Snapshot | None:
+    """The snapshot `env` ("prod" or "preview") of the site runs, or None when there is
+    none yet (no promotion for prod, no deployment for preview)."""
+    deployment_id = deployment_id_for(conn, app_token, env)
+    if deployment_id is None:
+        return None
+    return load_deployment_snapshot(conn, deployment_id)
+
+
+def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Snapshot | None:
+    """The snapshot of one deployment (any site), or None when the id is unknown."""
+    found = _snapshots.get(deployment_id)
+    if found is not None:
+        return found
+    row = conn.execute("SELECT app_token, fingerprint, exclude, created_at FROM deployments "
+                       "WHERE deployment_id = ?", (deployment_id,)).fetchone()
+    if row is None:
+        return None
+    functions: dict[str, FunctionSnapshot] = {}
+    for function_id, kind, declaration, sql, handler in conn.execute(
+            "SELECT function_id, kind, declaration, sql, handler FROM deployment_functions "
+            "WHERE deployment_id = ? ORDER BY function_id", (deployment_id,)):
+        if kind not in FUNCTION_KINDS:
+            raise ValueError(f"deployment {deployment_id} stores unknown kind {kind!r}")
+        functions[function_id] = FunctionSnapshot(
+            function_id=function_id, kind=cast(FunctionKind, kind),
+            declaration=json.loads(declaration), sql=sql, handler=handler)
+    snapshot = Snapshot(deployment_id=deployment_id, app_token=row[0], fingerprint=row[1],
+                        functions=MappingProxyType(functions),
+                        exclude=frozenset(json.loads(row[2])), created_at=row[3])
+    _snapshots.put(deployment_id, snapshot)
+    return snapshot
+
+
+def snapshot_declarations(snapshot: Snapshot) -> dict[str, AnyDeclaration]:
+    """Every function of the snapshot as a declaration object (built with
+    `build_declaration`, as `basedb check` and the draft validation build them)."""
+    built = _declarations.get_or_load(snapshot.deployment_id,
+                                      lambda: _build_declarations(snapshot))
+    return dict(built)
+
+
+def _build_declarations(snapshot: Snapshot) -> Mapping[str, AnyDeclaration]:
+    out: dict[str, AnyDeclaration] = {}
+    for function_id, item in snapshot.functions.items():
+        # Only drafts that passed validation are deployed, so these always build.
+        decl, _ = build_declaration(item.kind, function_id, item.declaration, sql=item.sql,
+                                    has_handler=item.handler is not None)
+        if decl is not None:
+            out[function_id] = decl
+    return MappingProxyType(out)
+
+
+def snapshot_catalog(conn: sqlite3.Connection, deployment_id: str) -> Catalog | None:
+    """The catalog of the site's bound tables as it was when the deployment was made."""
+    row = conn.execute("SELECT catalog FROM deployments WHERE deployment_id = ?",
+                       (deployment_id,)).fetchone()
+    if row is None:
+        return None
+    catalog, _ = build_catalog(json.loads(row[0]))
+    return catalog

@@ -1,0 +1,235 @@
+"""The platform database's meta tables, as an ordered list of migrations.
+
+`schema_migrations` records which versions are applied. To change the schema, append a
+`Migration` with the next version number to `MIGRATIONS` (never edit an applied one);
+`Store` applies the missing ones at start-up inside one `BEGIN IMMEDIATE` transaction,
+so several processes opening the same data dir at once stay consistent.
+
+Base records do not live here: each Base table is its own SQLite table, laid out as
+`basedb.platform.storage.physical` describes, created and altered by `basedb.platform.domain.bases`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    apply: str | Callable[[sqlite3.Connection], None]
+
+
+_CORE = """
+CREATE TABLE users (
+    user_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    is_platform_owner INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE tokens (
+    token_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX tokens_by_user ON tokens(user_id);
+CREATE TABLE bases (
+    base_token TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    owner_id TEXT NOT NULL REFERENCES users(user_id),
+    created_at TEXT NOT NULL
+);
+CREATE TABLE base_tables (
+    table_id TEXT PRIMARY KEY,
+    base_token TEXT NOT NULL REFERENCES bases(base_token) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (base_token, name)
+);
+CREATE TABLE fields (
+    field_id TEXT PRIMARY KEY,
+    table_id TEXT NOT NULL REFERENCES base_tables(table_id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    multiple INTEGER NOT NULL DEFAULT 0,
+    options TEXT,                  -- JSON array of option names (select)
+    link_table TEXT REFERENCES base_tables(table_id),
+    description TEXT NOT NULL DEFAULT '',
+    position INTEGER NOT NULL,
+    next_number INTEGER,           -- the next value of an auto_number field
+    UNIQUE (table_id, name)
+);
+CREATE INDEX fields_by_link_table ON fields(link_table);
+CREATE TABLE sites (
+    app_token TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    owner_id TEXT NOT NULL REFERENCES users(user_id),
+    base_token TEXT REFERENCES bases(base_token),
+    created_at TEXT NOT NULL
+);
+CREATE INDEX sites_by_base ON sites(base_token);
+CREATE TABLE site_tables (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    table_id TEXT NOT NULL REFERENCES base_tables(table_id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (app_token, table_id)
+);
+CREATE TABLE site_members (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+    PRIMARY KEY (app_token, user_id)
+);
+CREATE INDEX site_members_by_user ON site_members(user_id);
+"""
+
+
+def _catalog_revision(conn: sqlite3.Connection) -> None:
+    """One counter that every change to a site's catalog bumps (tables, fields, bindings),
+    kept by triggers so that no write path can forget it; caches of compiled functions
+    key on it (`basedb.platform.domain.revision`). Trigger bodies contain `;`, hence a callable."""
+    conn.execute("CREATE TABLE catalog_revision (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                 "revision INTEGER NOT NULL)")
+    conn.execute("INSERT INTO catalog_revision (id, revision) VALUES (1, 1)")
+    events = {
+        "base_tables": ("INSERT", "DELETE", "UPDATE OF name"),
+        # not next_number: every record insert with an auto number updates it
+        "fields": ("INSERT", "DELETE", "UPDATE OF table_id, name, type, multiple, options, "
+                   "link_table, description, position"),
+        "site_tables": ("INSERT", "DELETE", "UPDATE"),
+        "sites": ("UPDATE OF base_token",),
+    }
+    for table, table_events in events.items():
+        for number, event in enumerate(table_events, start=1):
+            conn.execute(f"CREATE TRIGGER catalog_revision_{table}_{number} AFTER {event} "
+                         f"ON {table} BEGIN UPDATE catalog_revision SET revision = "
+                         "revision + 1 WHERE id = 1; END")
+
+
+_RELEASES = """
+CREATE TABLE site_drafts (
+    app_token TEXT PRIMARY KEY REFERENCES sites(app_token) ON DELETE CASCADE,
+    exclude TEXT NOT NULL DEFAULT '[]',  -- the agent-tools policy: JSON array of ids
+    revision INTEGER NOT NULL DEFAULT 0, -- bumped by every draft write
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE draft_functions (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    kind TEXT NOT NULL
+        CHECK (kind IN ('database_function', 'mutation', 'faas', 'ai_function')),
+    function_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    declaration TEXT NOT NULL,     -- function.json, as JSON
+    sql TEXT,                      -- main.sql of a Database Function
+    handler TEXT,                  -- index.mjs of a FaaS
+    PRIMARY KEY (app_token, kind, function_id)
+);
+CREATE TABLE deployments (
+    deployment_id TEXT PRIMARY KEY,
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,          -- 1, 2, ... per site, in creation order
+    fingerprint TEXT NOT NULL,
+    exclude TEXT NOT NULL,         -- JSON array of excluded ids
+    catalog TEXT NOT NULL,         -- catalog.json of the bound tables at deploy time
+    function_hints TEXT NOT NULL,  -- JSON array
+    artifact_sha256 TEXT NOT NULL,
+    artifact_size INTEGER NOT NULL,
+    created_by TEXT NOT NULL REFERENCES users(user_id),
+    created_at TEXT NOT NULL,
+    UNIQUE (app_token, seq)
+);
+CREATE TABLE deployment_functions (
+    deployment_id TEXT NOT NULL REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    function_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    sql TEXT,
+    handler TEXT,
+    PRIMARY KEY (deployment_id, function_id)
+);
+CREATE TABLE deployment_artifacts (
+    deployment_id TEXT PRIMARY KEY REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    content BLOB NOT NULL          -- the uploaded site.zip
+);
+CREATE TABLE promotions (          -- prod history; a site's newest row is its prod pointer
+    promotion_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    deployment_id TEXT NOT NULL REFERENCES deployments(deployment_id) ON DELETE CASCADE,
+    action TEXT NOT NULL CHECK (action IN ('promote', 'rollback')),
+    promoted_by TEXT NOT NULL REFERENCES users(user_id),
+    promoted_at TEXT NOT NULL
+);
+CREATE INDEX promotions_by_site ON promotions(app_token, promotion_id);
+CREATE TABLE page_sessions (
+    session_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at INTEGER NOT NULL    -- unix seconds
+);
+CREATE INDEX page_sessions_by_expiry ON page_sessions(expires_at);
+"""
+
+# A deployment is a snapshot: nothing may change it once written.
+_IMMUTABLE_TABLES = ("deployments", "deployment_functions", "deployment_artifacts")
+
+
+def _releases(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_RELEASES):
+        conn.execute(statement)
+    for table in _IMMUTABLE_TABLES:
+        # Trigger bodies contain `;`, which _statements would split on.
+        conn.execute(f"CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} "
+                     "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
+    Migration(2, "catalog revision counter", _catalog_revision),
+    Migration(3, "drafts, deployments, promotions, page sessions", _releases),
+]
+
+
+def apply_migrations(conn: sqlite3.Connection, migrations: list[Migration]) -> list[int]:
+    """Apply the migrations not yet recorded; the caller holds a write transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    newest = max((m.version for m in migrations), default=0)
+    unknown = [v for v in applied if v > newest]
+    if unknown:
+        from basedb.core.errors import ConflictError
+
+        raise ConflictError(
+            f"The platform database has schema version {max(unknown)}, newer than this "
+            f"basedb understands ({newest}).",
+            code="PLATFORM_SCHEMA_NEWER",
+            hint="Upgrade basedb, or point $BASEDB_DATA_DIR (or --data) at another directory.",
+        )
+    done: list[int] = []
+    for migration in sorted(migrations, key=lambda m: m.version):
+        if migration.version in applied:
+            continue
+        if isinstance(migration.apply, str):
+            for statement in _statements(migration.apply):
+                conn.execute(statement)
+        else:
+            migration.apply(conn)
+        conn.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) "
+            "VALUES (?, ?, datetime('now'))",
+            (migration.version, migration.description),
+        )
+        done.append(migration.version)
+    return done
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (executescript would commit)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

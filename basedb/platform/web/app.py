@@ -1,0 +1,54 @@
+"""The platform's ASGI application (Starlette), built from the route groups."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from basedb.platform.storage.store import Store
+from basedb.platform.web.http import (
+    AppContext,
+    RequestLogMiddleware,
+    asgi_handler,
+    http_exception_handler,
+)
+from basedb.platform.web.routes import all_endpoints
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Starlette:
+    """The ASGI app over `store`; `access_log` writes one JSON line per request."""
+    context = AppContext(store=store, data_dir=data_dir)
+    by_path: dict[str, dict[str, Handler]] = {}
+    for endpoint in all_endpoints():
+        methods = by_path.setdefault(endpoint.full_path, {})
+        if endpoint.method in methods:
+            raise ValueError(f"{endpoint.method} {endpoint.full_path} is defined twice")
+        methods[endpoint.method] = asgi_handler(endpoint, context)
+    # One route per path, dispatching on the method, so that a 405 lists every method.
+    routes = [Route(path, _dispatcher(methods), methods=list(methods))
+              for path, methods in by_path.items()]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
+                               context=context)],
+        exception_handlers={HTTPException: http_exception_handler},
+    )
+    app.state.context = context
+    return app
+
+
+def _dispatcher(methods: dict[str, Handler]) -> Handler:
+    async def dispatch(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await methods[method](request)
+
+    return dispatch

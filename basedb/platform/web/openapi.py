@@ -1,0 +1,206 @@
+"""The OpenAPI document, generated from the route groups' `Endpoint` metadata.
+
+The routes are the single source: the app serves this document at /openapi.json, and
+docs/openapi.yaml is the same document written out for readers (and reviewed in diffs):
+
+    python -m basedb.platform.web.openapi --write   # regenerate docs/openapi.yaml
+    python -m basedb.platform.web.openapi --check   # exit 1 when docs/openapi.yaml is stale
+
+New routes document themselves through their `Endpoint` (summary, tag, query parameters,
+request and response JSON Schemas); see `basedb.platform.web.routes` for adding a group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from basedb import __version__
+from basedb.core.paths import API_PREFIX
+from basedb.platform.web.http import JSON, Endpoint
+
+DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
+
+PATH_PARAMETERS = {
+    "base_token": "The Base (bas…).",
+    "table_id": "A table of the Base (tbl…).",
+    "field_id": "A field of the table (fld…).",
+    "record_id": "A record of the table (rec…).",
+    "app_token": "The site (Prj…), the appToken of base-database.jsonc.",
+    "deployment_id": "A deployment of the site (dpl…).",
+    "function_id": "A function of the deployment: its functionId (the directory name).",
+    "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
+            "index.html.",
+}
+# Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
+_CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
+
+_ENVELOPE = {
+    "type": "object",
+    "properties": {"code": {"type": "integer", "const": 0}, "msg": {"type": "string"},
+                   "data": {}},
+    "required": ["code", "msg", "data"],
+}
+_ERROR_ENVELOPE = {
+    "type": "object",
+    "description": "Every failure. `msg` is at most 500 characters; a refused call follows "
+                   "`<Reason>. Parameter: <JSON Pointer> (received <value>). Fix: <…>; "
+                   "Candidates: <≤3>. Executed: no. Retry: <…>.`",
+    "properties": {
+        "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
+                 "99991663 token invalid, 99991672 permission denied, 404/405 unknown "
+                 "route or method, 500 internal error, 503 busy; 8000040xx for functions."},
+        "msg": {"type": "string", "maxLength": 500},
+        "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
+                  "required": ["log_id"]},
+        "data": {},
+    },
+    "required": ["code", "msg", "error"],
+}
+_LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
+
+
+def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    operation_ids: set[str] = set()
+    for endpoint in endpoints:
+        operation = _operation(endpoint)
+        if operation["operationId"] in operation_ids:
+            raise ValueError(f"two endpoints share the handler name {operation['operationId']!r}")
+        operation_ids.add(operation["operationId"])
+        methods = paths.setdefault(openapi_path(endpoint.full_path), {})
+        if endpoint.method.lower() in methods:
+            raise ValueError(f"{endpoint.method} {endpoint.full_path} is defined twice")
+        methods[endpoint.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "basedb local platform",
+            "version": __version__,
+            "description": "The Base Database Open API served by `basedb serve` (and "
+                           f"in-process by the CLI). Business routes live under {API_PREFIX}; "
+                           "every response is the Lark envelope {code, msg, data} and carries "
+                           "the header X-Tt-Logid.",
+        },
+        "servers": [{"url": "http://127.0.0.1:8787"}],
+        "security": [{"bearer": []}],
+        "paths": {path: paths[path] for path in sorted(paths)},
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "A platform token (bdb_…)."},
+                "pageSession": {"type": "apiKey", "in": "cookie", "name": "basedb_session",
+                                "description": "The page sign-in session (POST "
+                                "/_basedb/session); accepted only with the header "
+                                "X-Basedb-Page: 1."},
+            },
+            "headers": {"LogId": {"description": "The request's log id.",
+                                  "schema": {"type": "string"}}},
+            "schemas": {"Envelope": _ENVELOPE, "ErrorEnvelope": _ERROR_ENVELOPE},
+        },
+    }
+
+
+def _operation(endpoint: Endpoint) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": getattr(endpoint.handler, "__name__", endpoint.summary),
+        "tags": [endpoint.tag],
+        "summary": endpoint.summary,
+    }
+    if endpoint.description:
+        operation["description"] = endpoint.description
+    if not endpoint.auth:
+        operation["security"] = []
+    elif endpoint.page_session:
+        operation["security"] = [{"bearer": []}, {"pageSession": []}]
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+         "description": PATH_PARAMETERS.get(name, "Path parameter.")}
+        for name in re.findall(r"\{(\w+)\}", openapi_path(endpoint.path))
+    ]
+    parameters += [
+        {"name": q.name, "in": "query", "required": q.required, "schema": dict(q.schema),
+         "description": q.description}
+        for q in endpoint.query
+    ]
+    if parameters:
+        operation["parameters"] = parameters
+    if endpoint.body is not None:
+        operation["requestBody"] = {
+            "required": endpoint.body_required,
+            "content": {endpoint.body_media_type: {"schema": dict(endpoint.body)}},
+        }
+    if endpoint.response_media_type is not None:
+        success: dict[str, Any] = {"content": {endpoint.response_media_type: {"schema": {}}}}
+    else:
+        data = dict(endpoint.response) if endpoint.response is not None else {}
+        success = {"content": {JSON: {"schema": {"allOf": [
+            {"$ref": "#/components/schemas/Envelope"},
+            {"type": "object", "properties": {"data": data}},
+        ]}}}}
+    failure: dict[str, Any] = {
+        "description": "An error envelope.", "headers": _LOG_ID_HEADER,
+        "content": {JSON: {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+    if endpoint.error_page_media_type is not None:
+        failure["description"] = ("An error page for a browser (sign-in, no access, not "
+                                  "found), or an error envelope (e.g. an invalid token).")
+        failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
+    operation["responses"] = {
+        "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success},
+        "default": failure,
+    }
+    return operation
+
+
+def openapi_path(path: str) -> str:
+    """A route path in OpenAPI's template syntax."""
+    return _CONVERTER_RE.sub(r"{\1}", path)
+
+
+def render_yaml(document: dict[str, Any]) -> str:
+    import yaml
+
+    # A JSON round trip unshares repeated schema objects, which YAML would turn into
+    # anchors and aliases that few readers follow.
+    plain = json.loads(json.dumps(document))
+    header = "# Generated by `python -m basedb.platform.web.openapi --write`; do not edit.\n"
+    return header + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True, width=100)
+
+
+def current_document() -> dict[str, Any]:
+    from basedb.platform.web.routes import all_endpoints
+
+    return build_document(all_endpoints())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m basedb.platform.web.openapi",
+                                     description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--write", action="store_true", help="rewrite the document file")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    parser.add_argument("--path", type=Path, default=DOCUMENT_PATH)
+    args = parser.parse_args(argv)
+    text = render_yaml(current_document())
+    if args.write:
+        args.path.parent.mkdir(parents=True, exist_ok=True)
+        args.path.write_text(text, encoding="utf-8")
+        print(f"wrote {args.path}", file=sys.stderr)
+        return 0
+    if args.check:
+        existing = args.path.read_text(encoding="utf-8") if args.path.exists() else ""
+        if existing != text:
+            print(f"{args.path} is stale; run python -m basedb.platform.web.openapi --write",
+                  file=sys.stderr)
+            return 1
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Serving a deployment's static site: the `src/` files of its site.zip.
+
+A page URL's path below `/sites/<app>/` (prod) or `/sites/<app>/preview/` maps to the
+file `src/<path>` of the deployment's artifact; a directory (a path ending in `/`, or
+the empty path) maps to its `index.html`. Paths are looked up by name in the archive, so
+nothing outside it can ever be read; segments such as `..`, `.`, backslashes and control
+characters are refused anyway, before any lookup. ETags are the SHA-256 digests of the
+verified manifest.
+
+Artifacts never change, so each deployment's archive and file index are cached (a few
+of the most recently served deployments).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import mimetypes
+import re
+import sqlite3
+import threading
+import zipfile
+from dataclasses import dataclass
+
+from basedb.core.site_zip import MANIFEST_PATH
+from basedb.platform.domain.deployments import artifact_content
+from basedb.platform.domain.snapshots import LruCache
+
+SITE_ROOT = "src/"
+INDEX = "index.html"
+SITES_CACHED = 4
+
+# Types browsers must get right (module scripts are refused under a wrong type);
+# anything else comes from the mimetypes table, else application/octet-stream.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".wasm": "application/wasm",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".webmanifest": "application/manifest+json",
+    ".ico": "image/x-icon",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+}
+_UNSAFE_SEGMENT_RE = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+@dataclass(frozen=True, slots=True)
+class SiteFile:
+    path: str  # below src/
+    data: bytes
+    sha256: str
+
+    @property
+    def content_type(self) -> str:
+        return content_type(self.path)
+
+
+class SiteFiles:
+    """The `src/` files of one deployment's artifact."""
+
+    def __init__(self, content: bytes) -> None:
+        self._archive = zipfile.ZipFile(io.BytesIO(content))
+        self._lock = threading.Lock()
+        manifest = json.loads(self._archive.read(MANIFEST_PATH))
+        self.digests: dict[str, str] = {
+            entry["path"][len(SITE_ROOT):]: entry["sha256"]
+            for entry in manifest["files"] if entry["path"].startswith(SITE_ROOT)}
+
+    def has_file(self, path: str) -> bool:
+        return path in self.digests
+
+    def has_directory(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(name.startswith(prefix) for name in self.digests)
+
+    def read(self, path: str) -> SiteFile | None:
+        digest = self.digests.get(path)
+        if digest is None:
+            return None
+        with self._lock:
+            data = self._archive.read(SITE_ROOT + path)
+        return SiteFile(path, data, digest)
+
+
+_sites: LruCache[str, SiteFiles] = LruCache(SITES_CACHED)
+
+
+def site_files(conn: sqlite3.Connection, deployment_id: str) -> SiteFiles | None:
+    found = _sites.get(deployment_id)
+    if found is None:
+        content = artifact_content(conn, deployment_id)
+        if content is None:
+            return None
+        found = SiteFiles(content)
+        _sites.put(deployment_id, found)
+    return found
+
+
+def safe_path(path: str) -> str | None:
+    """The request path below the site root if every segment is an ordinary name."""
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        if segment in (".", "..") or _UNSAFE_SEGMENT_RE.search(segment):
+            return None
+        if segment == "" and index not in (0, len(segments) - 1):
+            return None  # `a//b`
+    return path.lstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A page path's outcome: a file to serve, or a redirect to the directory URL."""
+
+    file: SiteFile | None = None
+    redirect_to_directory: bool = False
+
+
+def resolve(files: SiteFiles, path: str) -> Resolved | None:
+    """What to answer for `path` (already safe): None means not found."""
+    if path == "" or path.endswith("/"):
+        found = files.read(path + INDEX)
+        return Resolved(file=found) if found else None
+    found = files.read(path)
+    if found is not None:
+        return Resolved(file=found)
+    if files.has_file(path + "/" + INDEX) or files.has_directory(path):
+        return Resolved(redirect_to_directory=True)
+    return None
+
+
+def content_type(path: str) -> str:
+    dot = path.rfind(".")
+    extension = path[dot:].lower() if dot > path.rfind("/") else ""
+    known = CONTENT_TYPES.get(extension)
+    if known:
+        return known
+    guessed, _ = mimetypes.guess_type(path)
+    return guessed or "application/octet-stream"
+
+
+# ---------------------------------------------------------------------- HTML pages
+
+
+_STYLE = ("body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;"
+          "padding:0 1rem;color:#1f2329}code{background:#f2f3f5;padding:0 .25rem}"
+          "input{width:100%;box-sizing:border-box;font:inherit;padding:.5rem}"
+          "button{font:inherit;padding:.5rem 1rem;margin-top:.75rem}"
+          ".error{color:#d83931}")
+
+
+def message_page(title: str, paragraphs: list[str]) -> str:
+    """A small HTML page; paragraphs are plain text (escaped here)."""
+    body = "".join(f"<p>{html.escape(text)}</p>" for text in paragraphs)
+    return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
+            f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
+
+
+SIGN_IN_SCRIPT = """
+// A link from another site arrives without the SameSite=Strict cookie; if a session
+// exists after all, reload once (a same-site navigation, which carries it).
+if (!sessionStorage.getItem("basedb-session-reload")) {
+  fetch("/_basedb/session", {credentials: "same-origin", headers: {"X-Basedb-Page": "1"}})
+    .then((response) => response.json())
+    .then((body) => {
+      if (body.code === 0) {
+        sessionStorage.setItem("basedb-session-reload", "1");
+        location.reload();
+      }
+    })
+    .catch(() => {});
+}
+const form = document.getElementById("sign-in");
+const error = document.getElementById("error");
+async function post(token) {
+  const response = await fetch("/_basedb/session", {
+    method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-Basedb-Page": "1"},
+    body: JSON.stringify({token}),
+  });
+  const body = await response.json().catch(() => ({}));
+  if (body.code !== 0) throw new Error(body.msg || `HTTP ${response.status}`);
+}
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  error.textContent = "";
+  try {
+    await post(form.elements.token.value.trim());
+    location.reload();
+  } catch (failure) {
+    error.textContent = failure.message;
+  }
+});
+"""
+
+
+def sign_in_page() -> str:
+    """The page shown instead of a site page to a browser that is not signed in (it
+    names no site: who may not sign in may not learn what the site is either)."""
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Sign in</title><style>{_STYLE}</style></head><body>"
+        "<h1>Sign in</h1>"
+        "<p>Paste your platform token. Print it with <code>basedb auth token</code>; the "
+        "page keeps a session in a cookie, never the token.</p>"
+        "<form id=\"sign-in\"><label for=\"token\">Token</label>"
+        "<input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\" required>"
+        "<button type=\"submit\">Sign in</button></form>"
+        "<p id=\"error\" class=\"error\" role=\"alert\"></p>"
+        f"<script type=\"module\">{SIGN_IN_SCRIPT}</script></body></html>")

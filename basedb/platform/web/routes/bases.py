@@ -1,0 +1,196 @@
+"""Bases, tables and fields (the Base v3 subset; snake_case like Lark)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from basedb.core.protocol import bad_request, quote
+from basedb.platform.domain import bases as meta
+from basedb.platform.domain.access import require_base, require_path_table
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.routes.schemas import (
+    BOOLEAN,
+    FIELD,
+    FIELD_BODY,
+    INTEGER,
+    MAX_PAGE,
+    PAGE_QUERY,
+    STRING,
+    TABLE,
+    array,
+    obj,
+)
+from basedb.workspace.model import Field, Table
+
+MAX_FIELDS_PER_TABLE = meta.MAX_FIELDS_PER_TABLE
+
+
+def field_view(field: Field) -> dict[str, Any]:
+    view: dict[str, Any] = {"field_id": field.field_id, "name": field.name, "type": field.type,
+                            "description": field.description}
+    if field.type in ("select", "user"):
+        view["multiple"] = field.multiple
+    if field.type == "select":
+        view["options"] = [{"name": o} for o in field.options]
+    if field.type == "link":
+        view["link_table"] = field.link_table
+    return view
+
+
+def table_view(table: Table) -> dict[str, Any]:
+    return {"table_id": table.table_id, "name": table.name,
+            "fields": [field_view(f) for f in table.fields]}
+
+
+# --------------------------------------------------------------------------- bases
+
+
+def create_base(call: Call) -> dict[str, Any]:
+    name = meta.parse_name(call.body_object({"name"}).get("name"), "/name", "Base")
+    with call.store.write() as conn:
+        base = meta.create_base(conn, name, call.caller.user_id)
+    return {"base_token": base.base_token, "name": base.name}
+
+
+# -------------------------------------------------------------------------- tables
+
+
+def list_tables(call: Call) -> dict[str, Any]:
+    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
+    with call.store.read() as conn:
+        require_base(conn, call.caller, call.path["base_token"])
+        rows, total = meta.list_tables(conn, call.path["base_token"], offset, limit)
+    return {"tables": [{"table_id": tid, "name": name} for tid, name in rows],
+            "has_more": offset + len(rows) < total, "total": total}
+
+
+def create_table(call: Call) -> dict[str, Any]:
+    body = call.body_object({"name", "fields"})
+    base_token = call.path["base_token"]
+    name = meta.parse_name(body.get("name"), "/name", "table")
+    raw_fields = body.get("fields") or []
+    if not isinstance(raw_fields, list) or len(raw_fields) > MAX_FIELDS_PER_TABLE:
+        raise bad_request("fields must be an array of field definitions", parameter="/fields",
+                          received=raw_fields, fix=f"send at most {MAX_FIELDS_PER_TABLE} "
+                          "objects like {\"name\": …, \"type\": …}")
+    with call.store.write() as conn:
+        require_base(conn, call.caller, base_token)
+        specs = [meta.parse_field_spec(conn, base_token, raw, f"/fields/{index}")
+                 for index, raw in enumerate(raw_fields)]
+        table = meta.create_table(conn, base_token, name, specs)
+    return table_view(table)
+
+
+def get_table(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        table = require_path_table(conn, call)
+    return table_view(table)
+
+
+def patch_table(call: Call) -> dict[str, Any]:
+    name = meta.parse_name(call.body_object({"name"}).get("name"), "/name", "table")
+    base_token = call.path["base_token"]
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        table = meta.rename_table(conn, base_token, table, name)
+    return table_view(table)
+
+
+def delete_table(call: Call) -> dict[str, Any]:
+    base_token = call.path["base_token"]
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        meta.delete_table(conn, base_token, table)
+    return {"table_id": table.table_id, "deleted": True}
+
+
+# -------------------------------------------------------------------------- fields
+
+
+def list_fields(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        table = require_path_table(conn, call)
+    return {"fields": [field_view(f) for f in table.fields], "has_more": False,
+            "total": len(table.fields)}
+
+
+def create_field(call: Call) -> dict[str, Any]:
+    base_token = call.path["base_token"]
+    body = call.body_object()
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        if len(table.fields) >= MAX_FIELDS_PER_TABLE:
+            raise bad_request(f"Table {quote(table.name)} already has {MAX_FIELDS_PER_TABLE} "
+                              "fields", parameter="/", fix="delete a field first")
+        field = meta.add_field(conn, table, meta.parse_field_spec(conn, base_token, body))
+    return field_view(field)
+
+
+def get_field(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        table = require_path_table(conn, call)
+    return field_view(meta.require_field(table, call.path["field_id"]))
+
+
+def put_field(call: Call) -> dict[str, Any]:
+    base_token = call.path["base_token"]
+    body = call.body_object()
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        field = meta.require_field(table, call.path["field_id"])
+        spec = meta.parse_field_spec(conn, base_token, body, current=field)
+        field = meta.update_field(conn, table, field, spec)
+    return field_view(field)
+
+
+def delete_field(call: Call) -> dict[str, Any]:
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        field = meta.require_field(table, call.path["field_id"])
+        meta.delete_field(conn, table, field)
+    return {"field_id": field.field_id, "deleted": True}
+
+
+# ------------------------------------------------------------------------ metadata
+
+_TABLES = "/bases/{base_token}/tables"
+_TABLE = _TABLES + "/{table_id}"
+_FIELDS = _TABLE + "/fields"
+_FIELD = _FIELDS + "/{field_id}"
+_DELETED_TABLE = obj({"table_id": STRING, "deleted": BOOLEAN}, ("table_id", "deleted"))
+_DELETED_FIELD = obj({"field_id": STRING, "deleted": BOOLEAN}, ("field_id", "deleted"))
+_FIELD_UPDATE = {k: v for k, v in FIELD_BODY.items() if k != "required"}
+
+ENDPOINTS = [
+    Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
+             body=obj({"name": STRING}, ("name",)),
+             response=obj({"base_token": STRING, "name": STRING}, ("base_token", "name"))),
+    Endpoint("GET", _TABLES, list_tables, "List the Base's tables.", "tables",
+             query=PAGE_QUERY,
+             response=obj({"tables": array(obj({"table_id": STRING, "name": STRING})),
+                           "has_more": BOOLEAN, "total": INTEGER},
+                          ("tables", "has_more", "total"))),
+    Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
+             body=obj({"name": STRING, "fields": array(FIELD_BODY)}, ("name",)),
+             response=TABLE),
+    Endpoint("GET", _TABLE, get_table, "A table and its fields.", "tables", response=TABLE),
+    Endpoint("PATCH", _TABLE, patch_table, "Rename a table.", "tables",
+             body=obj({"name": STRING}, ("name",)), response=TABLE),
+    Endpoint("DELETE", _TABLE, delete_table, "Delete a table and its records.", "tables",
+             description="Refused while a link field of another table points at it; the "
+             "table is also unbound from sites.", response=_DELETED_TABLE),
+    Endpoint("GET", _FIELDS, list_fields, "List a table's fields.", "fields",
+             response=obj({"fields": array(FIELD), "has_more": BOOLEAN, "total": INTEGER},
+                          ("fields", "has_more", "total"))),
+    Endpoint("POST", _FIELDS, create_field, "Add a field (a new column).", "fields",
+             body=FIELD_BODY, response=FIELD),
+    Endpoint("GET", _FIELD, get_field, "One field.", "fields", response=FIELD),
+    Endpoint("PUT", _FIELD, put_field, "Update a field's name, description, options or "
+             "multiple.", "fields",
+             description="Omitted keys keep their values; the type and link_table cannot "
+             "change. Cells holding removed options are cleared.",
+             body=_FIELD_UPDATE, response=FIELD),
+    Endpoint("DELETE", _FIELD, delete_field, "Delete a field and its cells.", "fields",
+             response=_DELETED_FIELD),
+]

@@ -1,0 +1,201 @@
+"""Deployments: upload a preview snapshot, list and read them, promote, roll back and
+download the artifact (owners and admins only)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from basedb.core.protocol import bad_request
+from basedb.platform.domain import deployments, sites
+from basedb.platform.domain.access import require_site
+from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
+from basedb.platform.domain.deployments import Deployment, base_app_url
+from basedb.platform.domain.identity import User
+from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
+from basedb.platform.web.http import Call, Endpoint, read_body
+from basedb.platform.web.multipart import parse_form
+from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
+
+ZIP = "application/zip"
+FORM_FIELDS = ("artifact", "fingerprint")
+
+
+def _manage(call: Call) -> sites.SiteRow:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+    return site
+
+
+async def create_deployment(call: Call) -> dict[str, Any]:
+    # Refuse non-managers before reading a body of up to 64 MB.
+    await run_in_threadpool(_manage, call)
+    body = await read_body(call.request)
+    return await run_in_threadpool(_create, call, body)
+
+
+def _create(call: Call, body: bytes) -> dict[str, Any]:
+    form = parse_form(body, call.request.headers.get("content-type"))
+    for name in form:
+        if name not in FORM_FIELDS:
+            raise bad_request(f"Unknown form field {name}", parameter=f"/{name}",
+                              fix="send only artifact (site.zip) and fingerprint",
+                              candidates=FORM_FIELDS)
+    if "artifact" not in form:
+        raise bad_request("The artifact file is missing", parameter="/artifact",
+                          fix="send site.zip as the file field \"artifact\"")
+    fingerprint = check_fingerprint_field(form["fingerprint"].text()
+                                          if "fingerprint" in form else None)
+    artifact = verify_artifact(form["artifact"].data, fingerprint)
+    deployment = deployments.create(call.store, call.caller, call.path["app_token"], artifact)
+    return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
+            "fingerprint": deployment.fingerprint,
+            "baseAppUrl": base_app_url(deployment.app_token, "preview"),
+            "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
+
+
+def _summary(deployment: Deployment, prod_id: str | None,
+             promoted: dict[str, str]) -> dict[str, Any]:
+    return {"deploymentId": deployment.deployment_id, "fingerprint": deployment.fingerprint,
+            "createdAt": deployment.created_at, "createdBy": deployment.created_by,
+            "status": "ready", "isProd": deployment.deployment_id == prod_id,
+            "promotedAt": promoted.get(deployment.deployment_id)}
+
+
+def list_deployments(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        found = deployments.list_deployments(conn, site.app_token)
+        prod_id = prod_deployment_id(conn, site.app_token)
+        promoted = deployments.last_promotions(conn, site.app_token)
+    return {"deployments": [_summary(d, prod_id, promoted) for d in found],
+            "prodDeploymentId": prod_id,
+            "previewDeploymentId": found[0].deployment_id if found else None}
+
+
+def get_deployment(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        deployment = deployments.get_deployment(conn, site.app_token,
+                                                call.path["deployment_id"])
+        prod_id = prod_deployment_id(conn, site.app_token)
+        preview_id = preview_deployment_id(conn, site.app_token)
+        promoted = deployments.last_promotions(conn, site.app_token)
+        functions = deployments.function_ids_by_kind(conn, deployment.deployment_id)
+    is_preview = deployment.deployment_id == preview_id
+    if deployment.deployment_id == prod_id:
+        url: str | None = base_app_url(site.app_token, "prod")
+    else:
+        url = base_app_url(site.app_token, "preview") if is_preview else None
+    return {**_summary(deployment, prod_id, promoted), "isPreview": is_preview,
+            "functions": functions, "agentTools": {"exclude": deployment.exclude},
+            "functionHints": deployment.function_hints,
+            "artifact": {"sha256": deployment.artifact_sha256,
+                         "size": deployment.artifact_size},
+            "baseAppUrl": url}
+
+
+def promote_deployment(call: Call) -> dict[str, Any]:
+    return _point_prod(call, deployments.promote)
+
+
+def rollback_deployment(call: Call) -> dict[str, Any]:
+    return _point_prod(call, deployments.rollback)
+
+
+ProdAction = Callable[[sqlite3.Connection, User, str, str], Deployment]
+
+
+def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
+    if call.body is not None:
+        call.body_object(())
+    with call.store.write() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+        deployment = action(conn, call.caller, site.app_token, call.path["deployment_id"])
+    return {"deploymentId": deployment.deployment_id, "env": "prod",
+            "baseAppUrl": base_app_url(site.app_token, "prod")}
+
+
+def download_artifact(call: Call) -> Response:
+    site = _manage(call)
+    with call.store.read() as conn:
+        deployment = deployments.get_deployment(conn, site.app_token,
+                                                call.path["deployment_id"])
+        content = deployments.artifact_content(conn, deployment.deployment_id)
+    assert content is not None, "every deployment row has its artifact row"
+    return Response(content, media_type=ZIP, headers={
+        "Content-Disposition": f'attachment; filename="site-{deployment.deployment_id}.zip"',
+        "ETag": f'"{deployment.artifact_sha256}"'})
+
+
+# ------------------------------------------------------------------- schemas
+
+_HINTS: Schema = array({"type": "object"}, description="functionHints, as `basedb check "
+                       "--json` reports them.")
+_NULLABLE_STRING: Schema = {"type": ["string", "null"]}
+_SUMMARY_PROPERTIES: dict[str, Schema] = {
+    "deploymentId": STRING, "fingerprint": STRING, "createdAt": STRING, "createdBy": STRING,
+    "status": {"type": "string", "enum": ["ready"]}, "isProd": BOOLEAN,
+    "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
+}
+_SUMMARY = obj(_SUMMARY_PROPERTIES, tuple(_SUMMARY_PROPERTIES))
+_PROD = obj({"deploymentId": STRING, "env": {"type": "string", "enum": ["prod"]},
+             "baseAppUrl": STRING}, ("deploymentId", "env", "baseAppUrl"))
+_NO_BODY = obj({}, description="No properties; the body may be left out.")
+
+_DEPLOYMENTS = "/sites/{app_token}/deployments"
+_ONE = _DEPLOYMENTS + "/{deployment_id}"
+
+ENDPOINTS = [
+    Endpoint("POST", _DEPLOYMENTS, create_deployment,
+             "Deploy a preview: snapshot the drafts, the catalog and site.zip.", "deployments",
+             description="The drafts are judged again against the live catalog (9499 with "
+             "data.errors), the agent-tools policy against the draft ids (800004030), and "
+             "site.zip must carry .basedb/manifest.json whose fingerprint equals the form "
+             "field (9499).",
+             body=obj({"artifact": {"type": "string", "format": "binary",
+                                    "description": "site.zip"},
+                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"}},
+                      ("artifact", "fingerprint")),
+             body_media_type="multipart/form-data",
+             response=obj({"deploymentId": STRING, "env": {"type": "string",
+                                                           "enum": ["preview"]},
+                           "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
+                           "functionHints": _HINTS, "createdAt": STRING},
+                          ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
+                           "functionHints", "createdAt"))),
+    Endpoint("GET", _DEPLOYMENTS, list_deployments, "The site's deployments, newest first.",
+             "deployments",
+             response=obj({"deployments": array(_SUMMARY),
+                           "prodDeploymentId": _NULLABLE_STRING,
+                           "previewDeploymentId": _NULLABLE_STRING},
+                          ("deployments", "prodDeploymentId", "previewDeploymentId"))),
+    Endpoint("GET", _ONE, get_deployment, "One deployment and what it snapshots.",
+             "deployments", description="baseAppUrl is the prod URL when it is prod, the "
+             "preview URL when it is the latest preview, else null.",
+             response=obj({**_SUMMARY_PROPERTIES, "isPreview": BOOLEAN,
+                           "functions": obj({}, additional=STRINGS,
+                                            description="functionIds by kind"),
+                           "agentTools": obj({"exclude": STRINGS}, ("exclude",)),
+                           "functionHints": _HINTS,
+                           "artifact": obj({"sha256": STRING, "size": INTEGER},
+                                           ("sha256", "size")),
+                           "baseAppUrl": _NULLABLE_STRING},
+                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl"))),
+    Endpoint("POST", _ONE + "/promote", promote_deployment,
+             "Point prod at this exact preview snapshot.", "deployments",
+             description="Only the site's latest preview; anything else answers 800004020.",
+             body=_NO_BODY, body_required=False, response=_PROD),
+    Endpoint("POST", _ONE + "/rollback", rollback_deployment,
+             "Point prod back at a deployment that was prod before.", "deployments",
+             description="A deployment that was never prod answers 800004020.",
+             body=_NO_BODY, body_required=False, response=_PROD),
+    Endpoint("GET", _ONE + "/artifact", download_artifact, "The deployment's site.zip.",
+             "deployments", response_media_type=ZIP),
+]

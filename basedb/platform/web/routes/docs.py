@@ -1,0 +1,28 @@
+"""The OpenAPI document of the platform, served at /openapi.json (no token needed)."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from starlette.responses import Response
+
+from basedb.platform.web.http import JSON, Call, Endpoint
+
+
+@functools.lru_cache(maxsize=1)
+def _document_bytes() -> bytes:
+    from basedb.platform.web.openapi import build_document
+    from basedb.platform.web.routes import all_endpoints
+
+    return json.dumps(build_document(all_endpoints()), ensure_ascii=False).encode("utf-8")
+
+
+def get_openapi(call: Call) -> Response:
+    return Response(_document_bytes(), media_type=JSON)
+
+
+ENDPOINTS = [
+    Endpoint("GET", "/openapi.json", get_openapi, "This OpenAPI document.", "meta",
+             auth=False, absolute=True, response_media_type=JSON),
+]

@@ -1,0 +1,146 @@
+"""Site drafts: functions, AI Functions and the agent-tools policy (full overwrites,
+owners and admins only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from basedb.check.agent_tools import validate_exclude
+from basedb.core.protocol import AGENT_TOOLS_POLICY_INVALID
+from basedb.platform.domain import drafts, sites
+from basedb.platform.domain.access import require_site
+from basedb.platform.domain.revision import live_catalog
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
+from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS
+
+
+def _manage(call: Call) -> sites.SiteRow:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+    return site
+
+
+# ------------------------------------------------------------------ functions
+
+
+def put_draft_functions(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+        catalog = live_catalog(conn, site).catalog
+    functions = drafts.parse_functions_body(call.body)
+    result = drafts.validate(functions, catalog)
+    if result.errors:
+        raise drafts.findings_failure(result, functions, what="The draft")
+    with call.store.write() as conn:
+        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
+    counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
+    return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts}
+
+
+def get_draft_functions(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        functions = drafts.load_functions(conn, site.app_token, drafts.CODE_KINDS)
+    return drafts.functions_body(functions, drafts.FUNCTION_LISTS)
+
+
+# --------------------------------------------------------------- AI Functions
+
+
+def put_draft_ai_functions(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    functions = drafts.parse_ai_body(call.body)
+    # Stored whether or not an AI endpoint is configured: invoking them is what needs one.
+    result = drafts.validate(functions, EMPTY_CATALOG)
+    if result.errors:
+        raise drafts.findings_failure(result, functions, what="The AI Function draft")
+    with call.store.write() as conn:
+        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        drafts.replace_functions(conn, site.app_token, drafts.AI_KINDS, functions)
+    return {"keys": sorted(f.function_id for f in functions)}
+
+
+def get_draft_ai_functions(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        functions = drafts.load_functions(conn, site.app_token, drafts.AI_KINDS)
+    return drafts.functions_body(functions, {"aiFunctions": "ai_function"})
+
+
+# ----------------------------------------------------------------- agent tools
+
+
+def put_draft_agent_tools(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.write() as conn:
+        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        legal = {f.function_id for f in drafts.load_functions(conn, site.app_token,
+                                                              FUNCTION_KINDS)}
+        findings = validate_exclude(call.body, legal, file="agent-tools.json")
+        if findings:
+            raise drafts.policy_failure(findings, legal, AGENT_TOOLS_POLICY_INVALID)
+        exclude = list(call.body.get("exclude", []))
+        drafts.save_exclude(conn, site.app_token, exclude)
+    return {"exclude": exclude}
+
+
+def get_draft_agent_tools(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        return {"exclude": drafts.load_exclude(conn, site.app_token)}
+
+
+# ------------------------------------------------------------------- schemas
+
+_DOC: Schema = {"type": "object", "description": "The function.json document."}
+_DATABASE_FUNCTION = obj({"functionId": STRING, "declaration": _DOC,
+                          "sql": {**STRING, "description": "main.sql"}},
+                         ("functionId", "declaration", "sql"))
+_MUTATION = obj({"functionId": STRING, "declaration": _DOC}, ("functionId", "declaration"))
+_FAAS = obj({"functionId": STRING, "declaration": _DOC,
+             "handler": {**STRING, "description": "index.mjs"}},
+            ("functionId", "declaration", "handler"))
+_FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
+                  "faas": array(_FAAS)},
+                 description="Every Database Function, Mutation and FaaS of the site; a list "
+                 "left out counts as empty.")
+_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
+                "--json` reports it."})
+_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
+                                              ("key", "declaration")))})
+_EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
+_FAILURES = ("Errors answer 9499 with data.errors (the findings of `basedb check`); the msg "
+             "names the first and where it is in the request body.")
+
+_DRAFT = "/sites/{app_token}/draft"
+
+ENDPOINTS = [
+    Endpoint("PUT", _DRAFT + "/functions", put_draft_functions,
+             "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
+             description="Judged against the live catalog of the site's bound tables by the "
+             "validators of `basedb check`. " + _FAILURES,
+             body=_FUNCTIONS,
+             response=obj({"functionHints": _HINTS,
+                           "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS})},
+                          ("functionHints", "counts"))),
+    Endpoint("GET", _DRAFT + "/functions", get_draft_functions,
+             "The draft Database Functions, Mutations and FaaS.", "drafts",
+             response=_FUNCTIONS),
+    Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
+             "Replace the draft AI Functions.", "drafts",
+             description="Stored even when no AI endpoint is configured. " + _FAILURES,
+             body=_AI_FUNCTIONS, response=obj({"keys": STRINGS}, ("keys",))),
+    Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
+             "The draft AI Functions.", "drafts", response=_AI_FUNCTIONS),
+    Endpoint("PUT", _DRAFT + "/agent-tools", put_draft_agent_tools,
+             "Replace the draft agent-tools policy.", "drafts",
+             description="Every id in exclude must be a draft function or AI Function; "
+             "otherwise 800004030 with data.errors.",
+             body=_EXCLUDE, response=_EXCLUDE),
+    Endpoint("GET", _DRAFT + "/agent-tools", get_draft_agent_tools,
+             "The draft agent-tools policy.", "drafts", response=_EXCLUDE),
+]

@@ -1,0 +1,187 @@
+"""Agent OpenAPI: list, describe and invoke a site's deployed functions (upstream
+agent-tools.md "调用站点函数").
+
+    GET  /sites/{app}/functions?env=prod|preview&pageToken&pageSize&includeInternal
+    GET  /sites/{app}/functions/{function_id}?env&includeInternal
+    POST /sites/{app}/functions/{function_id}/invoke?env&includeInternal  {"params": {…}}
+
+Prod is open to every member of the site, preview to its owner and admins. The runtime
+modules (SQL analysis, jsonschema) load on the first call, not with the app.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from basedb.core.protocol import bad_request
+from basedb.platform.web.http import Call, Endpoint, QueryParam
+from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+def _page_token(env: str, after: str) -> str:
+    raw = json.dumps({"env": env, "after": after}, separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _read_page_token(call: Call, env: str) -> str | None:
+    token = call.query.get("pageToken")
+    if not token:
+        return None
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError):
+        decoded = None
+    after = decoded.get("after") if isinstance(decoded, dict) else None
+    if not isinstance(after, str) or decoded.get("env") != env:
+        raise bad_request("pageToken is not one this listing returned", parameter="?pageToken",
+                          received=token, fix="send the pageToken of the previous page with "
+                          "the same env, or leave it out to start from the first page")
+    return after
+
+
+def list_functions(call: Call) -> dict[str, Any]:
+    from basedb.platform.domain.describe import list_item
+    from basedb.platform.domain.function_plans import function_plan
+    from basedb.platform.domain.invoke import parse_env, parse_flag, resolve_deployment
+    from basedb.platform.domain.revision import live_catalog
+
+    env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
+    page_size = call.query_int("pageSize", default=DEFAULT_PAGE_SIZE, minimum=1,
+                               maximum=MAX_PAGE_SIZE)
+    after = _read_page_token(call, env)
+    with call.store.read() as conn:
+        deployed = resolve_deployment(conn, call.caller, call.path["app_token"], env,
+                                      include_internal)
+        remaining = [f for f in deployed.visible if after is None or f > after]
+        page = remaining[:page_size]
+        live = live_catalog(conn, deployed.site)
+        plans = [function_plan(deployed.snapshot, function_id, live) for function_id in page]
+    has_more = len(remaining) > len(page)
+    return {
+        "functions": [list_item(p, internal=deployed.is_internal(p.function_id))
+                      for p in plans],
+        "hasMore": has_more,
+        "pageToken": _page_token(env, page[-1]) if has_more else None,
+        "env": env,
+        "deploymentId": deployed.snapshot.deployment_id,
+    }
+
+
+def describe(call: Call) -> dict[str, Any]:
+    from basedb.platform.domain.describe import describe_function
+    from basedb.platform.domain.invoke import parse_env, parse_flag, resolve_target
+
+    env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
+    with call.store.read() as conn:
+        target = resolve_target(conn, call.caller, call.path["app_token"], env,
+                                call.path["function_id"], include_internal)
+    return {"function": describe_function(
+        target.plan, app_token=target.deployed.site.app_token, env=env,
+        internal=target.deployed.is_internal(target.function_id))}
+
+
+def invoke(call: Call) -> Any:
+    from basedb.platform.domain.invoke import invoke_function
+
+    return invoke_function(call)
+
+
+# --------------------------------------------------------------------- documentation
+
+_ENV = QueryParam("env", {"type": "string", "enum": ["prod", "preview"], "default": "prod"},
+                  "Which release: prod (every site member) or preview (owners and admins).")
+_INTERNAL = QueryParam("includeInternal", {"type": "boolean", "default": False},
+                       "Owners and admins only: also show and allow functions that "
+                       "agent-tools.json excludes. Ignored for members.")
+_NULLABLE_STRING: Schema = {"type": ["string", "null"]}
+_STATUS: Schema = {"type": "string", "enum": ["ready", "missing", "needs_upgrade",
+                                              "unavailable"]}
+_ITEM_PROPERTIES: dict[str, Schema] = {
+    "functionId": STRING, "name": STRING, "description": STRING,
+    "functionType": {"type": "string", "enum": ["database_function", "mutation", "faas",
+                                                "ai_function"]},
+    "schemaStatus": _STATUS,
+    "statusHint": {**_NULLABLE_STRING, "description": "What to do when schemaStatus is not "
+                   "ready; null when it is."},
+    "internal": {**BOOLEAN, "description": "Present (true) for an excluded function shown "
+                 "because of includeInternal."},
+}
+_ITEM_REQUIRED = ("functionId", "name", "description", "functionType", "schemaStatus",
+                  "statusHint")
+_PARAMETER: Schema = obj({
+    "name": STRING, "type": {**STRING, "description": "The declared kind (TEXT, INT, NUMBER, "
+                             "BOOL, DATE, DATETIME, RECORD_ID, USER_ID; `[]` for arrays) or, "
+                             "for FaaS, the JSON Schema type."},
+    "required": BOOLEAN, "description": STRING, "enum": array({}),
+    "reference": obj({"table": STRING, "field": STRING,
+                      "value": {"type": "string", "enum": ["record", "user"]},
+                      "recordTable": STRING}, ("table", "field", "value"),
+                     description="The param takes ids: records of recordTable, or users."),
+    "valueHint": {**STRING, "description": "The author's steps for obtaining the value."},
+    "optionSummary": obj({"table": STRING, "field": STRING, "options": array(STRING,
+                                                                             maxItems=20),
+                          "truncated": BOOLEAN}, ("table", "field", "options", "truncated"),
+                         description="A bounded hint of the bound option field's options, "
+                         "not the complete set."),
+}, ("name", "type", "required", "description"))
+_FUNCTION: Schema = obj({
+    **_ITEM_PROPERTIES,
+    "deploymentId": STRING,
+    "inputSchema": {"type": ["object", "null"], "description": "Validates `params`; null "
+                    "when the function declares none or is not callable."},
+    "parameters": array(_PARAMETER),
+    "requestExample": {"type": ["object", "null"], "description": "{\"params\": {…}} with "
+                       "placeholder values."},
+    "replacePaths": array(STRING, description="JSON Pointers of the placeholders in "
+                          "requestExample."),
+    "callCommand": _NULLABLE_STRING,
+    "outputSchema": {"type": "object", "description": "The shape of `data` on success "
+                     "(Database Functions and Mutations)."},
+    "action": {"type": "string", "enum": ["create", "update", "delete"],
+               "description": "Mutations only: what the write does to records."},
+}, (*_ITEM_REQUIRED, "deploymentId", "inputSchema", "parameters", "requestExample",
+    "replacePaths", "callCommand"))
+
+_SITE_FUNCTIONS = "/sites/{app_token}/functions"
+_FUNCTION_PATH = _SITE_FUNCTIONS + "/{function_id}"
+
+ENDPOINTS = [
+    Endpoint("GET", _SITE_FUNCTIONS, list_functions, "The site's published functions.",
+             "functions",
+             description="Stable order (by functionId), pages of pageSize; pass the returned "
+             "pageToken while hasMore is true. A site without a deployment for env answers "
+             "800004004.",
+             query=(_ENV, QueryParam("pageToken", STRING, "From the previous page."),
+                    QueryParam("pageSize", {"type": "integer", "minimum": 1,
+                                            "maximum": MAX_PAGE_SIZE,
+                                            "default": DEFAULT_PAGE_SIZE}, "Page size."),
+                    _INTERNAL),
+             response=obj({"functions": array(obj(_ITEM_PROPERTIES, _ITEM_REQUIRED)),
+                           "hasMore": BOOLEAN, "pageToken": _NULLABLE_STRING,
+                           "env": STRING, "deploymentId": STRING},
+                          ("functions", "hasMore", "pageToken", "env", "deploymentId"))),
+    Endpoint("GET", _FUNCTION_PATH, describe, "How to call one function.", "functions",
+             description="Read before each write call: inputSchema, parameters, a request "
+             "example whose replacePaths are placeholders, and the call command.",
+             query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",))),
+    Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
+             description="800004002 names the parameter that failed validation (nothing "
+             "ran); 800004004 when the function's schema is not ready; 800004005 when it "
+             "failed while running. Mutations: check record_not_found, "
+             "precondition_failed and ignored_fields even when code is 0. A page calling "
+             "through its sign-in session also reaches functions agent-tools.json excludes.",
+             query=(_ENV, _INTERNAL),
+             body=obj({"params": {"type": "object", "description": "Named parameters, as "
+                                  "the function's inputSchema describes."}}),
+             body_required=False, page_session=True,
+             response={"description": "The function's result: Database Functions {rows, "
+                       "columns, rowCount, truncated}; Mutations {recordIds, affected, "
+                       "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "
+                       "Functions their own data."}),
+]

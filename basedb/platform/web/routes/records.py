@@ -1,0 +1,171 @@
+"""Records of a Base table: list (column-oriented), get, create, patch, delete, batches."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from basedb.core.findings import pointer
+from basedb.core.protocol import bad_request, not_found
+from basedb.platform.domain import bases as meta
+from basedb.platform.domain import records
+from basedb.platform.domain.access import require_path_table
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.routes.schemas import (
+    BOOLEAN,
+    CELL,
+    INTEGER,
+    MAX_PAGE,
+    PAGE_QUERY,
+    RECORD,
+    STRING,
+    STRINGS,
+    array,
+    obj,
+)
+from basedb.workspace.model import Table
+
+MAX_BATCH = 200
+
+
+def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str, Any]:
+    found = records.read_records(conn, table, [record_id]).get(record_id)
+    if found is None:
+        raise not_found(f"Record {record_id} of table {table.table_id}", "/path/record_id",
+                        record_id, f"use a record id from GET …/tables/{table.table_id}/records")
+    return {"record_id": record_id, "fields": found}
+
+
+def list_records(call: Call) -> dict[str, Any]:
+    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
+    with call.store.read() as conn:
+        return records.list_page(conn, require_path_table(conn, call), offset, limit)
+
+
+def create_record(call: Call) -> dict[str, Any]:
+    body = call.body_object()
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        prepared = records.prepare_values(conn, table, body)
+        [record_id] = records.insert_records(conn, table, [prepared],
+                                             actor=call.caller.user_id)
+        return _record(conn, table, record_id)
+
+
+def get_record(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        return _record(conn, require_path_table(conn, call), call.path["record_id"])
+
+
+def patch_record(call: Call) -> dict[str, Any]:
+    body = call.body_object()
+    record_id = call.path["record_id"]
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        _record(conn, table, record_id)
+        prepared = records.prepare_values(conn, table, body)
+        records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id)
+        return _record(conn, table, record_id)
+
+
+def delete_record(call: Call) -> dict[str, Any]:
+    record_id = call.path["record_id"]
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        _record(conn, table, record_id)
+        records.delete_records(conn, table, [record_id])
+    return {"record_id": record_id, "deleted": True}
+
+
+def _string_list(value: Any, at: str, what: str, *, limit: int) -> list[str]:
+    if not isinstance(value, list) or not value or len(value) > limit or not all(
+            isinstance(v, str) and v for v in value):
+        raise bad_request(f"{at[1:]} must be a non-empty array of {what}", parameter=at,
+                          received=value, fix=f"send 1 to {limit} strings")
+    return value
+
+
+def batch_create(call: Call) -> dict[str, Any]:
+    body = call.body_object({"fields", "rows"})
+    keys = _string_list(body.get("fields"), "/fields", "field names or ids",
+                        limit=meta.MAX_FIELDS_PER_TABLE)
+    rows = body.get("rows")
+    if not isinstance(rows, list) or not rows or len(rows) > MAX_BATCH:
+        raise bad_request(f"rows must be an array of 1 to {MAX_BATCH} rows", parameter="/rows",
+                          received=(f"{len(rows)} rows" if isinstance(rows, list) else rows),
+                          fix=f"send at most {MAX_BATCH} rows per call and split larger "
+                          "imports into several calls")
+    for index, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(keys):
+            raise bad_request(f"Each row must be an array of {len(keys)} values, one per "
+                              "entry of fields", parameter=f"/rows/{index}", received=row,
+                              fix="give every row exactly one value per field, null for none")
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        for index, key in enumerate(keys):
+            records.resolve_field(table, key, f"/fields/{index}")
+        prepared = records.prepare_rows(conn, table, [
+            [(pointer("rows", r, c), keys[c], value) for c, value in enumerate(row)]
+            for r, row in enumerate(rows)])
+        record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id)
+    return {"record_id_list": record_ids}
+
+
+def batch_update(call: Call) -> dict[str, Any]:
+    body = call.body_object({"record_id_list", "patch"})
+    record_ids = list(dict.fromkeys(_string_list(body.get("record_id_list"), "/record_id_list",
+                                                 "record ids", limit=MAX_BATCH)))
+    patch = body.get("patch")
+    if not isinstance(patch, dict) or not patch:
+        raise bad_request("patch must be a non-empty object of field values", parameter="/patch",
+                          received=patch, fix='send {"field name": value, …}')
+    with call.store.write() as conn:
+        table = require_path_table(conn, call)
+        existing = records.existing_record_ids(conn, table.table_id, record_ids)
+        for index, record_id in enumerate(body["record_id_list"]):
+            if record_id not in existing:
+                raise not_found(f"Record {record_id} of table {table.table_id}",
+                                f"/record_id_list/{index}", record_id,
+                                "remove it or use ids from GET …/records")
+        prepared = records.prepare_values(conn, table, patch, at="/patch")
+        updated = records.update_records(conn, table, record_ids, prepared,
+                                         actor=call.caller.user_id)
+    return {"record_id_list": record_ids, "updated": updated}
+
+
+_RECORDS = "/bases/{base_token}/tables/{table_id}/records"
+_RECORD = _RECORDS + "/{record_id}"
+_FLAT = {"type": "object", "additionalProperties": CELL,
+         "description": "Cell values keyed by field name or field_id."}
+
+ENDPOINTS = [
+    Endpoint("GET", _RECORDS, list_records, "A page of records, column-oriented.", "records",
+             query=PAGE_QUERY,
+             description="`data[i][j]` is the value of field `field_id_list[j]` in record "
+             "`record_id_list[i]`, in insertion order.",
+             response=obj({"fields": STRINGS, "field_id_list": STRINGS,
+                           "record_id_list": STRINGS, "data": array(array(CELL)),
+                           "has_more": BOOLEAN, "total": INTEGER},
+                          ("fields", "field_id_list", "record_id_list", "data", "has_more",
+                           "total"))),
+    Endpoint("POST", _RECORDS, create_record, "Create a record.", "records", body=_FLAT,
+             response=RECORD),
+    Endpoint("GET", _RECORD, get_record, "One record.", "records", response=RECORD),
+    Endpoint("PATCH", _RECORD, patch_record, "Update some fields of a record.", "records",
+             body=_FLAT, response=RECORD),
+    Endpoint("DELETE", _RECORD, delete_record, "Delete a record (and links to it).",
+             "records", response=obj({"record_id": STRING, "deleted": BOOLEAN},
+                                     ("record_id", "deleted"))),
+    Endpoint("POST", _RECORDS + "/batch_create", batch_create,
+             f"Create up to {MAX_BATCH} records.", "records",
+             body=obj({"fields": {**STRINGS, "description": "Field names or ids."},
+                       "rows": array(array(CELL), maxItems=MAX_BATCH)}, ("fields", "rows")),
+             response=obj({"record_id_list": STRINGS}, ("record_id_list",))),
+    Endpoint("POST", _RECORDS + "/batch_update", batch_update,
+             f"Apply one patch to up to {MAX_BATCH} records.", "records",
+             body=obj({"record_id_list": {**STRINGS, "maxItems": MAX_BATCH}, "patch": _FLAT},
+                      ("record_id_list", "patch")),
+             response=obj({"record_id_list": STRINGS, "updated": INTEGER},
+                          ("record_id_list", "updated"))),
+]

@@ -1,0 +1,214 @@
+"""Sites: create, read, bind and unbind Base tables, the live catalog, members
+(camelCase like upstream)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from basedb.core.protocol import bad_request, not_found, permission_denied
+from basedb.platform.domain import bases as meta
+from basedb.platform.domain import identity, sites
+from basedb.platform.domain.access import require_base, require_site
+from basedb.platform.web.http import Call, Endpoint, QueryParam
+from basedb.platform.web.routes.schemas import CATALOG, INTEGER, STRING, STRINGS, array, obj
+from basedb.workspace.catalog import catalog_to_dict
+
+MAX_BOUND_TABLES = 100
+
+
+def _binding(site: sites.SiteRow, table_ids: list[str]) -> dict[str, Any]:
+    return {"baseToken": site.base_token if table_ids else None, "tableIds": table_ids}
+
+
+def create_site(call: Call) -> dict[str, Any]:
+    title = meta.parse_name(call.body_object({"title"}).get("title"), "/title", "site title")
+    with call.store.write() as conn:
+        site = sites.create_site(conn, title, call.caller.user_id)
+    return {"appToken": site.app_token, "title": site.title}
+
+
+def list_sites(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        found = sites.sites_of_user(conn, call.caller.user_id)
+    return {"sites": [{"appToken": s.app_token, "title": s.title, "role": role,
+                       "baseToken": s.base_token} for s, role in found],
+            "total": len(found)}
+
+
+def get_site(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        site, role = require_site(conn, call.caller, call.path["app_token"])
+        table_ids = sites.bound_table_ids(conn, site.app_token)
+    return {"appToken": site.app_token, "title": site.title, "ownerId": site.owner_id,
+            "role": role, "binding": _binding(site, table_ids)}
+
+
+def bind_base(call: Call) -> dict[str, Any]:
+    body = call.body_object({"baseToken", "tableIds"})
+    base_token = body.get("baseToken")
+    if not isinstance(base_token, str) or not base_token:
+        raise bad_request("baseToken is missing", parameter="/baseToken",
+                          received=base_token, fix="send the Base's token (bas…)")
+    table_ids = body.get("tableIds")
+    if not isinstance(table_ids, list) or not table_ids or len(table_ids) > MAX_BOUND_TABLES \
+            or not all(isinstance(t, str) for t in table_ids):
+        raise bad_request("tableIds must be a non-empty array of table ids",
+                          parameter="/tableIds", received=table_ids,
+                          fix=f"send 1 to {MAX_BOUND_TABLES} ids from GET "
+                          f"/bases/{base_token}/tables")
+    with call.store.write() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+        current = sites.bound_table_ids(conn, site.app_token)
+        if current and site.base_token != base_token:
+            raise bad_request(
+                f"Site {site.app_token} is bound to Base {site.base_token}; a site binds "
+                "one Base", parameter="/baseToken", received=base_token,
+                fix=f"bind tables of {site.base_token}, or unbind its tables first "
+                f"(POST /sites/{site.app_token}/unbind_base)")
+        require_base(conn, call.caller, base_token)
+        known = [tid for tid, _ in meta.list_tables(conn, base_token, 0, 10**6)[0]]
+        for index, table_id in enumerate(table_ids):
+            if table_id not in known:
+                raise not_found(f"Table {table_id} of Base {base_token}",
+                                f"/tableIds/{index}", table_id,
+                                f"use ids from GET /bases/{base_token}/tables")
+        bound = sites.bind_tables(conn, site, base_token, table_ids)
+    return {"appToken": site.app_token, "baseToken": base_token, "tableIds": bound}
+
+
+def unbind_base(call: Call) -> dict[str, Any]:
+    body = call.body_object({"tableIds"}) if call.body is not None else {}
+    table_ids = body.get("tableIds")
+    if table_ids is not None and (not isinstance(table_ids, list) or not all(
+            isinstance(t, str) for t in table_ids)):
+        raise bad_request("tableIds must be an array of table ids", parameter="/tableIds",
+                          received=table_ids, fix="send the ids to unbind, or omit tableIds "
+                          "to unbind every table")
+    with call.store.write() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+        remaining = sites.unbind_tables(conn, site, table_ids)
+    return {"appToken": site.app_token, **_binding(site, remaining)}
+
+
+def get_catalog(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"])
+        catalog = sites.site_catalog(conn, site)
+    return catalog_to_dict(catalog)
+
+
+# ------------------------------------------------------------------------- members
+
+
+def list_members(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"])
+        members = sites.list_members(conn, site.app_token)
+    return {"members": [{"userId": u, "name": n, "role": r} for u, n, r in members],
+            "total": len(members)}
+
+
+def _member_id(call: Call) -> str:
+    user_id = call.body.get("userId") if isinstance(call.body, dict) else None
+    if user_id is None:
+        user_id = call.query.get("userId")
+    if not isinstance(user_id, str) or not user_id:
+        raise bad_request("userId is missing", parameter="/userId", received=user_id,
+                          fix="send the member's user id (ou_…)")
+    return user_id
+
+
+def add_member(call: Call) -> dict[str, Any]:
+    body = call.body_object({"userId", "role"})
+    user_id, role = _member_id(call), body.get("role", "member")
+    if role not in ("admin", "member"):
+        raise bad_request("role must be admin or member (a site's one owner is its creator)",
+                          parameter="/role", received=role, fix="send admin or member",
+                          candidates=("member", "admin"))
+    with call.store.write() as conn:
+        site, my_role = require_site(conn, call.caller, call.path["app_token"],
+                                     roles=sites.MANAGER_ROLES)
+        if identity.get_user(conn, user_id) is None:
+            raise not_found(f"User {user_id}", "/userId", user_id,
+                            "use a user id from POST /users or GET /users/me")
+        current = sites.role_of(conn, site.app_token, user_id)
+        if current == "owner":
+            raise bad_request("The site owner's role cannot change", parameter="/userId",
+                              received=user_id, fix="choose another user")
+        if my_role != "owner" and "admin" in (role, current):
+            raise permission_denied("Only the site owner grants or revokes the admin role",
+                                    "ask the site owner")
+        sites.set_member(conn, site.app_token, user_id, role)
+    return {"userId": user_id, "role": role}
+
+
+def remove_member(call: Call) -> dict[str, Any]:
+    if call.body is not None:
+        call.body_object({"userId"})
+    user_id = _member_id(call)
+    with call.store.write() as conn:
+        site, my_role = require_site(conn, call.caller, call.path["app_token"])
+        current = sites.role_of(conn, site.app_token, user_id)
+        if current is None:
+            raise not_found(f"Member {user_id} of site {site.app_token}", "/userId", user_id,
+                            f"see GET /sites/{site.app_token}/members")
+        if current == "owner":
+            raise bad_request("The site owner cannot be removed", parameter="/userId",
+                              received=user_id, fix="choose another member")
+        leaving = user_id == call.caller.user_id
+        if not leaving and (my_role not in sites.MANAGER_ROLES
+                            or (current == "admin" and my_role != "owner")):
+            raise permission_denied(f"A site {my_role} cannot remove a site {current}",
+                                    "ask the site owner")
+        sites.remove_member(conn, site.app_token, user_id)
+    return {"userId": user_id, "removed": True}
+
+
+_SITE = "/sites/{app_token}"
+_BINDING = obj({"baseToken": {"type": ["string", "null"]}, "tableIds": STRINGS},
+               ("baseToken", "tableIds"))
+_MEMBER_BODY = obj({"userId": STRING, "role": {"type": "string", "enum": ["admin", "member"],
+                                               "default": "member"}}, ("userId",))
+
+ENDPOINTS = [
+    Endpoint("POST", "/sites", create_site, "Create a site owned by the caller.", "sites",
+             body=obj({"title": STRING}, ("title",)),
+             response=obj({"appToken": STRING, "title": STRING}, ("appToken", "title"))),
+    Endpoint("GET", "/sites", list_sites, "The sites the caller belongs to.", "sites",
+             response=obj({"sites": array(obj({"appToken": STRING, "title": STRING,
+                                                "role": STRING,
+                                                "baseToken": {"type": ["string", "null"]}})),
+                           "total": INTEGER}, ("sites", "total"))),
+    Endpoint("GET", _SITE, get_site, "A site, the caller's role and its binding.", "sites",
+             response=obj({"appToken": STRING, "title": STRING, "ownerId": STRING,
+                           "role": STRING, "binding": _BINDING},
+                          ("appToken", "title", "role", "binding"))),
+    Endpoint("POST", _SITE + "/bind_base", bind_base, "Bind tables of one Base to the site.",
+             "sites", description="Appends and dedupes; never replaces. A site binds one Base.",
+             body=obj({"baseToken": STRING, "tableIds": STRINGS}, ("baseToken", "tableIds")),
+             response=obj({"appToken": STRING, "baseToken": STRING, "tableIds": STRINGS},
+                          ("appToken", "baseToken", "tableIds"))),
+    Endpoint("POST", _SITE + "/unbind_base", unbind_base, "Unbind tables (all when tableIds "
+             "is omitted).", "sites", body=obj({"tableIds": STRINGS}), body_required=False,
+             response=obj({"appToken": STRING, **_BINDING["properties"]},
+                          ("appToken", "baseToken", "tableIds"))),
+    Endpoint("GET", _SITE + "/catalog", get_catalog, "The catalog.json of the bound tables.",
+             "sites", response=CATALOG),
+    Endpoint("GET", _SITE + "/members", list_members, "The site's members.", "members",
+             response=obj({"members": array(obj({"userId": STRING, "name": STRING,
+                                                  "role": STRING})),
+                           "total": INTEGER}, ("members", "total"))),
+    Endpoint("POST", _SITE + "/members", add_member, "Add a member or change a role.",
+             "members", description="Owners and admins add members; only the owner grants "
+             "or revokes admin.", body=_MEMBER_BODY,
+             response=obj({"userId": STRING, "role": STRING}, ("userId", "role"))),
+    Endpoint("DELETE", _SITE + "/members", remove_member, "Remove a member.", "members",
+             description="The user id comes in the body or as ?userId=. Members may remove "
+             "themselves.", body=obj({"userId": STRING}), body_required=False,
+             query=(QueryParam("userId", STRING, "The member to remove (instead of the "
+                               "body)."),),
+             response=obj({"userId": STRING, "removed": {"type": "boolean"}},
+                          ("userId", "removed"))),
+]
