@@ -72,7 +72,7 @@ def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Pat
     """(app token, the workspace root whose profile applies, if any): --site when
     given, else the appToken of the workspace at or above `workspace_dir` (cwd)."""
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.deploy.production import workspace_app_token
+    from basedb.workspace.config import workspace_app_token
     from basedb.workspace.loader import find_root
 
     if site is None:

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
+from basedb.core.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
+
+ContractsCheck = Callable[[Workspace], Iterable[Finding]]
+"""Finds stale generated contracts (`basedb.contracts.stale_findings`). The contracts
+layer sits above check, so a caller that has generated files to compare hands it in."""
 
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
-                    include_contracts: bool = True, cache: bool = False) -> CheckResult:
+                    contracts: ContractsCheck | None = None,
+                    cache: bool = False) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
-    `include_contracts` compares generated contract files on disk with what `contracts
-    generate` would write; the platform, which has no files, turns it off. `cache` reuses
-    SQL analyses of unchanged queries from the workspace's local cache (same results).
+    `contracts`, when given, compares generated contract files on disk with what
+    `contracts generate` would write; it runs only when nothing else is wrong (stale
+    contracts of broken declarations would only repeat those errors). `cache` reuses SQL
+    analyses of unchanged queries from the workspace's local cache (same results).
     """
     from basedb.check import agent_tools, declarations, faas, mutations
     from basedb.check.sql import rules as sql_rules
@@ -32,11 +41,9 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)
-    # Only a workspace with generated files can have stale ones; skip the import otherwise.
-    if include_contracts and not ctx.errors and (ws.root / "src" / "generated").is_dir():
-        from basedb.contracts import stale_findings
-
-        ctx.extend(stale_findings(ws))
+    # Only a workspace with generated files can have stale ones.
+    if contracts is not None and not ctx.errors and (ws.root / "src" / "generated").is_dir():
+        ctx.extend(contracts(ws))
     tools, exclude = agent_tools.plan(ws, skip_ai=skip_ai)
     counts: dict[str, int] = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
     notices = [SKIP_AI_NOTICE] if skip_ai else []

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from basedb.agent_tools.install import TARGET_CHOICES
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
 
 site_option = click.option(
     "--site", default=None, metavar="URL|TOKEN",
@@ -61,11 +61,10 @@ def install_command(site: str | None, target: str | None, directory: Path | None
 
     roots = target_roots(target, directory)
     app_token, root = resolve_site(site, workspace_dir)
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     resolved, _ = current_profile(profile, root)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         result = install_site_skill(client, app_token=app_token, endpoint=resolved.endpoint,
                                     profile_name=resolved.name, roots=roots, force=force,
                                     from_site=site is not None)
@@ -99,12 +98,11 @@ def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path 
                  profile: str | None) -> None:
     """The site's functions open to agents, with their access and schema status."""
     from basedb.agent_tools.site_skill import list_open_functions, resolve_site
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     app_token, root = resolve_site(site, workspace_dir)
     resolved, _ = current_profile(profile, root)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         result = list_open_functions(client, app_token, env)
     if as_json:
         emit_json(result)

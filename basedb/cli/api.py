@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import JSON_MODE_KEY, emit_json, profile_option, workspace_option
+from basedb.cli.common import (
+    JSON_MODE_KEY,
+    emit_json,
+    open_client,
+    profile_option,
+    workspace_option,
+)
 from basedb.client.api import DEFAULT_PAGE_LIMIT
 
 
@@ -64,9 +70,7 @@ def api_command(ctx: click.Context, method: str, path: str, params: str | None,
         emit_json(describe_call(call, resolved))
         return
 
-    from basedb.client.client import connect
-
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         envelope = execute_call(call, client)
     emit_json(envelope)
     if page_all and more_pages_remain(envelope):

@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import (
+    embedded_platform,
+    emit_json,
+    json_option,
+    open_client,
+    profile_option,
+    workspace_option,
+)
 
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")
 DEFAULT_LOGIN_PROFILE = "default"
@@ -76,7 +83,7 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
     from basedb.client.profiles import current_profile, profile_token
 
     resolved, _ = current_profile(profile, workspace_dir)
-    secret = profile_token(resolved)
+    secret = profile_token(resolved, embedded=embedded_platform)
     if not secret:
         from basedb.client.client import CODE_TOKEN_MISSING
         from basedb.core.errors import AuthError
@@ -93,7 +100,6 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
 @json_option
 def status_command(profile: str | None, workspace_dir: Path | None, as_json: bool) -> None:
     """Show the current profile, its endpoint and the signed-in user (never the token)."""
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     resolved, source = current_profile(profile, workspace_dir)
@@ -102,7 +108,7 @@ def status_command(profile: str | None, workspace_dir: Path | None, as_json: boo
         from basedb.core import paths
 
         endpoint = f"embedded (data dir {paths.data_dir()})"
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         user = _user_of(client.request("GET", "/users/me"))
     if as_json:
         emit_json({"ok": True, "profile": resolved.name, "source": source,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
 
 
 @click.group("catalog")
@@ -27,13 +27,12 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
     on the platform explicitly.
     """
     from basedb.cli.deploy import workspace_root
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
     from basedb.deploy.catalog_sync import pull_catalog
 
     root = workspace_root(workspace_dir)
     resolved, _ = current_profile(profile, root)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         result = pull_catalog(root, client)
     if as_json:
         emit_json(result)

@@ -60,9 +60,11 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
         return
 
     from basedb.check.run import check_workspace
+    from basedb.contracts import stale_findings
 
     result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
-                             skip_ai=skip_ai_functions, cache=not no_cache)
+                             skip_ai=skip_ai_functions, contracts=stale_findings,
+                             cache=not no_cache)
     _write_report(result, fmt, root, output)
     if fmt in ("text", "sarif"):
         # JSON and GitHub reports carry the notices themselves; the others say them here.

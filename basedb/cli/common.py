@@ -8,11 +8,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from basedb.core.errors import EXIT_INTERNAL, BasedbError
+
+if TYPE_CHECKING:
+    from basedb.client.client import Client
+    from basedb.client.profiles import Profile
+    from basedb.platform import LocalPlatform
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,3 +153,29 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
         if os.environ.get("BASEDB_DEBUG"):
             click.echo(detail, err=True)
         ctx.exit(EXIT_INTERNAL)
+
+
+# --------------------------------------------------------------------- the platform
+
+
+def embedded_platform() -> LocalPlatform:
+    """The local platform over the data dir ($BASEDB_DATA_DIR), embedded in this command.
+
+    This is the one place that hands the platform to the client (`connect(embedded=…)`):
+    the client and the pipelines above it never import the platform. Platform log entries
+    (stacks, FaaS output) go to the data dir's platform.log, because this command's stderr
+    carries its own messages.
+    """
+    from basedb.core import paths
+    from basedb.platform import open_platform
+
+    platform = open_platform(paths.data_dir())
+    platform.log_to_file()
+    return platform
+
+
+def open_client(profile: Profile) -> Client:
+    """A client for `profile`, with the embedded platform for the local profile."""
+    from basedb.client.client import connect
+
+    return connect(profile, embedded=embedded_platform)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import emit_json, json_option
+from basedb.cli.common import emit_json, json_option, open_client
 
 
 @click.command("demo")
@@ -22,7 +22,6 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
     Needs no account or configuration: data lives in $BASEDB_DATA_DIR (default: the
     user data dir).
     """
-    from basedb.client.client import connect
     from basedb.client.profiles import LOCAL
     from basedb.deploy.demo import DEFAULT_DIRECTORY, run_demo
     from basedb.workspace.scaffold import ensure_empty_target
@@ -35,7 +34,7 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
 
     if not as_json:
         click.echo(f"basedb demo: the example site in {target}, on the local platform\n")
-    with connect(LOCAL) as client:
+    with open_client(LOCAL) as client:
         result = run_demo(target, client, on_step=None if as_json else show)
     if as_json:
         emit_json(result)

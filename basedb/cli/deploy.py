@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from basedb.cli import common
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
 
 if TYPE_CHECKING:
     from basedb.deploy.stages import StageCallback, StageResult
@@ -67,11 +67,10 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
 
         _report(plan_preview(root, skip_ai=skip_ai_functions), as_json)
         return
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     resolved, _ = current_profile(profile, root)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         if production:
             from basedb.deploy.production import deploy_production, plan_production
 

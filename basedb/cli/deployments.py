@@ -12,6 +12,7 @@ from basedb.cli.common import (
     check_app_token,
     emit_json,
     json_option,
+    open_client,
     profile_option,
     workspace_option,
 )
@@ -30,7 +31,7 @@ def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path 
     """(the site's appToken, the workspace root when there is one)."""
     from basedb.cli.deploy import workspace_root
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.deploy.production import workspace_app_token
+    from basedb.workspace.config import workspace_app_token
 
     try:
         root: Path | None = workspace_root(workspace_dir)
@@ -45,11 +46,10 @@ def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path 
 
 
 def _connect(profile: str | None, root: Path | None) -> Any:
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     resolved, _ = current_profile(profile, root)
-    return connect(resolved)
+    return open_client(resolved)
 
 
 def _flags(item: dict[str, Any], preview_id: str | None) -> str:

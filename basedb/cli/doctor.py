@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
+from basedb.cli.common import (
+    emit_json,
+    json_option,
+    open_client,
+    profile_option,
+    workspace_option,
+)
 
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
@@ -29,7 +35,7 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
     if workspace_dir is not None and not workspace_dir.is_dir():
         raise click.BadParameter(f"{workspace_dir} is not a directory.",
                                  param_hint="'-C' / '--workspace'")
-    result = run_doctor(profile, workspace_dir)
+    result = run_doctor(profile, workspace_dir, open_client=open_client)
     if as_json:
         emit_json(result)
     else:

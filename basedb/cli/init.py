@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option
+from basedb.cli.common import emit_json, json_option, open_client, profile_option
 
 
 @click.command("init")
@@ -31,14 +31,13 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     .gitignore for local state. DIRECTORY must be new or empty: init never overwrites
     files. With no profile configured, the site lives on the embedded local platform.
     """
-    from basedb.client.client import connect
     from basedb.client.profiles import resolve_profile
     from basedb.deploy.provision import PlatformProvisioner
     from basedb.workspace.scaffold import ensure_empty_target, init_workspace
 
     ensure_empty_target(directory)  # refuse before the platform is even opened
     resolved = resolve_profile(profile, None)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         result = init_workspace(directory, template, title=title, base_token=base_token,
                                 provisioner=PlatformProvisioner(client))
     if not resolved.embedded:

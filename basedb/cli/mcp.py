@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import profile_option, workspace_option
+from basedb.cli.common import open_client, profile_option, workspace_option
 
 
 @click.command("mcp")
@@ -42,10 +42,9 @@ def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
     from basedb.agent_tools.mcp_server import run_stdio
     from basedb.agent_tools.site_skill import resolve_site
     from basedb.agent_tools.site_tools import SiteTools
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
 
     app_token, root = resolve_site(site, workspace_dir)
     resolved, _ = current_profile(profile, root)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         run_stdio(SiteTools(client, app_token, env))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import check_app_token, emit_json, json_option, profile_option
+from basedb.cli.common import check_app_token, emit_json, json_option, open_client, profile_option
 
 
 @click.command("pull")
@@ -30,13 +30,12 @@ def pull_command(directory: Path | None, app_token: str | None, env: str, force:
     AI drafts. Local files that differ are never overwritten without --force; archive
     entries that would escape the workspace are refused.
     """
-    from basedb.client.client import connect
     from basedb.client.profiles import current_profile
     from basedb.deploy.pull import pull_site
 
     target, token, workspace = resolve_target(directory, app_token)
     resolved, _ = current_profile(profile, workspace)
-    with connect(resolved) as client:
+    with open_client(resolved) as client:
         result = pull_site(client, app_token=token, target=target, env=env, force=force)
     if as_json:
         emit_json(result)
@@ -62,8 +61,7 @@ def resolve_target(directory: Path | None, app_token: str | None,
                    ) -> tuple[Path, str, Path | None]:
     """(where to restore, which site, the workspace whose profile applies)."""
     from basedb.core.errors import UsageError, WorkspaceNotFound
-    from basedb.deploy.production import workspace_app_token
-    from basedb.workspace.config import CONFIG_FILE
+    from basedb.workspace.config import CONFIG_FILE, workspace_app_token
     from basedb.workspace.loader import find_root
 
     if directory is not None and (directory / CONFIG_FILE).is_file():

@@ -27,7 +27,15 @@ from urllib.parse import urlsplit
 import httpx
 
 from basedb import __version__
-from basedb.core.errors import EXIT_NETWORK, ApiError, AuthError, NetworkError, UsageError
+from basedb.client.embedded import EmbeddedFactory, embedded_platform
+from basedb.client.transport import InProcessTransport
+from basedb.core.errors import (
+    EXIT_NETWORK,
+    ApiError,
+    AuthError,
+    NetworkError,
+    UsageError,
+)
 from basedb.core.paths import API_PREFIX
 
 if TYPE_CHECKING:
@@ -295,17 +303,12 @@ def _query_value(value: Any) -> Any:
     return value
 
 
-def connect(profile: Profile, *, timeout: float = 30.0) -> Client:
-    """A client for `profile`: over HTTP, or in-process for the embedded platform."""
+def connect(profile: Profile, *, embedded: EmbeddedFactory | None = None,
+            timeout: float = 30.0) -> Client:
+    """A client for `profile`: over HTTP, or in-process through `embedded` for the local
+    profile."""
     if profile.embedded:
-        from basedb.client.transport import InProcessTransport
-        from basedb.core import paths
-        from basedb.platform import open_platform
-
-        platform = open_platform(paths.data_dir())
-        # This command's stderr carries its own error envelope: platform log entries
-        # (stacks, FaaS output) go to the data dir's platform.log.
-        platform.log_to_file()
+        platform = embedded_platform(embedded)
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
                         transport=InProcessTransport(platform.app), timeout=timeout)
     else:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.core import paths
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import InputError, UsageError
@@ -202,16 +203,12 @@ def normalize_endpoint(endpoint: str) -> str:
     return value
 
 
-def local_owner_token() -> str:
-    """The embedded platform's owner token (opens the platform in the data dir)."""
-    from basedb.platform import open_platform
-
-    return str(open_platform(paths.data_dir()).owner_token)
-
-
-def profile_token(profile: Profile) -> str | None:
-    """The token a profile sends: stored, or for `local` the platform owner token."""
-    return local_owner_token() if profile.embedded else profile.token
+def profile_token(profile: Profile, *, embedded: EmbeddedFactory | None = None) -> str | None:
+    """The token a profile sends: stored, or for `local` the embedded platform's owner
+    token (`embedded` opens it, as for `basedb.client.client.connect`)."""
+    if profile.embedded:
+        return embedded_platform(embedded).owner_token
+    return profile.token
 
 
 # --- the config file ---------------------------------------------------------------

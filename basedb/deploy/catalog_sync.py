@@ -101,7 +101,7 @@ def _write(path: Path, data: bytes) -> None:
 def pull_catalog(root: Path, client: Client) -> dict[str, Any]:
     """Refresh catalog.json and binding.tableIds of the workspace at `root`."""
     from basedb.client.sites import SiteApi
-    from basedb.deploy.production import workspace_app_token
+    from basedb.workspace.config import workspace_app_token
 
     app_token = workspace_app_token(root)
     catalog = canonical_catalog(SiteApi(client, app_token).catalog())

@@ -153,8 +153,10 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
                  "basedb catalog pull")
 
 
-def run_doctor(profile_name: str | None, start: Path | None) -> dict[str, Any]:
-    """Run every check; never raises for what it diagnoses."""
+def run_doctor(profile_name: str | None, start: Path | None, *,
+               open_client: Callable[[Profile], Client]) -> dict[str, Any]:
+    """Run every check; never raises for what it diagnoses. `open_client` connects to a
+    profile's platform (the command line's, which can embed the local platform)."""
     from basedb.client.profiles import current_profile
 
     checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
@@ -171,9 +173,7 @@ def run_doctor(profile_name: str | None, start: Path | None) -> dict[str, Any]:
     checks.append(Check("profile", "ok", f"{profile.name} ({where}): {endpoint}"))
 
     try:
-        from basedb.client.client import connect
-
-        client = connect(profile)
+        client = open_client(profile)
     except BasedbError as error:
         checks += [Check("token", "fail", error.message, error.hint), workspace_check]
         return _result(checks)

@@ -69,6 +69,7 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
             dry_run: bool = False) -> Prepared:
     """Run the check and build stages (a dry run writes nothing, not even check's cache)."""
     from basedb.check.run import check_workspace
+    from basedb.contracts import stale_findings
     from basedb.core.site_zip import build_site_zip
     from basedb.core.site_zip import fingerprint as fingerprint_of
     from basedb.deploy import manifest
@@ -76,7 +77,8 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
     runner.start("check")
     workspace = load_workspace(root, skip_ai=skip_ai)
-    result = check_workspace(workspace, skip_ai=skip_ai, cache=not dry_run)
+    result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_findings,
+                             cache=not dry_run)
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
         raise findings_error(result)

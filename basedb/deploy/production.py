@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
-from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError, InputError
+from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
 from basedb.deploy.pipeline import next_action, record_locally
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
+from basedb.workspace.config import workspace_app_token
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -25,27 +26,6 @@ if TYPE_CHECKING:
 DEPLOYMENT_CONFLICT = 800004020
 STALE_HINT = "Deploy a preview first (`basedb deploy`), check it, then run `basedb deploy " \
              "--production --yes` again."
-
-
-def workspace_app_token(root: Path) -> str:
-    """The appToken of base-database.jsonc at `root` (InputError naming the file)."""
-    from basedb.workspace import files
-    from basedb.workspace.config import CONFIG_FILE, build_config
-
-    label = str(root / CONFIG_FILE)
-    try:
-        doc = files.parse_jsonc(files.read_text(root / CONFIG_FILE, label=label,
-                                                limit=files.LIMIT_CONFIG), label=label)
-    except files.FileProblem as problem:
-        raise InputError(problem.message, code="WORKSPACE_CONFIG_INVALID",
-                         hint=problem.fix) from None
-    config, findings = build_config(doc, file=label)
-    if config is None:
-        first = findings[0] if findings else None
-        raise InputError(first.message if first else f"{label} has no appToken.",
-                         code="WORKSPACE_CONFIG_INVALID",
-                         hint=(first.fix if first else None) or f"Set \"appToken\" in {label}.")
-    return config.app_token
 
 
 def _stale(message: str, **detail: Any) -> ConflictError:

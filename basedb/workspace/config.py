@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from basedb.core.errors import InputError
 from basedb.core.findings import Finding
+from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import Binding, WorkspaceConfig
 
@@ -83,3 +86,21 @@ def _is_timezone(name: str) -> bool:
     except (ZoneInfoNotFoundError, ValueError):
         return False
     return True
+
+
+def workspace_app_token(root: Path) -> str:
+    """The appToken of base-database.jsonc at `root` (InputError naming the file)."""
+    label = str(root / CONFIG_FILE)
+    try:
+        doc = files.parse_jsonc(files.read_text(root / CONFIG_FILE, label=label,
+                                                limit=files.LIMIT_CONFIG), label=label)
+    except files.FileProblem as problem:
+        raise InputError(problem.message, code="WORKSPACE_CONFIG_INVALID",
+                         hint=problem.fix) from None
+    config, findings = build_config(doc, file=label)
+    if config is None:
+        first = findings[0] if findings else None
+        raise InputError(first.message if first else f"{label} has no appToken.",
+                         code="WORKSPACE_CONFIG_INVALID",
+                         hint=(first.fix if first else None) or f"Set \"appToken\" in {label}.")
+    return config.app_token

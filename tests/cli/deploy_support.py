@@ -80,7 +80,7 @@ def init_site(directory: Path, template: str = "example", *extra: str) -> Path:
 
 
 def app_token_of(workspace: Path) -> str:
-    from basedb.deploy.production import workspace_app_token
+    from basedb.workspace.config import workspace_app_token
 
     return workspace_app_token(workspace)
 
@@ -91,7 +91,7 @@ def platform() -> LocalPlatform:
 
 @contextmanager
 def local_client() -> Iterator[Client]:
-    with connect(LOCAL) as client:
+    with connect(LOCAL, embedded=open_platform) as client:
         yield client
 
 

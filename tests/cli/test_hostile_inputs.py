@@ -195,4 +195,4 @@ def test_dependency_and_cache_dirs_are_not_functions(tmp_path: Path) -> None:
         (root / kind / "__pycache__").mkdir()
     ws = load_workspace(root)
     assert "node_modules" not in ws.ids and "__pycache__" not in ws.ids
-    assert check_workspace(ws, include_contracts=False).ok
+    assert check_workspace(ws).ok

@@ -29,6 +29,7 @@ from basedb.agent_tools.site_tools import (
 )
 from basedb.client.client import connect
 from basedb.client.profiles import LOCAL
+from basedb.platform import open_platform
 from tests.cli.deploy_support import app_token_of, init_site, ok_json, run
 
 CALLABLE = ["deleteSubmissions", "getMySubmission", "leaveStatsByDepartment",
@@ -46,7 +47,7 @@ def site(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def site_tools(site: Path) -> Iterator[SiteTools]:
-    with connect(LOCAL) as client:
+    with connect(LOCAL, embedded=open_platform) as client:
         yield SiteTools(client, app_token_of(site), "prod")
 
 
@@ -224,7 +225,7 @@ def test_meta_tools_reach_any_open_function(site_tools: SiteTools) -> None:
 
 
 def test_preview_tools(site: Path) -> None:
-    with connect(LOCAL) as client:
+    with connect(LOCAL, embedded=open_platform) as client:
         tools = SiteTools(client, app_token_of(site), "preview")
         assert sorted(listed(tools)) == sorted([*CALLABLE, *META_TOOLS])
 

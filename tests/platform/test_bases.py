@@ -8,7 +8,7 @@ import pytest
 
 from basedb.core.protocol import PERMISSION_DENIED
 from basedb.platform import LocalPlatform
-from basedb.platform.domain import bases as meta
+from basedb.platform.domain import bases
 from basedb.platform.storage import physical
 from tests.platform.conftest import Api, field_id, make_table
 
@@ -84,7 +84,7 @@ def test_drop_column_fallback_rebuilds_the_table(api: Api, base: str,
     tid = table["table_id"]
     record = api.ok("POST", f"/bases/{base}/tables/{tid}/records", json={"A": "x", "B": 2})
     with platform.store.write() as conn:
-        meta.drop_column(conn, tid, physical.column_name(field_id(table, "A")), native=False)
+        bases.drop_column(conn, tid, physical.column_name(field_id(table, "A")), native=False)
         conn.execute("DELETE FROM fields WHERE field_id = ?", (field_id(table, "A"),))
     assert physical.column_name(field_id(table, "A")) not in columns(platform, tid)
     got = api.ok("GET", f"/bases/{base}/tables/{tid}/records/{record['record_id']}")

@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from basedb.core.protocol import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
-from basedb.platform.domain.describe import input_schema
+from basedb.platform.domain.schemas import param_specs, schema_from_specs
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table
@@ -197,10 +197,12 @@ def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
     assert "needs_upgrade" in msg and "Executed: no." in msg
 
 
-# -------------------------------------------------------------- input_schema()
+# ------------------------------------------------------- schemas of declarations
 
 
-def test_input_schema_for_declarations_directly() -> None:
+def test_schemas_for_declarations_directly() -> None:
+    from basedb.check.sql.analysis import analyze_sql
+
     status = Field("fldS", "Status", "select", options=("Open", "Done"))
     catalog = Catalog("basX", (Table("tblT", "Tasks", (Field("fldT", "Title", "text"),
                                                        status)),))
@@ -208,19 +210,13 @@ def test_input_schema_for_declarations_directly() -> None:
         "name": "byStatus", "description": "Tasks by status",
         "meta": {"params": [{"name": "s", "kind": "TEXT", "description": "Status name"}]}},
         sql='SELECT "Title" FROM "Tasks" WHERE "Status" = $1')
-    assert decl is not None and not findings
-    schema = input_schema(decl, catalog)
+    assert decl is not None and decl.sql is not None and not findings
+    bound = analyze_sql(decl.sql, catalog, 1)
+    schema = schema_from_specs(decl, param_specs(decl, catalog, bound.bindings))
     assert schema["properties"]["s"]["description"].startswith("[Options of Tasks.Status")
-    faas, _ = build_declaration("faas", "hook", {"name": "hook", "inputSchema": {
-        "type": "object", "properties": {"a": {"type": "string", "description": "A value"}}}})
-    assert faas is not None and input_schema(faas, catalog)["properties"]["a"]["type"] == "string"
-    bare, _ = build_declaration("faas", "bare", {"name": "bare"})
-    assert bare is not None and input_schema(bare, catalog) == {}
-    # The analysis argument supplies bindings; none means no option summary.
-    from basedb.check.sql.analysis import analyze_sql
-
-    analysis = analyze_sql('SELECT "Title" FROM "Tasks"', catalog, 1)
-    plain = input_schema(decl, catalog, analysis)
+    # Without bindings there is no option summary.
+    unbound = analyze_sql('SELECT "Title" FROM "Tasks"', catalog, 1)
+    plain = schema_from_specs(decl, param_specs(decl, catalog, unbound.bindings))
     assert plain["properties"]["s"]["description"] == "Status name"
     assert json.loads(json.dumps(plain)) == plain
 

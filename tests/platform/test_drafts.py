@@ -93,7 +93,7 @@ def check_on_disk(tmp_path: Path, api: Api, site: TaskSite,
                   body: dict[str, Any]) -> dict[str, Any]:
     catalog = api.ok("GET", f"/sites/{site.app_token}/catalog")
     write_workspace(tmp_path / "ws", catalog, body)
-    return check_workspace(load_workspace(tmp_path / "ws"), include_contracts=False).to_dict()
+    return check_workspace(load_workspace(tmp_path / "ws")).to_dict()
 
 
 def test_errors_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from basedb.check.sql.analysis import analyze_sql
 from basedb.platform import LocalPlatform
-from basedb.platform.domain import bases as meta
+from basedb.platform.domain import bases
 from basedb.platform.storage import indexes, physical
 from basedb.platform.storage.sql_compile import CompiledQuery, compile_for_sqlite
 from basedb.workspace.catalog import build_catalog
@@ -136,7 +136,7 @@ def test_rebuilding_a_table_to_drop_a_column_keeps_its_other_indexes(
                                 'CURRENT_USER_ID()'))
     status_column = columns_of(site, "Status")[0]
     with platform.store.write() as conn:  # the path for SQLite before 3.35
-        meta.drop_column(conn, site.tasks_table, status_column, native=False)
+        bases.drop_column(conn, site.tasks_table, status_column, native=False)
     assert platform_indexes(platform) == {physical.table_name(site.tasks_table):
                                           {columns_of(site, "Owner")}}
 

@@ -171,8 +171,7 @@ def test_a_mutation_whose_field_is_gone_is_refused(site: TaskSite) -> None:
 
 def test_a_schema_change_during_the_call_is_seen_by_the_write(
         site: TaskSite, platform: LocalPlatform, monkeypatch: pytest.MonkeyPatch) -> None:
-    from basedb.platform.domain import bases as meta
-    from basedb.platform.domain import invoke
+    from basedb.platform.domain import bases, invoke
 
     checked = invoke.checked_input
     changed: list[bool] = []
@@ -182,10 +181,10 @@ def test_a_schema_change_during_the_call_is_seen_by_the_write(
         if not changed:  # the table changes after the call was resolved, before it writes
             changed.append(True)
             with platform.store.write() as conn:
-                table = meta.require_table(conn, site.base_token, site.tasks_table)
+                table = bases.require_table(conn, site.base_token, site.tasks_table)
                 remark = table.field("Remark")
                 assert remark is not None
-                meta.delete_field(conn, table, remark)
+                bases.delete_field(conn, table, remark)
         return result
 
     monkeypatch.setattr(invoke, "checked_input", check_then_drop_remark)

@@ -17,6 +17,7 @@ import pytest
 
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
+from basedb.contracts import stale_findings
 from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 
@@ -70,7 +71,7 @@ def mismatch_report(case: Path, expected: dict[str, list[str]], result: CheckRes
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_case(case: Path) -> None:
     expected = read_expected(case)
-    result = check_workspace(load_workspace(case))
+    result = check_workspace(load_workspace(case), contracts=stale_findings)
     actual_errors = Counter(f.code for f in result.errors)
     actual_hints = Counter(h.code for h in result.hints)
     if actual_errors != Counter(expected["errors"]) or actual_hints != Counter(

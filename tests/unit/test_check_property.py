@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from basedb.check.reporters import FORMATS, render
 from basedb.check.run import check_workspace
+from basedb.contracts import stale_findings
 from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 from basedb.workspace.model import MUTATION_PARAM_KINDS
@@ -203,7 +204,8 @@ def test_check_never_raises_and_findings_are_well_formed(files: dict[str, str],
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8", errors="surrogatepass")
-        result = check_workspace(load_workspace(root, skip_ai=skip_ai), skip_ai=skip_ai)
+        result = check_workspace(load_workspace(root, skip_ai=skip_ai),
+                                 contracts=stale_findings, skip_ai=skip_ai)
         for finding in result.errors:
             assert finding.code in ERROR_CODES
             assert isinstance(finding.file, str) and finding.file

@@ -23,7 +23,7 @@ def platform(isolated_dirs: dict[str, Path]) -> Iterator[LocalPlatform]:
 
 @pytest.fixture
 def client(platform: LocalPlatform) -> Iterator[Client]:
-    with connect(LOCAL) as c:
+    with connect(LOCAL, embedded=open_platform) as c:
         yield c
 
 
@@ -31,7 +31,7 @@ def test_local_profile_uses_the_owner_token(platform: LocalPlatform, client: Cli
     me = client.request("GET", "/users/me")
     assert me["code"] == 0
     assert me["data"]["is_platform_owner"] is True
-    assert profile_token(LOCAL) == platform.owner_token
+    assert profile_token(LOCAL, embedded=open_platform) == platform.owner_token
     assert platform.owner_token not in repr(client)
 
 

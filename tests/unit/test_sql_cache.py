@@ -12,12 +12,14 @@ import pytest
 
 from basedb.check.run import check_workspace
 from basedb.check.sql.cache import CACHE_DIR, CACHE_FILE
+from basedb.contracts import stale_findings
 from basedb.workspace import load_workspace
 from tests.unit.test_cases import ALL_CASES
 
 
 def report(root: Path, *, cache: bool) -> dict[str, object]:
-    doc = check_workspace(load_workspace(root), cache=cache).to_dict()
+    doc = check_workspace(load_workspace(root), contracts=stale_findings,
+                          cache=cache).to_dict()
     doc.pop("summary")
     return doc
 

@@ -11,16 +11,14 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from basedb.core.protocol import not_found, permission_denied
-from basedb.platform.domain import bases as meta
-from basedb.platform.domain import sites
+from basedb.platform.domain import bases, sites
 from basedb.platform.domain.identity import User
 
 if TYPE_CHECKING:
-    from basedb.platform.web.http import Call
     from basedb.workspace.model import Table
 
 
-def can_access_base(conn: sqlite3.Connection, user: User, base: meta.BaseRow) -> bool:
+def can_access_base(conn: sqlite3.Connection, user: User, base: bases.BaseRow) -> bool:
     if base.owner_id == user.user_id:
         return True
     return conn.execute(
@@ -29,9 +27,9 @@ def can_access_base(conn: sqlite3.Connection, user: User, base: meta.BaseRow) ->
         (base.base_token, user.user_id)).fetchone() is not None
 
 
-def require_base(conn: sqlite3.Connection, user: User, base_token: str) -> meta.BaseRow:
+def require_base(conn: sqlite3.Connection, user: User, base_token: str) -> bases.BaseRow:
     """The Base, if it exists and the user may use it."""
-    base = meta.get_base(conn, base_token)
+    base = bases.get_base(conn, base_token)
     if base is None:
         raise not_found(f"Base {base_token}", "/path/base_token", base_token,
                         "use the base_token returned by POST /bases")
@@ -42,11 +40,11 @@ def require_base(conn: sqlite3.Connection, user: User, base_token: str) -> meta.
     return base
 
 
-def require_path_table(conn: sqlite3.Connection, call: Call) -> Table:
-    """The table named by the request path (base_token, table_id), if the caller may use
-    its Base."""
-    require_base(conn, call.caller, call.path["base_token"])
-    return meta.require_table(conn, call.path["base_token"], call.path["table_id"])
+def require_table(conn: sqlite3.Connection, user: User, base_token: str,
+                  table_id: str) -> Table:
+    """A table of a Base, if the user may use the Base."""
+    require_base(conn, user, base_token)
+    return bases.require_table(conn, base_token, table_id)
 
 
 def require_site(conn: sqlite3.Connection, user: User, app_token: str, *,

@@ -32,9 +32,14 @@ from basedb.core.protocol import (
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
+from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.revision import LiveCatalog, catalog_revision, live_catalog
-from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
+from basedb.platform.domain.snapshots import (
+    load_deployment_snapshot,
+    preview_deployment_id,
+    prod_deployment_id,
+)
 from basedb.platform.storage import ids, indexes
 from basedb.platform.storage.store import Store
 from basedb.workspace.catalog import catalog_to_dict
@@ -129,9 +134,25 @@ def create(store: Store, user: User, app_token: str,
         if state.revisions != seen.revisions:
             hints = _judge(state)
         deployment = _insert(conn, user, state, artifact, hints)
-        indexes.ensure_deployment_indexes(conn, deployment.deployment_id,
-                                          LiveCatalog(state.catalog, state.revisions[1]))
+        _ensure_indexes(conn, deployment.deployment_id,
+                        LiveCatalog(state.catalog, state.revisions[1]))
         return deployment
+
+
+def _ensure_indexes(conn: sqlite3.Connection, deployment_id: str,
+                              live: LiveCatalog) -> list[str]:
+    """The indexes for every Database Function of a deployment, compiled against `live`
+    as invoke compiles them (inside the write that creates the deployment)."""
+    snapshot = load_deployment_snapshot(conn, deployment_id)
+    if snapshot is None:
+        raise ValueError(f"deployment {deployment_id} is not in the database")
+    specs: list[indexes.IndexSpec] = []
+    for function_id, item in snapshot.functions.items():
+        if item.kind == "database_function":
+            compiled = function_plan(snapshot, function_id, live).compiled
+            if compiled is not None:
+                specs.extend(indexes.filter_indexes(compiled))
+    return indexes.ensure_indexes(conn, specs)
 
 
 def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,

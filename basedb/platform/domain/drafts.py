@@ -5,8 +5,9 @@ Drafts are full overwrites (upstream: "Functions 更新为全量覆盖"): a PUT 
 function of the kinds it covers. They are judged exactly as `basedb check` judges a
 workspace: the payload becomes an in-memory `Workspace` (declarations built with
 `build_declaration`, the site's live Catalog, no agent-tools file) and goes through
-`check_workspace(..., include_contracts=False)`, so an error or hint here is the one
-`check` reports for the same files, with the same code, file and pointer.
+`check_workspace` (without the contracts check: the platform has no generated files),
+so an error or hint here is the one `check` reports for the same files, with the same
+code, file and pointer.
 
 Every draft write bumps the site's draft revision, which lets a deployment notice that
 the drafts changed between validating them and writing the snapshot.
@@ -219,7 +220,7 @@ def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResul
     platform has no generated files)."""
     from basedb.check.run import check_workspace
 
-    return check_workspace(build_workspace(functions, catalog), include_contracts=False)
+    return check_workspace(build_workspace(functions, catalog))
 
 
 def findings_failure(result: CheckResult, functions: Sequence[DraftFunction], *,

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from basedb.platform.domain.describe import (
+from basedb.platform.domain.revision import LiveCatalog
+from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
+from basedb.platform.domain.schemas import (
     MUTATION_OUTPUT_SCHEMA,
     ParamSpec,
     param_specs,
     query_output_schema,
     schema_from_specs,
 )
-from basedb.platform.domain.revision import LiveCatalog
-from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.snapshots import Snapshot, snapshot_declarations
 from basedb.platform.storage.sql_compile import CompiledQuery
 from basedb.workspace.model import (

@@ -2,7 +2,7 @@
 
     deployed = resolve_deployment(conn, caller, app_token, env, include_internal)
     target = resolve_target(conn, caller, app_token, env, function_id, include_internal)
-    result = invoke_function(call, function_id)        # the invoke endpoint's data
+    data = invoke_function(store, caller, app_token, function_id, params, env=env, …)
 
 Who sees what: prod is open to every member of the site, preview to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
@@ -32,7 +32,6 @@ from basedb.core.protocol import (
     PARAMETER_INVALID,
     SCHEMA_NOT_READY,
     ApiFailure,
-    bad_request,
     permission_denied,
     quote,
     unexecuted_message,
@@ -40,35 +39,20 @@ from basedb.core.protocol import (
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
+from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
-from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
+from basedb.platform.domain.runtimes import sql as sql_runtime
+from basedb.platform.domain.runtimes.ai import run_ai
+from basedb.platform.domain.runtimes.faas import DEFAULT_TIMEOUT_MS, run_faas
+from basedb.platform.domain.runtimes.mutation import run_mutation
+from basedb.platform.domain.snapshots import Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
-from basedb.platform.web.http import Call
+from basedb.platform.storage.store import Store
 
 MAX_SQL_INT = 2**63 - 1
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
                           r"(Z|[+-]\d{2}:?\d{2})?)?$")
-_TRUE, _FALSE = ("true", "1"), ("false", "0", "")
-
-
-def parse_env(call: Call) -> str:
-    env = call.query.get("env") or "prod"
-    if env not in ENVIRONMENTS:
-        raise bad_request("env must be prod or preview", parameter="?env", received=env,
-                          fix="send env=prod (the published release) or env=preview",
-                          candidates=ENVIRONMENTS)
-    return env
-
-
-def parse_flag(call: Call, name: str) -> bool:
-    raw = (call.query.get(name) or "").lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
-                      received=call.query.get(name), fix=f"send {name}=true or leave it out")
 
 
 # ------------------------------------------------------------------------ resolving
@@ -171,28 +155,11 @@ def require_callable(plan: FunctionPlan) -> None:
 # -------------------------------------------------------------------------- input
 
 
-def body_params(call: Call) -> dict[str, Any]:
-    """`params` of the body {"params": {…}}; an absent body or params means none."""
-    if call.body is None:
-        return {}
-    body = call.body_object({"params"})
-    params = body.get("params")
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise bad_request("params must be a JSON object of named parameters",
-                          parameter="/params", received=params,
-                          fix='send {"params": {"name": value, …}} (by name, not an array)')
-    return params
-
-
 def checked_input(plan: FunctionPlan, params: dict[str, Any]) -> dict[str, Any]:
     """`params` validated against the function's inputSchema (as they are, for a
     function whose schema is missing)."""
     _check_values(params)
     if plan.validator is not None and not plan.validator.is_valid(params):
-        from basedb.platform.domain.invoke_errors import parameter_failure
-
         failure = parameter_failure(plan.validator.iter_errors(params), plan)
         if failure is not None:
             raise failure
@@ -300,53 +267,39 @@ def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
 # ------------------------------------------------------------------------- invoking
 
 
-def invoke_function(call: Call) -> Any:
-    """Handle `POST /sites/{app}/functions/{id}/invoke`: the envelope's data."""
-    from basedb.platform.domain.runtimes import sql as sql_runtime
-
-    env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
-    params = body_params(call)
-    app_token, function_id = call.path["app_token"], call.path["function_id"]
+def invoke_function(store: Store, caller: identity.User, app_token: str, function_id: str,
+                    params: dict[str, Any], *, env: str, include_internal: bool,
+                    from_page: bool, log_id: str) -> Any:
+    """Run one function of a site's `env` deployment for `caller`: the invoke data."""
     # Resolution, validation and (for a Database Function) the query share one read
     # snapshot of a read-only connection.
-    with sql_runtime.read_only_pool(call.store).transaction() as conn:
-        target = resolve_target(conn, call.caller, app_token, env, function_id,
-                                include_internal, from_page=call.from_page)
+    with sql_runtime.read_only_pool(store).transaction() as conn:
+        target = resolve_target(conn, caller, app_token, env, function_id,
+                                include_internal, from_page=from_page)
         plan = target.plan
         require_callable(plan)
         checked = checked_input(plan, params)
         if plan.compiled is not None:
             return sql_runtime.run_query(conn, plan.compiled,
                                          list(param_values(plan, checked).values()),
-                                         user_id=call.caller.user_id, function_id=function_id,
-                                         log_id=call.log_id)
+                                         user_id=caller.user_id, function_id=function_id,
+                                         log_id=log_id)
     if plan.kind == "mutation":
-        return _run_mutation(call, target, checked)
+        return _run_mutation(store, caller, target, checked)
     item = target.deployed.snapshot.functions[function_id]
     if plan.kind == "faas":
-        from basedb.platform.domain.runtimes.faas import run_faas
-
         timeout = getattr(plan.declaration, "timeout_ms", None)
-        return run_faas(store=call.store, site=target.deployed.site,
-                        catalog=target.live.catalog, caller=call.caller,
+        return run_faas(store=store, site=target.deployed.site,
+                        catalog=target.live.catalog, caller=caller,
                         function_id=function_id, handler_source=item.handler or "",
-                        input=checked, timeout_ms=timeout or _faas_default_timeout(),
-                        log_id=call.log_id, env=env)
-    from basedb.platform.domain.runtimes.ai import run_ai
-
-    return run_ai(declaration=item.declaration, input=checked, log_id=call.log_id)
+                        input=checked, timeout_ms=timeout or DEFAULT_TIMEOUT_MS,
+                        log_id=log_id, env=env)
+    return run_ai(declaration=item.declaration, input=checked, log_id=log_id)
 
 
-def _faas_default_timeout() -> int:
-    from basedb.platform.domain.runtimes.faas import DEFAULT_TIMEOUT_MS
-
-    return DEFAULT_TIMEOUT_MS
-
-
-def _run_mutation(call: Call, target: Target, params: dict[str, Any]) -> Any:
-    from basedb.platform.domain.runtimes.mutation import run_mutation
-
-    with call.store.write() as conn:
+def _run_mutation(store: Store, caller: identity.User, target: Target,
+                  params: dict[str, Any]) -> Any:
+    with store.write() as conn:
         live = live_catalog(conn, target.deployed.site)
         plan = target.plan
         if live.revision != target.live.revision:
@@ -357,4 +310,4 @@ def _run_mutation(call: Call, target: Target, params: dict[str, Any]) -> Any:
             params = checked_input(plan, params)
         assert plan.mutation is not None
         return run_mutation(conn, plan.mutation, param_values(plan, params),
-                            caller_id=call.caller.user_id)
+                            caller_id=caller.user_id)

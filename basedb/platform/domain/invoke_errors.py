@@ -20,8 +20,8 @@ from typing import Any
 
 from basedb.core.findings import pointer
 from basedb.core.protocol import PARAMETER_INVALID, ApiFailure, clip, quote, unexecuted_message
-from basedb.platform.domain.describe import DATE_PATTERN, DATETIME_PATTERN
 from basedb.platform.domain.function_plans import FunctionPlan
+from basedb.platform.domain.schemas import DATE_PATTERN, DATETIME_PATTERN
 from basedb.platform.storage.cells import closest
 
 _MISSING = object()

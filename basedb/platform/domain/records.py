@@ -29,6 +29,9 @@ from basedb.platform.storage.cells import (
 )
 from basedb.workspace.model import Field, Table
 
+# The most records one call creates, updates or deletes: a batch route, a Mutation, a
+# FaaS record call.
+MAX_BATCH = 200
 _CHUNK = 500  # ids per IN (…) lookup
 
 

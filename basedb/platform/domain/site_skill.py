@@ -29,8 +29,8 @@ from basedb.core.skill_spec import (
     render_frontmatter,
     site_skill_name,
 )
-from basedb.platform.domain.describe import mutation_action
 from basedb.platform.domain.function_plans import FunctionPlan
+from basedb.platform.domain.schemas import mutation_action
 
 MAX_LISTED = 60
 MAX_DESCRIBED = 8  # functions named as examples in the frontmatter description

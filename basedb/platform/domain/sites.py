@@ -12,7 +12,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from basedb.platform.domain import bases as meta
+from basedb.platform.domain import bases
 from basedb.platform.storage import ids
 from basedb.workspace.model import Catalog
 
@@ -96,7 +96,7 @@ def site_catalog(conn: sqlite3.Connection, site: SiteRow) -> Catalog:
     """The live Catalog of the site's bound tables (what catalog.json mirrors)."""
     if site.base_token is None:
         return Catalog(base_token="", tables=())
-    tables = meta.load_tables(conn, site.base_token, bound_table_ids(conn, site.app_token))
+    tables = bases.load_tables(conn, site.base_token, bound_table_ids(conn, site.app_token))
     return Catalog(base_token=site.base_token, tables=tuple(tables))
 
 

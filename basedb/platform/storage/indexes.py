@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from basedb.platform.domain.revision import LiveCatalog
     from basedb.platform.storage.sql_compile import CompiledQuery
 
 INDEX_PREFIX = "bdx_"
@@ -99,25 +98,6 @@ def _equality_column(term: Any) -> exp.Column | None:
                                                                   exp.Literal)):
             return column
     return None
-
-
-def ensure_deployment_indexes(conn: sqlite3.Connection, deployment_id: str,
-                              live: LiveCatalog) -> list[str]:
-    """The indexes for every Database Function of a deployment, compiled against `live`
-    as invoke compiles them (inside the write that creates the deployment)."""
-    from basedb.platform.domain.function_plans import function_plan
-    from basedb.platform.domain.snapshots import load_deployment_snapshot
-
-    snapshot = load_deployment_snapshot(conn, deployment_id)
-    if snapshot is None:
-        raise ValueError(f"deployment {deployment_id} is not in the database")
-    specs: list[IndexSpec] = []
-    for function_id, item in snapshot.functions.items():
-        if item.kind == "database_function":
-            compiled = function_plan(snapshot, function_id, live).compiled
-            if compiled is not None:
-                specs.extend(filter_indexes(compiled))
-    return ensure_indexes(conn, specs)
 
 
 def ensure_indexes(conn: sqlite3.Connection, specs: Iterable[IndexSpec]) -> list[str]:

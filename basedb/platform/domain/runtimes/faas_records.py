@@ -29,14 +29,12 @@ from basedb.core.protocol import (
     quote,
     unexecuted_message,
 )
-from basedb.platform.domain import bases as meta
-from basedb.platform.domain import records
+from basedb.platform.domain import bases, records
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.cells import InvalidCell, closest
 from basedb.platform.storage.store import Store, is_busy_error
 from basedb.workspace.model import Catalog, Table
 
-MAX_BATCH_ROWS = 200  # as POST …/records/batch_create
 MAX_PAGE_SIZE = 200  # as GET …/records
 DEFAULT_PAGE_SIZE = 100
 
@@ -117,7 +115,7 @@ class RecordRoutes:
 
     def _live_table(self, conn: sqlite3.Connection, table_id: str) -> Table:
         # The catalog was read when the call started; fields may have changed since.
-        table = meta.load_table(conn, self.catalog.base_token, table_id)
+        table = bases.load_table(conn, self.catalog.base_token, table_id)
         if table is None:
             raise _refused("table_not_found", f"Table {table_id} no longer exists",
                            parameter="/table", received=table_id,
@@ -164,11 +162,11 @@ class RecordRoutes:
 
     def batch_create(self, table: Any, rows: Any) -> dict[str, Any]:
         table_id = self._table_id(table)
-        if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_BATCH_ROWS:
-            raise _refused("invalid_argument", f"rows must be an array of 1 to {MAX_BATCH_ROWS} "
+        if not isinstance(rows, list) or not 1 <= len(rows) <= records.MAX_BATCH:
+            raise _refused("invalid_argument", f"rows must be an array of 1 to {records.MAX_BATCH} "
                            "objects", parameter="/rows",
                            received=f"{len(rows)} rows" if isinstance(rows, list) else rows,
-                           fix=f"create at most {MAX_BATCH_ROWS} records per call")
+                           fix=f"create at most {records.MAX_BATCH} records per call")
         for index, row in enumerate(rows):
             self._fields(row, pointer("rows", index))
         with self.store.write() as conn:

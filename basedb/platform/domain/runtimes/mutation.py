@@ -28,7 +28,7 @@ from basedb.core.protocol import (
     unexecuted_message,
 )
 from basedb.platform.domain import records
-from basedb.platform.domain.describe import MAX_BATCH
+from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.storage.cells import InvalidCell, closest
 from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Mutation, Table
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.core.protocol import bad_request, quote
-from basedb.platform.domain import bases as meta
-from basedb.platform.domain.access import require_base, require_path_table
+from basedb.platform.domain import bases
+from basedb.platform.domain.access import require_base
 from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.routes.paths import path_table
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     FIELD,
@@ -22,7 +23,7 @@ from basedb.platform.web.routes.schemas import (
 )
 from basedb.workspace.model import Field, Table
 
-MAX_FIELDS_PER_TABLE = meta.MAX_FIELDS_PER_TABLE
+MAX_FIELDS_PER_TABLE = bases.MAX_FIELDS_PER_TABLE
 
 
 def field_view(field: Field) -> dict[str, Any]:
@@ -46,9 +47,9 @@ def table_view(table: Table) -> dict[str, Any]:
 
 
 def create_base(call: Call) -> dict[str, Any]:
-    name = meta.parse_name(call.body_object({"name"}).get("name"), "/name", "Base")
+    name = bases.parse_name(call.body_object({"name"}).get("name"), "/name", "Base")
     with call.store.write() as conn:
-        base = meta.create_base(conn, name, call.caller.user_id)
+        base = bases.create_base(conn, name, call.caller.user_id)
     return {"base_token": base.base_token, "name": base.name}
 
 
@@ -60,7 +61,7 @@ def list_tables(call: Call) -> dict[str, Any]:
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         require_base(conn, call.caller, call.path["base_token"])
-        rows, total = meta.list_tables(conn, call.path["base_token"], offset, limit)
+        rows, total = bases.list_tables(conn, call.path["base_token"], offset, limit)
     return {"tables": [{"table_id": tid, "name": name} for tid, name in rows],
             "has_more": offset + len(rows) < total, "total": total}
 
@@ -68,7 +69,7 @@ def list_tables(call: Call) -> dict[str, Any]:
 def create_table(call: Call) -> dict[str, Any]:
     body = call.body_object({"name", "fields"})
     base_token = call.path["base_token"]
-    name = meta.parse_name(body.get("name"), "/name", "table")
+    name = bases.parse_name(body.get("name"), "/name", "table")
     raw_fields = body.get("fields") or []
     if not isinstance(raw_fields, list) or len(raw_fields) > MAX_FIELDS_PER_TABLE:
         raise bad_request("fields must be an array of field definitions", parameter="/fields",
@@ -76,32 +77,32 @@ def create_table(call: Call) -> dict[str, Any]:
                           "objects like {\"name\": …, \"type\": …}")
     with call.store.write() as conn:
         require_base(conn, call.caller, base_token)
-        specs = [meta.parse_field_spec(conn, base_token, raw, f"/fields/{index}")
+        specs = [bases.parse_field_spec(conn, base_token, raw, f"/fields/{index}")
                  for index, raw in enumerate(raw_fields)]
-        table = meta.create_table(conn, base_token, name, specs)
+        table = bases.create_table(conn, base_token, name, specs)
     return table_view(table)
 
 
 def get_table(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
     return table_view(table)
 
 
 def patch_table(call: Call) -> dict[str, Any]:
-    name = meta.parse_name(call.body_object({"name"}).get("name"), "/name", "table")
+    name = bases.parse_name(call.body_object({"name"}).get("name"), "/name", "table")
     base_token = call.path["base_token"]
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
-        table = meta.rename_table(conn, base_token, table, name)
+        table = path_table(conn, call)
+        table = bases.rename_table(conn, base_token, table, name)
     return table_view(table)
 
 
 def delete_table(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
-        meta.delete_table(conn, base_token, table)
+        table = path_table(conn, call)
+        bases.delete_table(conn, base_token, table)
     return {"table_id": table.table_id, "deleted": True}
 
 
@@ -110,7 +111,7 @@ def delete_table(call: Call) -> dict[str, Any]:
 
 def list_fields(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
     return {"fields": [field_view(f) for f in table.fields], "has_more": False,
             "total": len(table.fields)}
 
@@ -119,36 +120,36 @@ def create_field(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     body = call.body_object()
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         if len(table.fields) >= MAX_FIELDS_PER_TABLE:
             raise bad_request(f"Table {quote(table.name)} already has {MAX_FIELDS_PER_TABLE} "
                               "fields", parameter="/", fix="delete a field first")
-        field = meta.add_field(conn, table, meta.parse_field_spec(conn, base_token, body))
+        field = bases.add_field(conn, table, bases.parse_field_spec(conn, base_token, body))
     return field_view(field)
 
 
 def get_field(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        table = require_path_table(conn, call)
-    return field_view(meta.require_field(table, call.path["field_id"]))
+        table = path_table(conn, call)
+    return field_view(bases.require_field(table, call.path["field_id"]))
 
 
 def put_field(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     body = call.body_object()
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
-        field = meta.require_field(table, call.path["field_id"])
-        spec = meta.parse_field_spec(conn, base_token, body, current=field)
-        field = meta.update_field(conn, table, field, spec)
+        table = path_table(conn, call)
+        field = bases.require_field(table, call.path["field_id"])
+        spec = bases.parse_field_spec(conn, base_token, body, current=field)
+        field = bases.update_field(conn, table, field, spec)
     return field_view(field)
 
 
 def delete_field(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
-        field = meta.require_field(table, call.path["field_id"])
-        meta.delete_field(conn, table, field)
+        table = path_table(conn, call)
+        field = bases.require_field(table, call.path["field_id"])
+        bases.delete_field(conn, table, field)
     return {"field_id": field.field_id, "deleted": True}
 
 

@@ -5,8 +5,8 @@ agent-tools.md "调用站点函数").
     GET  /sites/{app}/functions/{function_id}?env&includeInternal
     POST /sites/{app}/functions/{function_id}/invoke?env&includeInternal  {"params": {…}}
 
-Prod is open to every member of the site, preview to its owner and admins. The runtime
-modules (SQL analysis, jsonschema) load on the first call, not with the app.
+Prod is open to every member of the site, preview to its owner and admins
+(`basedb.platform.domain.invoke`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,51 @@ import json
 from typing import Any
 
 from basedb.core.protocol import bad_request
+from basedb.platform.domain.describe import describe_function, list_item
+from basedb.platform.domain.function_plans import function_plan
+from basedb.platform.domain.invoke import invoke_function, resolve_deployment, resolve_target
+from basedb.platform.domain.revision import live_catalog
+from basedb.platform.domain.snapshots import ENVIRONMENTS
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
+_TRUE, _FALSE = ("true", "1"), ("false", "0", "")
+
+
+def parse_env(call: Call) -> str:
+    env = call.query.get("env") or "prod"
+    if env not in ENVIRONMENTS:
+        raise bad_request("env must be prod or preview", parameter="?env", received=env,
+                          fix="send env=prod (the published release) or env=preview",
+                          candidates=ENVIRONMENTS)
+    return env
+
+
+def parse_flag(call: Call, name: str) -> bool:
+    raw = (call.query.get(name) or "").lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
+                      received=call.query.get(name), fix=f"send {name}=true or leave it out")
+
+
+def body_params(call: Call) -> dict[str, Any]:
+    """`params` of the body {"params": {…}}; an absent body or params means none."""
+    if call.body is None:
+        return {}
+    body = call.body_object({"params"})
+    params = body.get("params")
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise bad_request("params must be a JSON object of named parameters",
+                          parameter="/params", received=params,
+                          fix='send {"params": {"name": value, …}} (by name, not an array)')
+    return params
 
 
 def _page_token(env: str, after: str) -> str:
@@ -46,11 +86,6 @@ def _read_page_token(call: Call, env: str) -> str | None:
 
 
 def list_functions(call: Call) -> dict[str, Any]:
-    from basedb.platform.domain.describe import list_item
-    from basedb.platform.domain.function_plans import function_plan
-    from basedb.platform.domain.invoke import parse_env, parse_flag, resolve_deployment
-    from basedb.platform.domain.revision import live_catalog
-
     env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
     page_size = call.query_int("pageSize", default=DEFAULT_PAGE_SIZE, minimum=1,
                                maximum=MAX_PAGE_SIZE)
@@ -74,9 +109,6 @@ def list_functions(call: Call) -> dict[str, Any]:
 
 
 def describe(call: Call) -> dict[str, Any]:
-    from basedb.platform.domain.describe import describe_function
-    from basedb.platform.domain.invoke import parse_env, parse_flag, resolve_target
-
     env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
     with call.store.read() as conn:
         target = resolve_target(conn, call.caller, call.path["app_token"], env,
@@ -87,9 +119,11 @@ def describe(call: Call) -> dict[str, Any]:
 
 
 def invoke(call: Call) -> Any:
-    from basedb.platform.domain.invoke import invoke_function
-
-    return invoke_function(call)
+    return invoke_function(
+        call.store, call.caller, call.path["app_token"], call.path["function_id"],
+        body_params(call), env=parse_env(call),
+        include_internal=parse_flag(call, "includeInternal"), from_page=call.from_page,
+        log_id=call.log_id)
 
 
 # --------------------------------------------------------------------- documentation

@@ -7,10 +7,10 @@ from typing import Any
 
 from basedb.core.findings import pointer
 from basedb.core.protocol import bad_request, not_found
-from basedb.platform.domain import bases as meta
-from basedb.platform.domain import records
-from basedb.platform.domain.access import require_path_table
+from basedb.platform.domain import bases, records
+from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.routes.paths import path_table
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
@@ -25,8 +25,6 @@ from basedb.platform.web.routes.schemas import (
 )
 from basedb.workspace.model import Table
 
-MAX_BATCH = 200
-
 
 def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str, Any]:
     found = records.read_records(conn, table, [record_id]).get(record_id)
@@ -40,13 +38,13 @@ def list_records(call: Call) -> dict[str, Any]:
     offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
-        return records.list_page(conn, require_path_table(conn, call), offset, limit)
+        return records.list_page(conn, path_table(conn, call), offset, limit)
 
 
 def create_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         prepared = records.prepare_values(conn, table, body)
         [record_id] = records.insert_records(conn, table, [prepared],
                                              actor=call.caller.user_id)
@@ -55,14 +53,14 @@ def create_record(call: Call) -> dict[str, Any]:
 
 def get_record(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        return _record(conn, require_path_table(conn, call), call.path["record_id"])
+        return _record(conn, path_table(conn, call), call.path["record_id"])
 
 
 def patch_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         _record(conn, table, record_id)
         prepared = records.prepare_values(conn, table, body)
         records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id)
@@ -72,7 +70,7 @@ def patch_record(call: Call) -> dict[str, Any]:
 def delete_record(call: Call) -> dict[str, Any]:
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         _record(conn, table, record_id)
         records.delete_records(conn, table, [record_id])
     return {"record_id": record_id, "deleted": True}
@@ -89,7 +87,7 @@ def _string_list(value: Any, at: str, what: str, *, limit: int) -> list[str]:
 def batch_create(call: Call) -> dict[str, Any]:
     body = call.body_object({"fields", "rows"})
     keys = _string_list(body.get("fields"), "/fields", "field names or ids",
-                        limit=meta.MAX_FIELDS_PER_TABLE)
+                        limit=bases.MAX_FIELDS_PER_TABLE)
     rows = body.get("rows")
     if not isinstance(rows, list) or not rows or len(rows) > MAX_BATCH:
         raise bad_request(f"rows must be an array of 1 to {MAX_BATCH} rows", parameter="/rows",
@@ -102,7 +100,7 @@ def batch_create(call: Call) -> dict[str, Any]:
                               "entry of fields", parameter=f"/rows/{index}", received=row,
                               fix="give every row exactly one value per field, null for none")
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         for index, key in enumerate(keys):
             records.resolve_field(table, key, f"/fields/{index}")
         prepared = records.prepare_rows(conn, table, [
@@ -121,7 +119,7 @@ def batch_update(call: Call) -> dict[str, Any]:
         raise bad_request("patch must be a non-empty object of field values", parameter="/patch",
                           received=patch, fix='send {"field name": value, …}')
     with call.store.write() as conn:
-        table = require_path_table(conn, call)
+        table = path_table(conn, call)
         existing = records.existing_record_ids(conn, table.table_id, record_ids)
         for index, record_id in enumerate(body["record_id_list"]):
             if record_id not in existing:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.core.protocol import bad_request, not_found, permission_denied
-from basedb.platform.domain import bases as meta
-from basedb.platform.domain import identity, sites
+from basedb.platform.domain import bases, identity, sites
 from basedb.platform.domain.access import require_base, require_site
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import CATALOG, INTEGER, STRING, STRINGS, array, obj
@@ -21,7 +20,7 @@ def _binding(site: sites.SiteRow, table_ids: list[str]) -> dict[str, Any]:
 
 
 def create_site(call: Call) -> dict[str, Any]:
-    title = meta.parse_name(call.body_object({"title"}).get("title"), "/title", "site title")
+    title = bases.parse_name(call.body_object({"title"}).get("title"), "/title", "site title")
     with call.store.write() as conn:
         site = sites.create_site(conn, title, call.caller.user_id)
     return {"appToken": site.app_token, "title": site.title}
@@ -67,7 +66,7 @@ def bind_base(call: Call) -> dict[str, Any]:
                 fix=f"bind tables of {site.base_token}, or unbind its tables first "
                 f"(POST /sites/{site.app_token}/unbind_base)")
         require_base(conn, call.caller, base_token)
-        known = [tid for tid, _ in meta.list_tables(conn, base_token, 0, 10**6)[0]]
+        known = [tid for tid, _ in bases.list_tables(conn, base_token, 0, 10**6)[0]]
         for index, table_id in enumerate(table_ids):
             if table_id not in known:
                 raise not_found(f"Table {table_id} of Base {base_token}",
