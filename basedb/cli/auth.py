@@ -85,10 +85,10 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
     resolved, _ = current_profile(profile, workspace_dir)
     secret = profile_token(resolved, embedded=embedded_platform)
     if not secret:
-        from basedb.client.client import CODE_TOKEN_MISSING
         from basedb.core.errors import AuthError
+        from basedb.core.protocol import Code
 
-        raise AuthError(f"Profile {resolved.name!r} has no token.", code=CODE_TOKEN_MISSING,
+        raise AuthError(f"Profile {resolved.name!r} has no token.", code=Code.TOKEN_MISSING,
                         hint="Log in again with `basedb auth login --endpoint URL --token "
                              f"TOKEN --profile {resolved.name}`.")
     click.echo(secret)

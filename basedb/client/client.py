@@ -3,16 +3,17 @@
 Every response is the envelope `{"code", "msg", "data"?, "error": {"log_id"}}`.
 `Client.request` returns it when `code` is 0 and otherwise raises:
 
-    code 99991661 / 99991663 / 99991672   AuthError      exit 3
-    any other non-zero code                ApiError       exit 1
-    … answered with HTTP 5xx               ApiError       exit 4 (see below)
-    connection refused, reset, timeout     NetworkError   exit 4
-    a body that is not a Lark envelope     NetworkError   exit 4, names the HTTP status
+    code 99991661 / 99991663 / 99991672   AuthError          exit 3
+    any other non-zero code                ApiError           exit 1
+    … answered with HTTP 5xx               ServerError        exit 4
+    no connection made                     ConnectionRefused  exit 4  nothing was sent
+    timeout or reset after connecting      ConnectionLost     exit 4  outcome unknown
+    a body that is not a Lark envelope     BadResponse        exit 4, names the HTTP status
 
-A 5xx that still carries an envelope is an ApiError (the platform's code and message
-are the most useful thing to show), but its `exit_code` is 4 like other server and
-network failures: for scripts, "the server failed, the outcome of a write is unknown,
-retry later" is one class, distinct from "the request was refused" (1).
+A 5xx that still carries an envelope is a ServerError, an ApiError (the platform's code
+and message are the most useful thing to show) whose exit code is 4 like other server
+and network failures: for scripts, "the server failed, the outcome of a write is
+unknown, retry later" is one class, distinct from "the request was refused" (1).
 
 Tokens live only in the Authorization header: never in URLs, reprs or messages.
 """
@@ -30,25 +31,22 @@ from basedb import __version__
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.transport import InProcessTransport
 from basedb.core.errors import (
-    EXIT_NETWORK,
     ApiError,
     AuthError,
-    NetworkError,
+    BadResponse,
+    ConnectionLost,
+    ConnectionRefused,
+    ServerError,
     UsageError,
 )
 from basedb.core.paths import API_PREFIX
+from basedb.core.protocol import AUTH_CODES, Code, FailureMessage
 
 if TYPE_CHECKING:
     from basedb.client.profiles import Profile
 
 EMBEDDED_BASE_URL = "http://basedb.local"
 """The base URL the embedded platform is addressed by (it never leaves the process)."""
-
-CODE_BAD_REQUEST = 9499
-CODE_TOKEN_MISSING = 99991661
-CODE_TOKEN_INVALID = 99991663
-CODE_PERMISSION_DENIED = 99991672
-AUTH_CODES = frozenset({CODE_TOKEN_MISSING, CODE_TOKEN_INVALID, CODE_PERMISSION_DENIED})
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -178,7 +176,7 @@ class Client:
             return self._http.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             # No connection was made, so nothing was sent: the outcome is known.
-            raise NetworkError(
+            raise ConnectionRefused(
                 f"Could not reach {self._endpoint_label()} for {self._where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
@@ -187,14 +185,14 @@ class Client:
                      + (" Nothing was sent, so retrying is safe." if unknown else ""),
             ) from exc
         except httpx.TimeoutException as exc:
-            raise NetworkError(
+            raise ConnectionLost(
                 f"{self._where(request)} timed out after {self.timeout:g}s.",
                 code="TIMEOUT",
                 hint="Retry later, or check that the platform at "
                      f"{self._endpoint_label()} is responsive.{unknown}",
             ) from exc
         except httpx.TransportError as exc:
-            raise NetworkError(
+            raise ConnectionLost(
                 f"Could not reach {self._endpoint_label()} for {self._where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
@@ -222,16 +220,13 @@ class Client:
         msg = body.get("msg")
         message = msg if isinstance(msg, str) and msg.strip() else (
             f"{self._where(request)} failed with code {code} (HTTP {status}).")
-        cls = AuthError if code in AUTH_CODES else ApiError
-        api_error = cls(message, code=code, http_status=status,
-                        log_id=str(log_id) if log_id else None, data=body.get("data"),
-                        hint=self._hint_for(code, status, request, message))
-        if cls is ApiError and status >= 500:
-            api_error.exit_code = EXIT_NETWORK  # server failure: outcome unknown (see above)
-        raise api_error
+        cls = AuthError if code in AUTH_CODES else ServerError if status >= 500 else ApiError
+        raise cls(message, code=code, http_status=status,
+                  log_id=str(log_id) if log_id else None, data=body.get("data"),
+                  hint=self._hint_for(code, status, request, FailureMessage.parse(message)))
 
     def _not_an_envelope(self, request: httpx.Request, response: httpx.Response,
-                         log_id: str | None) -> NetworkError:
+                         log_id: str | None) -> BadResponse:
         status = response.status_code
         ctype = response.headers.get("Content-Type", "").split(";")[0].strip()
         if not response.content:
@@ -250,30 +245,30 @@ class Client:
         detail: dict[str, Any] = {"http_status": status}
         if log_id:
             detail["log_id"] = log_id
-        return NetworkError(f"{self._where(request)} answered HTTP {status} with {what}.",
-                            code=f"HTTP_{status}", hint=hint, detail=detail)
+        return BadResponse(f"{self._where(request)} answered HTTP {status} with {what}.",
+                           code=f"HTTP_{status}", hint=hint, detail=detail)
 
     def _hint_for(self, code: int, status: int, request: httpx.Request,
-                  message: str) -> str | None:
+                  message: FailureMessage) -> str | None:
         profile = self.profile_name or "NAME"
-        if code == CODE_TOKEN_MISSING:
+        if code == Code.TOKEN_MISSING:
             return ("No token was sent. Log in with `basedb auth login --endpoint URL "
                     f"--token TOKEN --profile {profile}`.")
-        if code == CODE_TOKEN_INVALID:
+        if code == Code.TOKEN_INVALID:
             if self.profile_name == "local":
                 return ("The local platform rejected its owner token; check $BASEDB_DATA_DIR "
                         "points at the data dir the platform was created in.")
             return (f"The token of profile {profile!r} is invalid or expired. Log in again with "
                     f"`basedb auth login --endpoint URL --token TOKEN --profile {profile}`.")
-        if code == CODE_PERMISSION_DENIED:
+        if code == Code.PERMISSION_DENIED:
             return ("The token's user lacks access to this resource. Ask a site admin to "
                     "grant it, or use a profile with access (--profile).")
-        if code == CODE_BAD_REQUEST and "Fix:" not in message:
-            # The platform's own messages carry a `Fix:`; only a bare one needs ours.
+        if code == Code.BAD_REQUEST and message.fix is None:
+            # The platform's own messages carry a fix; only a bare one needs ours.
             return ("The request is malformed: check that the query parameters and body are "
                     "valid JSON with value types the endpoint expects.")
         if status >= 500:
-            if "Executed:" in message and "Retry:" in message:
+            if message.executed is not None and message.retry is not None:
                 # The platform said what ran and when to retry (e.g. a FaaS that failed
                 # before writing: "Retry: retry after publishing"); a generic "retry
                 # later, outcome unknown" would contradict it.

@@ -7,9 +7,17 @@
     ├── FindingsError                exit 1  check found errors; the result is attached
     ├── ConflictError                exit 1  local state disagrees with what a command needs
     ├── ApiError                     exit 1  the platform answered with a non-zero code
-    │   └── AuthError                exit 3  the token is missing, invalid or lacks access
-    ├── NetworkError                 exit 4  the platform could not be reached, or answered 5xx
+    │   ├── AuthError                exit 3  the token is missing, invalid or lacks access
+    │   └── ServerError              exit 4  … with HTTP 5xx: it failed; outcome unknown
+    ├── NetworkError                 exit 4  no usable answer came from the platform
+    │   ├── ConnectionRefused        exit 4  no connection was made: nothing was sent
+    │   ├── ConnectionLost           exit 4  sent, but no answer came: outcome unknown
+    │   └── BadResponse              exit 4  an answer that is not a Lark envelope
     └── InternalError                exit 5  a bug in basedb
+
+An error is built complete and not changed afterwards: to add what a caller knows (a
+hint, detail), raise `error.with_context(...)`, a copy. `outcome_unknown` says whether a
+write that failed this way may still have taken effect.
 
 The CLI turns these into exit codes and stderr messages in one place
 (`basedb.cli.common.run_guarded`); the core never prints.
@@ -17,7 +25,9 @@ The CLI turns these into exit codes and stderr messages in one place
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+E = TypeVar("E", bound="BasedbError")
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -46,6 +56,21 @@ class BasedbError(Exception):
         self.code = code
         self.hint = hint
         self.detail = dict(detail or {})
+
+    outcome_unknown = False
+    """Whether a write that failed with this error may still have taken effect."""
+
+    def with_context(self: E, *, hint: str | None = None,
+                     detail: dict[str, Any] | None = None) -> E:
+        """A copy with `hint` in place of the hint and `detail` merged into the detail."""
+        # A bare instance of the same class with the same attributes: subclasses take
+        # different constructor arguments, which a copy must not need to know.
+        amended = type(self).__new__(type(self), *self.args)
+        amended.__dict__.update(self.__dict__)
+        if hint is not None:
+            amended.hint = hint
+        amended.detail = {**self.detail, **(detail or {})}
+        return amended
 
     def to_envelope(self) -> dict[str, Any]:
         """The lark-cli style error envelope written to stderr in JSON mode."""
@@ -136,11 +161,39 @@ class AuthError(ApiError):
     type = "auth"
 
 
+class ServerError(ApiError):
+    """The platform answered with HTTP 5xx and an error envelope: it failed while handling
+    the request, so a write may or may not have taken effect."""
+
+    exit_code = EXIT_NETWORK
+    outcome_unknown = True
+
+
 class NetworkError(BasedbError):
-    """The platform could not be reached, timed out, or answered with a 5xx."""
+    """No usable answer came from the platform."""
 
     exit_code = EXIT_NETWORK
     type = "network"
+
+
+class ConnectionRefused(NetworkError):
+    """No connection was made (refused, unreachable, name not found, connect timeout):
+    nothing was sent, so nothing changed."""
+
+
+class ConnectionLost(NetworkError):
+    """The request was sent, or may have been, and no answer came (timeout, reset)."""
+
+    outcome_unknown = True
+
+
+class BadResponse(NetworkError):
+    """The platform answered, but not with a Lark envelope (a proxy page, an empty body)."""
+
+    @property
+    def outcome_unknown(self) -> bool:  # type: ignore[override]
+        status = self.detail.get("http_status")
+        return not isinstance(status, int) or status >= 500
 
 
 class InternalError(BasedbError):

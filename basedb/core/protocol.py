@@ -1,47 +1,67 @@
-"""Business codes, and the one place that builds error bodies and messages.
+"""The protocol between the platform and its clients: business codes, the error envelope,
+and upstream's message template, built and parsed in one place.
 
-Every failure a handler wants to report is an `ApiFailure`; the request layer turns it
-into the envelope built by `error_body`:
+Every error response is the envelope built by `error_body`:
 
     {"code": <int>, "msg": "<≤ 500 chars>", "error": {"log_id": "..."}, "data"?: {...}}
 
-Messages never contain SQL or a stack. A call that was refused before doing anything
-says so in upstream's fixed English template (see `unexecuted_message`), so that a
-caller (often an AI agent) can locate the parameter, fix it and know nothing ran.
+Messages never contain SQL or a stack. A call that was refused before doing anything says
+so in upstream's fixed English template, so that a caller (often an AI agent) can locate
+the parameter, fix it and know nothing ran:
+
+    <Reason>. Parameter: <JSON Pointer> (received <value>). Fix: <…>; Candidates: <≤3>.
+    Executed: no. Retry: <when>. LogID: <id>
+
+`FailureMessage` is that template as data: `render()` writes it (the platform) and
+`FailureMessage.parse(msg)` reads it back (the client), so neither side searches text.
+The platform raises `ApiFailure`; the client turns an envelope into `basedb.core.errors`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 from basedb.core.redact import redact
 
-SUCCESS = 0
-BAD_REQUEST = 9499
-TOKEN_MISSING = 99991661
-TOKEN_INVALID = 99991663
-PERMISSION_DENIED = 99991672
-FUNCTION_NOT_FOUND = 800004001
-PARAMETER_INVALID = 800004002
-FUNCTION_BUSINESS_ERROR = 800004003
-SCHEMA_NOT_READY = 800004004
-EXECUTION_FAILED = 800004005
-AI_FUNCTION_NOT_ENABLED = 800004011
-DEPLOYMENT_CONFLICT = 800004020
-AI_FUNCTION_MISSING_LOCALLY = 800004021
-AGENT_TOOLS_POLICY_INVALID = 800004030
-# Transport-level failures reuse their HTTP status as the code, as Lark's gateway does.
-ROUTE_NOT_FOUND = 404
-METHOD_NOT_ALLOWED = 405
-BODY_TOO_LARGE = 413
-INTERNAL_ERROR = 500
-PLATFORM_BUSY = 503
+
+class Code(IntEnum):
+    """Every business code the platform answers with (an envelope's `code`)."""
+
+    SUCCESS = 0
+    BAD_REQUEST = 9499
+    TOKEN_MISSING = 99991661
+    TOKEN_INVALID = 99991663
+    PERMISSION_DENIED = 99991672
+    FUNCTION_NOT_FOUND = 800004001
+    PARAMETER_INVALID = 800004002
+    FUNCTION_BUSINESS_ERROR = 800004003
+    SCHEMA_NOT_READY = 800004004
+    EXECUTION_FAILED = 800004005
+    AI_FUNCTION_NOT_ENABLED = 800004011
+    DEPLOYMENT_CONFLICT = 800004020
+    AI_FUNCTION_MISSING_LOCALLY = 800004021
+    AGENT_TOOLS_POLICY_INVALID = 800004030
+    # Transport-level failures reuse their HTTP status as the code, as Lark's gateway does.
+    ROUTE_NOT_FOUND = 404
+    METHOD_NOT_ALLOWED = 405
+    BODY_TOO_LARGE = 413
+    INTERNAL_ERROR = 500
+    PLATFORM_BUSY = 503
+
+
+AUTH_CODES = frozenset({Code.TOKEN_MISSING, Code.TOKEN_INVALID, Code.PERMISSION_DENIED})
+"""Codes that say who is calling is the problem (exit 3 on the command line)."""
 
 MAX_MSG_CHARS = 500
 MAX_RECEIVED_CHARS = 64
 MAX_CANDIDATES = 3
+MAX_PARAMETER_CHARS = 80
+MAX_CANDIDATE_CHARS = 40
 
 INTERNAL_ERROR_MSG = (
     "The platform hit an unexpected error and did not finish the request. "
@@ -52,6 +72,83 @@ BUSY_MSG = (
 )
 
 _MISSING = object()
+
+
+# ---------------------------------------------------------------- the message template
+
+
+@dataclass(frozen=True, slots=True)
+class FailureMessage:
+    """One error message in upstream's template; every part but the reason is optional.
+
+    `received` and `candidates` hold the values as shown (already rendered as JSON and
+    clipped: see `render_received`).
+    """
+
+    reason: str
+    parameter: str | None = None
+    received: str | None = None
+    fix: str | None = None
+    candidates: tuple[str, ...] = ()
+    executed: str | None = None  # "no" when nothing ran
+    retry: str | None = None
+    log_id: str | None = None
+
+    def render(self) -> str:
+        """The message, at most 500 characters: reason and fix are clipped so that the
+        parameter, candidates, executed, retry and log id always survive."""
+        where = ""
+        if self.parameter is not None:
+            where = f" Parameter: {clip(self.parameter, MAX_PARAMETER_CHARS) or '/'}"
+            if self.received is not None:
+                where += f" (received {self.received})"
+            where += "."
+        candidates = f"; Candidates: {', '.join(self.candidates)}" if self.candidates else ""
+        tail = ""
+        if self.executed is not None:
+            tail += f" Executed: {self.executed}."
+        if self.retry is not None:
+            tail += f" Retry: {self.retry}."
+        if self.log_id is not None:
+            tail += f" LogID: {self.log_id}"
+        reason = self.reason.rstrip(". ")
+        fix = self.fix.rstrip(". ") if self.fix is not None else None
+        fixed = len(where) + len(tail) + len(".") + (
+            len(" Fix: ") + len(candidates) + len(".") if fix is not None else 0)
+        budget = MAX_MSG_CHARS - fixed
+        if len(reason) + len(fix or "") > budget:
+            if fix is not None:
+                fix = clip(fix, max(budget // 2, budget - len(reason)))
+            reason = clip(reason, max(budget - len(fix or ""), 1))
+        fix_part = f" Fix: {fix}{candidates}." if fix is not None else ""
+        return f"{reason}.{where}{fix_part}{tail}"
+
+    @classmethod
+    def parse(cls, msg: str) -> FailureMessage:
+        """The parts of a message; a message outside the template is all reason."""
+        match = _TEMPLATE.fullmatch(msg.strip())
+        if match is None:  # the pattern matches any text; kept for the type checker
+            return cls(reason=msg)
+        parts = match.groupdict()
+        candidates = tuple(c for c in (parts["candidates"] or "").split(", ") if c)
+        return cls(reason=parts["reason"].strip(), parameter=parts["parameter"],
+                   received=parts["received"], fix=parts["fix"], candidates=candidates,
+                   executed=parts["executed"], retry=parts["retry"],
+                   log_id=parts["log_id"])
+
+    def with_log_id(self, log_id: str) -> FailureMessage:
+        return FailureMessage(self.reason, self.parameter, self.received, self.fix,
+                              self.candidates, self.executed, self.retry, log_id)
+
+
+_TEMPLATE = re.compile(
+    r"(?P<reason>.*?)\.?"
+    r"(?: Parameter: (?P<parameter>\S*)(?: \(received (?P<received>.*?)\))?\.)?"
+    r"(?: Fix: (?P<fix>.*?)(?:; Candidates: (?P<candidates>.*?))?\.)?"
+    r"(?: Executed: (?P<executed>[^.]*)\.)?"
+    r"(?: Retry: (?P<retry>.*?)\.)?"
+    r"(?: LogID: (?P<log_id>\S+))?",
+    re.DOTALL)
 
 
 class ApiFailure(Exception):
@@ -119,19 +216,12 @@ def unexecuted_message(
 ) -> str:
     """`<Reason>. Parameter: <pointer> (received <v>). Fix: <…>; Candidates: <≤3>.
     Executed: no. Retry: <…>.` — clipped to 500 characters, the tail always kept."""
-    shown = [render_received(c) if not isinstance(c, str) else clip(c, 40)
-             for c in list(candidates)[:MAX_CANDIDATES]]
-    where = f"Parameter: {clip(parameter, 80) or '/'}"
-    if received is not _MISSING:
-        where += f" (received {render_received(received)})"
-    tail = (f"; Candidates: {', '.join(shown)}" if shown else "") + \
-        f". Executed: no. Retry: {retry}."
-    reason, fix = reason.rstrip(". "), fix.rstrip(". ")
-    budget = MAX_MSG_CHARS - len(where) - len(tail) - len(". . Fix: ")
-    if len(reason) + len(fix) > budget:
-        fix = clip(fix, max(budget // 2, budget - len(reason)))
-        reason = clip(reason, budget - len(fix))
-    return f"{reason}. {where}. Fix: {fix}{tail}"
+    shown = tuple(render_received(c) if not isinstance(c, str) else clip(c, MAX_CANDIDATE_CHARS)
+                  for c in list(candidates)[:MAX_CANDIDATES])
+    return FailureMessage(
+        reason, parameter=parameter,
+        received=None if received is _MISSING else render_received(received),
+        fix=fix, candidates=shown, executed="no", retry=retry).render()
 
 
 def bad_request(
@@ -141,7 +231,7 @@ def bad_request(
     fix: str,
     received: Any = _MISSING,
     candidates: Iterable[Any] = (),
-    code: int = BAD_REQUEST,
+    code: int = Code.BAD_REQUEST,
     status: int = 400,
 ) -> ApiFailure:
     """A refused request (nothing executed), with a templated message."""
@@ -158,6 +248,6 @@ def not_found(what: str, parameter: str, value: str, fix: str) -> ApiFailure:
 
 def permission_denied(reason: str, fix: str) -> ApiFailure:
     """The caller is known but may not do this (HTTP 403)."""
-    msg = f"{reason.rstrip('. ')}. Fix: {fix.rstrip('. ')}. Executed: no. " \
-        "Retry: retry after access is granted."
-    return ApiFailure(PERMISSION_DENIED, msg, status=403)
+    msg = FailureMessage(reason, fix=fix, executed="no",
+                         retry="retry after access is granted").render()
+    return ApiFailure(Code.PERMISSION_DENIED, msg, status=403)

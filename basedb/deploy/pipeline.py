@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
+from basedb.core.protocol import Code
 from basedb.deploy import payloads
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
-AI_NOT_ENABLED = 800004011
-AI_MISSING_LOCALLY = 800004021
 SKILL_INSTALL = "basedb agent-tools skill install"
 FINDINGS_LISTED = 10
 AI_NOT_ENABLED_HINT = (
@@ -262,8 +261,8 @@ def _ai_call(call: Callable[[], Any]) -> Any:
     try:
         return call()
     except ApiError as error:
-        if error.code == AI_NOT_ENABLED:
-            error.hint = AI_NOT_ENABLED_HINT
+        if error.code == Code.AI_FUNCTION_NOT_ENABLED:
+            raise error.with_context(hint=AI_NOT_ENABLED_HINT) from error
         raise
 
 
@@ -284,7 +283,7 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
         shown = ", ".join(missing)
         raise runner.fail("ai_sync", ConflictError(
             f"The site has AI Function(s) that ai/ lacks: {shown}. Deploying would delete "
-            "them, so nothing was deleted or deployed", code=AI_MISSING_LOCALLY,
+            "them, so nothing was deleted or deployed", code=Code.AI_FUNCTION_MISSING_LOCALLY,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "
@@ -307,7 +306,7 @@ def _remote_ai_keys_when_skipped(api: SiteApi) -> list[str]:
     try:
         data = api.draft_ai_functions()
     except ApiError as error:
-        if error.code == AI_NOT_ENABLED:
+        if error.code == Code.AI_FUNCTION_NOT_ENABLED:
             return []
         raise
     return payloads.remote_ai_keys(data)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
+from basedb.core.protocol import Code
 from basedb.deploy.pipeline import next_action, record_locally
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
@@ -23,7 +24,6 @@ from basedb.workspace.config import workspace_app_token
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
-DEPLOYMENT_CONFLICT = 800004020
 STALE_HINT = "Deploy a preview first (`basedb deploy`), check it, then run `basedb deploy " \
              "--production --yes` again."
 
@@ -108,8 +108,8 @@ def deploy_production(root: Path, client: Client, *,
     except ConflictError as stale:
         runner.finish("find_preview", "failed", {"outcome": "known", "error": {
             "code": stale.code, "message": stale.message}})
-        stale.detail["stages"] = [r.to_dict() for r in runner.results]
-        raise
+        raise stale.with_context(
+            detail={"stages": [r.to_dict() for r in runner.results]}) from stale
     except BasedbError as error:
         raise runner.fail("find_preview", error) from error
     deployment_id = candidate["deploymentId"]
@@ -152,7 +152,7 @@ def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: st
     except DeployStageError as error:
         cause = error.cause
         if stage == "promote" and isinstance(cause, ApiError) \
-                and cause.code == DEPLOYMENT_CONFLICT:
+                and cause.code == Code.DEPLOYMENT_CONFLICT:
             raise _stale(f"the platform refused to promote {deployment_id} "
                          f"({cause.message.rstrip('.')}).",
                          deploymentId=deployment_id) from error

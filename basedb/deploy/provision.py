@@ -102,10 +102,10 @@ class PlatformProvisioner:
             catalog = self._call("GET", site + "/catalog")
         except BasedbError as error:
             made = ", ".join(f"{key} {value}" for key, value in self.created.items())
-            error.hint = (f"Already created on the platform: {made}. "
-                          + (error.hint or "Fix the cause and run `basedb init` again."))
-            error.detail["created"] = dict(self.created)
-            raise
+            raise error.with_context(
+                hint=(f"Already created on the platform: {made}. "
+                      + (error.hint or "Fix the cause and run `basedb init` again.")),
+                detail={"created": dict(self.created)}) from error
         return ProvisionedSite(app_token=app_token, base_token=base_token,
                                table_ids=tuple(table_ids), catalog=catalog)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core.errors import ApiError, ConflictError
+from basedb.core.protocol import Code
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
 from basedb.workspace.catalog import CATALOG_FILE
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
     from basedb.deploy.artifact import ExtractReport
 
-AI_NOT_ENABLED = 800004011
 AI_DIR = KIND_DIRS["ai_function"]
 GITIGNORE_FILE = ".gitignore"
 
@@ -68,7 +68,7 @@ def _remote_ai(api: SiteApi) -> dict[str, Any] | None:
     try:
         data = api.draft_ai_functions()
     except ApiError as error:
-        if error.code == AI_NOT_ENABLED:
+        if error.code == Code.AI_FUNCTION_NOT_ENABLED:
             return None
         raise
     items = data.get(AI_LIST)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from basedb.core.errors import EXIT_NETWORK, ApiError, BasedbError, NetworkError
+from basedb.core.errors import EXIT_NETWORK, BasedbError, ConnectionRefused
 from basedb.deploy.state import LocalState, StageStatus
 
 T = TypeVar("T")
@@ -65,7 +65,8 @@ class DeployStageError(BasedbError):
     """A stage failed: names the stage, and whether its outcome is known."""
 
     def __init__(self, stage: str, cause: BasedbError, *, outcome_known: bool,
-                 message: str, hint: str | None, stages: list[StageResult]) -> None:
+                 message: str, hint: str | None, stages: list[StageResult],
+                 exit_code: int | None = None) -> None:
         detail: dict[str, Any] = {**cause.detail, "stage": stage,
                                   "outcomeKnown": outcome_known,
                                   "stages": [s.to_dict() for s in stages]}
@@ -73,33 +74,18 @@ class DeployStageError(BasedbError):
         if isinstance(data, dict) and isinstance(data.get("errors"), list):
             detail["errors"] = data["errors"]  # the platform's findings (9499)
         super().__init__(message, code=cause.code, hint=hint, detail=detail)
-        self.exit_code = cause.exit_code
+        # Reported as its cause (exit code and type), unless the outcome makes it a
+        # network failure whatever the cause was.
+        self.exit_code = cause.exit_code if exit_code is None else exit_code
         self.type = cause.type
         self.stage = stage
         self.outcome_known = outcome_known
         self.cause = cause
 
 
-def outcome_unknown(error: BasedbError) -> bool:
-    """Whether a failed write may still have taken effect: no answer, or a 5xx. A request
-    whose connection was never established (refused, no route, DNS) was not sent."""
-    if isinstance(error, NetworkError):
-        if never_connected(error):
-            return False
-        status = error.detail.get("http_status")
-        return not isinstance(status, int) or status >= 500
-    return isinstance(error, ApiError) and (error.http_status or 0) >= 500
-
-
 _NOT_SENT_HINT = ("The request never reached the platform, so nothing changed: check that it "
                   "is running and that the profile's endpoint is right (`basedb auth "
                   "status`), then deploy again.")
-
-
-def never_connected(error: BaseException) -> bool:
-    import httpx
-
-    return isinstance(error.__cause__, (httpx.ConnectError, httpx.ConnectTimeout))
 
 
 def _error_detail(error: BasedbError) -> dict[str, Any]:
@@ -182,10 +168,9 @@ class StageRunner:
         try:
             return send(), False
         except BasedbError as error:
-            if never_connected(error):
-                # The client's hint for a failed write says its outcome is unknown.
+            if isinstance(error, ConnectionRefused):
                 raise self.fail(stage, error, hint=_NOT_SENT_HINT) from error
-            if not outcome_unknown(error):
+            if not error.outcome_unknown:
                 raise self.fail(stage, error, hint=hint) from error
             sent_error = error
         try:
@@ -211,9 +196,8 @@ class StageRunner:
                    f"outcome: {sent.message.rstrip('.')}, and reading it back failed too "
                    f"({read.message.rstrip('.')}). Nothing was re-sent."
                    f"{self._effects(outcome_known=False)}")
-        error = DeployStageError(
+        return DeployStageError(
             stage, sent, outcome_known=False, message=message,
             hint="Check what happened with `basedb deployments status` (and `basedb "
-                 "deployments list`) before deploying again.", stages=self.results)
-        error.exit_code = EXIT_NETWORK
-        return error
+                 "deployments list`) before deploying again.", stages=self.results,
+            exit_code=EXIT_NETWORK)

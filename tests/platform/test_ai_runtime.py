@@ -12,7 +12,7 @@ import httpx
 import pytest
 import respx
 
-from basedb.core.protocol import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure
+from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.runtimes.ai import fill_prompt, run_ai
 
 BASE_URL = "http://127.0.0.1:9/v1"
@@ -62,7 +62,7 @@ def test_without_configuration_ai_is_not_enabled(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("BASEDB_AI_BASE_URL", raising=False)
     monkeypatch.setenv("BASEDB_AI_API_KEY", "sk-ignored-without-a-url")
     with respx.mock() as router:  # and nothing is sent anywhere
-        failure = fail(AI_FUNCTION_NOT_ENABLED)
+        failure = fail(Code.AI_FUNCTION_NOT_ENABLED)
         assert not router.calls
     assert failure.msg.startswith("ai function feature is not enabled. Fix: ")
     assert "$BASEDB_AI_BASE_URL" in failure.msg and "Executed: no" in failure.msg
@@ -71,12 +71,12 @@ def test_without_configuration_ai_is_not_enabled(monkeypatch: pytest.MonkeyPatch
 
 def test_blank_base_url_counts_as_not_configured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BASEDB_AI_BASE_URL", "   ")
-    fail(AI_FUNCTION_NOT_ENABLED)
+    fail(Code.AI_FUNCTION_NOT_ENABLED)
 
 
 def test_media_capabilities_are_not_enabled_locally(configured: respx.MockRouter) -> None:
     route = configured.post(CHAT_URL).respond(json=completion())
-    failure = fail(AI_FUNCTION_NOT_ENABLED, SUMMARY | {"capability": "image"})
+    failure = fail(Code.AI_FUNCTION_NOT_ENABLED, SUMMARY | {"capability": "image"})
     assert 'capability "image"' in failure.msg and not route.called
 
 
@@ -118,7 +118,7 @@ def test_endpoint_errors_are_safe_execution_failures(
         configured: respx.MockRouter, capsys: pytest.CaptureFixture[str], status: int,
         retry: str) -> None:
     configured.post(CHAT_URL).respond(status, json={"error": {"message": "internal detail"}})
-    failure = fail(EXECUTION_FAILED)
+    failure = fail(Code.EXECUTION_FAILED)
     assert f"answered HTTP {status}" in failure.msg and f"Retry: {retry}" in failure.msg
     assert failure.msg.endswith(f"LogID: {LOG_ID}") and "internal detail" not in failure.msg
     assert "internal detail" in capsys.readouterr().err
@@ -126,14 +126,14 @@ def test_endpoint_errors_are_safe_execution_failures(
 
 def test_timeout_is_an_execution_failure(configured: respx.MockRouter) -> None:
     configured.post(CHAT_URL).mock(side_effect=httpx.ReadTimeout("slow"))
-    failure = fail(EXECUTION_FAILED)
+    failure = fail(Code.EXECUTION_FAILED)
     assert "did not answer within 60 s" in failure.msg and failure.status == 504
     assert "Executed: unknown" in failure.msg
 
 
 def test_unreachable_endpoint(configured: respx.MockRouter) -> None:
     configured.post(CHAT_URL).mock(side_effect=httpx.ConnectError("refused"))
-    failure = fail(EXECUTION_FAILED)
+    failure = fail(Code.EXECUTION_FAILED)
     assert "could not be reached" in failure.msg and "127.0.0.1" not in failure.msg
 
 
@@ -144,25 +144,25 @@ def test_unreachable_endpoint(configured: respx.MockRouter) -> None:
 ])
 def test_malformed_answers(configured: respx.MockRouter, answer: Any) -> None:
     configured.post(CHAT_URL).respond(json=answer)
-    failure = fail(EXECUTION_FAILED)
+    failure = fail(Code.EXECUTION_FAILED)
     assert "choices[0].message.content" in failure.msg
 
 
 def test_non_json_answer(configured: respx.MockRouter) -> None:
     configured.post(CHAT_URL).respond(text="<html>proxy login</html>")
-    assert "is not JSON" in fail(EXECUTION_FAILED).msg
+    assert "is not JSON" in fail(Code.EXECUTION_FAILED).msg
 
 
 def test_base_url_must_be_http(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BASEDB_AI_BASE_URL", "file:///etc/passwd")
-    failure = fail(EXECUTION_FAILED)
+    failure = fail(Code.EXECUTION_FAILED)
     assert "is not an http(s) URL" in failure.msg
 
 
 def test_the_api_key_never_reaches_the_log(
         configured: respx.MockRouter, capsys: pytest.CaptureFixture[str]) -> None:
     configured.post(CHAT_URL).respond(401, text="bad key bdb_abcdefghijklmnopqrstuvwxyz012345")
-    fail(EXECUTION_FAILED)
+    fail(Code.EXECUTION_FAILED)
     assert "bdb_abcdefghijklmnopqrstuvwxyz012345" not in capsys.readouterr().err
 
 

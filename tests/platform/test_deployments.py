@@ -11,12 +11,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import (
-    AGENT_TOOLS_POLICY_INVALID,
-    BAD_REQUEST,
-    DEPLOYMENT_CONFLICT,
-    PERMISSION_DENIED,
-)
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.snapshots import (
     load_deployment_snapshot,
@@ -152,7 +147,7 @@ def test_a_catalog_change_after_saving_is_caught_at_deploy(api: Api, site: TaskS
            json={"name": "Status", "type": "select", "options": [{"name": "Open"}]})
     archive, fingerprint = site_zip(SITE_FILES)
     response = upload(api, site.app_token, archive, fingerprint)
-    msg = refused(response, BAD_REQUEST)
+    msg = refused(response, Code.BAD_REQUEST)
     assert "at deploy time" in msg and "ENUM_OUT_OF_DOMAIN" in msg
     assert [e["code"] for e in response.json()["data"]["errors"]] == ["ENUM_OUT_OF_DOMAIN"]
     # A draft valid against today's catalog, then a field it reads is renamed.
@@ -162,7 +157,7 @@ def test_a_catalog_change_after_saving_is_caught_at_deploy(api: Api, site: TaskS
     api.ok("PUT", f"/bases/{site.base_token}/tables/{site.table_id}/fields/{title}",
            json={"name": "Name", "type": "text"})
     response = upload(api, site.app_token, archive, fingerprint)
-    refused(response, BAD_REQUEST)
+    refused(response, Code.BAD_REQUEST)
     assert "SQL_UNKNOWN_FIELD" in {e["code"] for e in response.json()["data"]["errors"]}
     assert api.ok("GET", deployments_of(site))["deployments"] == []
 
@@ -170,7 +165,8 @@ def test_a_catalog_change_after_saving_is_caught_at_deploy(api: Api, site: TaskS
 def test_a_policy_naming_a_removed_function_blocks_deploy(api: Api, site: TaskSite) -> None:
     api.ok("PUT", f"/sites/{site.app_token}/draft/ai-functions", json={"aiFunctions": []})
     archive, fingerprint = site_zip(SITE_FILES)
-    msg = refused(upload(api, site.app_token, archive, fingerprint), AGENT_TOOLS_POLICY_INVALID)
+    msg = refused(upload(api, site.app_token, archive, fingerprint),
+                  Code.AGENT_TOOLS_POLICY_INVALID)
     assert "'summarize'" in msg
     api.ok("PUT", f"/sites/{site.app_token}/draft/agent-tools", json={"exclude": []})
     deploy(api, site.app_token)
@@ -181,7 +177,7 @@ def test_an_ai_key_may_not_reuse_a_function_id(api: Api, site: TaskSite) -> None
            json={"aiFunctions": [summarize("listTasks"), summarize()]})
     archive, fingerprint = site_zip(SITE_FILES)
     response = upload(api, site.app_token, archive, fingerprint)
-    refused(response, BAD_REQUEST)
+    refused(response, Code.BAD_REQUEST)
     assert [e["code"] for e in response.json()["data"]["errors"]] == ["FUNCTION_ID_DUPLICATE"]
 
 
@@ -195,7 +191,7 @@ def test_promote_and_rollback(api: Api, site: TaskSite, platform: LocalPlatform)
                         "baseAppUrl": f"http://127.0.0.1:8787/sites/{site.app_token}/"}
     second = deploy(api, site.app_token)["deploymentId"]
     msg = refused(api.call("POST", f"{deployments_of(site)}/{first}/promote"),
-                  DEPLOYMENT_CONFLICT)
+                  Code.DEPLOYMENT_CONFLICT)
     assert "stale preview" in msg and second in msg
     api.ok("POST", f"{deployments_of(site)}/{second}/promote")
     listed = api.ok("GET", deployments_of(site))
@@ -215,7 +211,7 @@ def test_promote_and_rollback(api: Api, site: TaskSite, platform: LocalPlatform)
     api.ok("POST", f"{deployments_of(site)}/{first}/rollback")
     third = deploy(api, site.app_token)["deploymentId"]
     msg = refused(api.call("POST", f"{deployments_of(site)}/{third}/rollback"),
-                  DEPLOYMENT_CONFLICT)
+                  Code.DEPLOYMENT_CONFLICT)
     assert "never in production" in msg
     assert api.ok("GET", f"{deployments_of(site)}/{second}")["baseAppUrl"] is None
 
@@ -228,17 +224,17 @@ def test_unknown_or_foreign_deployments_conflict(api: Api, site: TaskSite) -> No
         for action in ("promote", "rollback"):
             response = api.call("POST", f"{deployments_of(site)}/{deployment_id}/{action}")
             assert response.status_code == 409
-            assert "Parameter: /path/deployment_id" in refused(response, DEPLOYMENT_CONFLICT)
+            assert "Parameter: /path/deployment_id" in refused(response, Code.DEPLOYMENT_CONFLICT)
         refused(api.call("GET", f"{deployments_of(site)}/{deployment_id}"),
-                DEPLOYMENT_CONFLICT)
+                Code.DEPLOYMENT_CONFLICT)
         refused(api.call("GET", f"{deployments_of(site)}/{deployment_id}/artifact"),
-                DEPLOYMENT_CONFLICT)
+                Code.DEPLOYMENT_CONFLICT)
 
 
 def test_promote_takes_no_body_properties(api: Api, site: TaskSite) -> None:
     first = deploy(api, site.app_token)["deploymentId"]
     refused(api.call("POST", f"{deployments_of(site)}/{first}/promote",
-                     json={"fingerprint": "sha256:x"}), BAD_REQUEST)
+                     json={"fingerprint": "sha256:x"}), Code.BAD_REQUEST)
     api.ok("POST", f"{deployments_of(site)}/{first}/promote", json={})
 
 
@@ -291,7 +287,7 @@ def tampered(files: dict[str, bytes]) -> tuple[bytes, str]:
 ])
 def test_bad_artifacts_are_refused(api: Api, site: TaskSite, make: Any, expected: str) -> None:
     archive, fingerprint = make()
-    msg = refused(upload(api, site.app_token, archive, fingerprint), BAD_REQUEST)
+    msg = refused(upload(api, site.app_token, archive, fingerprint), Code.BAD_REQUEST)
     assert expected in msg
     assert api.ok("GET", deployments_of(site))["deployments"] == []
 
@@ -301,21 +297,21 @@ def test_the_manifest_must_be_there(api: Api, site: TaskSite) -> None:
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("src/index.html", b"x")
     msg = refused(upload(api, site.app_token, buffer.getvalue(), site_zip(SITE_FILES)[1]),
-                  BAD_REQUEST)
+                  Code.BAD_REQUEST)
     assert f"has no {MANIFEST}" in msg
 
 
 def test_the_form_must_be_multipart_with_known_fields(api: Api, site: TaskSite) -> None:
     archive, fingerprint = site_zip(SITE_FILES)
     assert "Unknown form field note" in refused(
-        upload(api, site.app_token, archive, fingerprint, note="hi"), BAD_REQUEST)
+        upload(api, site.app_token, archive, fingerprint, note="hi"), Code.BAD_REQUEST)
     msg = refused(api.call("POST", deployments_of(site), json={"fingerprint": fingerprint}),
-                  BAD_REQUEST)
+                  Code.BAD_REQUEST)
     assert "multipart/form-data" in msg
     response = api.client.post(f"/open-apis/base/v3{deployments_of(site)}",
                                headers={"Authorization": f"Bearer {api.token}"},
                                files={"fingerprint": (None, fingerprint)})
-    assert "The artifact file is missing" in refused(response, BAD_REQUEST)
+    assert "The artifact file is missing" in refused(response, Code.BAD_REQUEST)
 
 
 # ----------------------------------------------------------------------- roles
@@ -332,11 +328,11 @@ def test_only_owners_and_admins_deploy(api: Api, site: TaskSite) -> None:
     member, admin = api.as_user(tokens["member"]), api.as_user(tokens["admin"])
     archive, fingerprint = site_zip(SITE_FILES)
     assert upload(member, site.app_token, archive, fingerprint).json()["code"] == \
-        PERMISSION_DENIED
+        Code.PERMISSION_DENIED
     for path in (deployments_of(site), f"{deployments_of(site)}/{first}",
                  f"{deployments_of(site)}/{first}/artifact"):
-        member.fail("GET", path, code=PERMISSION_DENIED, status=403)
-    member.fail("POST", f"{deployments_of(site)}/{first}/promote", code=PERMISSION_DENIED)
+        member.fail("GET", path, code=Code.PERMISSION_DENIED, status=403)
+    member.fail("POST", f"{deployments_of(site)}/{first}/promote", code=Code.PERMISSION_DENIED)
     second = deploy(admin, site.app_token)["deploymentId"]
     admin.ok("POST", f"{deployments_of(site)}/{second}/promote")
     created_by = {d["deploymentId"]: d["createdBy"]

@@ -9,7 +9,7 @@ from types import MappingProxyType
 import pytest
 from jsonschema import Draft202012Validator
 
-from basedb.core.protocol import FUNCTION_NOT_FOUND, SCHEMA_NOT_READY
+from basedb.core.protocol import Code
 from basedb.platform.domain.schemas import param_specs, schema_from_specs
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
 from basedb.workspace.declarations import build_declaration
@@ -157,14 +157,14 @@ def test_every_schema_is_valid_and_accepts_its_own_example(site: TaskSite) -> No
 
 
 def test_an_internal_function_is_described_only_with_include_internal(site: TaskSite) -> None:
-    site.api.fail("GET", site.url("/taskCount"), code=FUNCTION_NOT_FOUND, status=404)
+    site.api.fail("GET", site.url("/taskCount"), code=Code.FUNCTION_NOT_FOUND, status=404)
     described = site.describe("taskCount", includeInternal="true")
     assert described["internal"] is True
     assert '"includeInternal":true' in described["callCommand"]
 
 
 def test_an_unknown_function_suggests_close_ids(site: TaskSite) -> None:
-    msg = site.api.fail("GET", site.url("/listTask"), code=FUNCTION_NOT_FOUND, status=404)
+    msg = site.api.fail("GET", site.url("/listTask"), code=Code.FUNCTION_NOT_FOUND, status=404)
     assert "Candidates: listTasks" in msg
     assert "Parameter: /path/function_id" in msg
 
@@ -193,7 +193,7 @@ def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
     described = site.describe("legacyList")
     assert described["inputSchema"] is None and described["parameters"] == []
     assert described["callCommand"] is None
-    msg = site.invoke_fails("legacyList", {"x": "Open"}, code=SCHEMA_NOT_READY)
+    msg = site.invoke_fails("legacyList", {"x": "Open"}, code=Code.SCHEMA_NOT_READY)
     assert "needs_upgrade" in msg and "Executed: no." in msg
 
 
@@ -253,6 +253,6 @@ def test_statuses_of_other_legacy_or_broken_declarations(
     assert found["oldCreate"]["schemaStatus"] == "needs_upgrade"
     assert found["goneTable"]["schemaStatus"] == "unavailable"
     assert "Archive" in found["goneTable"]["statusHint"]
-    msg = site.invoke_fails("oldCreate", {"title": "x"}, code=SCHEMA_NOT_READY)
+    msg = site.invoke_fails("oldCreate", {"title": "x"}, code=Code.SCHEMA_NOT_READY)
     assert "needs_upgrade" in msg
     assert len(site.records(site.tasks_table)) == 4

@@ -9,11 +9,7 @@ from typing import Any
 import pytest
 
 from basedb.check.run import check_workspace
-from basedb.core.protocol import (
-    AGENT_TOOLS_POLICY_INVALID,
-    BAD_REQUEST,
-    PERMISSION_DENIED,
-)
+from basedb.core.protocol import Code
 from basedb.workspace.loader import load_workspace
 from tests.platform.conftest import Api, message_without_log_id
 from tests.platform.release_support import (
@@ -36,7 +32,7 @@ def draft(site: TaskSite, what: str = "functions") -> str:
     return f"/sites/{site.app_token}/draft/{what}"
 
 
-def failure(api: Api, method: str, path: str, body: Any, code: int = BAD_REQUEST,
+def failure(api: Api, method: str, path: str, body: Any, code: int = Code.BAD_REQUEST,
             ) -> dict[str, Any]:
     response = api.call(method, path, json=body)
     found: dict[str, Any] = response.json()
@@ -250,7 +246,7 @@ def test_invalid_policies_answer_800004030(api: Api, site: TaskSite, policy: Any
     api.ok("PUT", draft(site), json=functions_body())
     api.ok("PUT", draft(site, "agent-tools"), json={"exclude": ["closeTask"]})
     refused = failure(api, "PUT", draft(site, "agent-tools"), policy,
-                      code=AGENT_TOOLS_POLICY_INVALID)
+                      code=Code.AGENT_TOOLS_POLICY_INVALID)
     assert expected in refused["msg"]
     assert {e["code"] for e in refused["data"]["errors"]} == {"AGENT_TOOLS_INVALID"}
     # The previous policy stays.
@@ -260,7 +256,7 @@ def test_invalid_policies_answer_800004030(api: Api, site: TaskSite, policy: Any
 def test_unknown_ids_list_the_legal_ones(api: Api, site: TaskSite) -> None:
     api.ok("PUT", draft(site), json=functions_body())
     refused = failure(api, "PUT", draft(site, "agent-tools"), {"exclude": ["nope"]},
-                      code=AGENT_TOOLS_POLICY_INVALID)
+                      code=Code.AGENT_TOOLS_POLICY_INVALID)
     assert "Legal ids:" in refused["msg"] and "closeTask" in refused["msg"]
     assert "Parameter: /exclude/0" in refused["msg"]
 
@@ -280,7 +276,7 @@ def test_only_owners_and_admins_use_drafts(api: Api, site: TaskSite) -> None:
     for what in ("functions", "ai-functions", "agent-tools"):
         users["admin"].ok("GET", draft(site, what))
         for user in (users["member"], outsider):
-            user.fail("GET", draft(site, what), code=PERMISSION_DENIED, status=403)
-            user.fail("PUT", draft(site, what), json={}, code=PERMISSION_DENIED, status=403)
+            user.fail("GET", draft(site, what), code=Code.PERMISSION_DENIED, status=403)
+            user.fail("PUT", draft(site, what), json={}, code=Code.PERMISSION_DENIED, status=403)
     users["admin"].ok("PUT", draft(site), json=functions_body(faas=[]))
     assert api.ok("GET", draft(site))["faas"] == []

@@ -10,14 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import (
-    INTERNAL_ERROR,
-    METHOD_NOT_ALLOWED,
-    PLATFORM_BUSY,
-    ROUTE_NOT_FOUND,
-    TOKEN_INVALID,
-    TOKEN_MISSING,
-)
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
 from basedb.platform.web.http import Call, Endpoint, RequestLogMiddleware
@@ -61,11 +54,11 @@ def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
     if endpoint.auth:
         missing = client.request(endpoint.method, url)
         assert_error_shape(missing)
-        assert missing.status_code == 401 and missing.json()["code"] == TOKEN_MISSING
+        assert missing.status_code == 401 and missing.json()["code"] == Code.TOKEN_MISSING
         invalid = client.request(endpoint.method, url,
                                  headers={"Authorization": "Bearer bdb_wrongwrongwrong"})
         assert_error_shape(invalid)
-        assert invalid.json()["code"] == TOKEN_INVALID
+        assert invalid.json()["code"] == Code.TOKEN_INVALID
         # The token never travels into messages.
         assert "wrongwrong" not in invalid.text
     if (endpoint.method, endpoint.path) in HTML_PAGES:
@@ -82,7 +75,7 @@ def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
     other = next(m for m in ALL_METHODS if m not in used)
     wrong = client.request(other, url)
     assert_error_shape(wrong)
-    assert wrong.status_code == 405 and wrong.json()["code"] == METHOD_NOT_ALLOWED
+    assert wrong.status_code == 405 and wrong.json()["code"] == Code.METHOD_NOT_ALLOWED
     allowed = set(wrong.headers["allow"].replace(" ", "").split(","))
     assert allowed and allowed <= used | {"HEAD"}
 
@@ -96,7 +89,7 @@ def test_method_not_allowed_lists_every_method_of_the_path(api: Any) -> None:
 def test_unknown_route(client: TestClient) -> None:
     response = client.get("/open-apis/base/v3/no/such/thing")
     assert_error_shape(response)
-    assert response.status_code == 404 and response.json()["code"] == ROUTE_NOT_FOUND
+    assert response.status_code == 404 and response.json()["code"] == Code.ROUTE_NOT_FOUND
     assert "/openapi.json" in response.json()["msg"]
 
 
@@ -123,7 +116,7 @@ def test_unexpected_errors_become_a_safe_500(platform: LocalPlatform,
                               headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert_error_shape(response)
     body = response.json()
-    assert response.status_code == 500 and body["code"] == INTERNAL_ERROR
+    assert response.status_code == 500 and body["code"] == Code.INTERNAL_ERROR
     assert "secret" not in body["msg"] and "KeyError" not in body["msg"]
     err = capsys.readouterr().err
     assert body["error"]["log_id"] in err and "Traceback" in err and "KeyError" in err
@@ -139,7 +132,7 @@ def test_a_busy_database_is_a_503(platform: LocalPlatform,
         response = client.get("/open-apis/base/v3/boom",
                               headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert_error_shape(response)
-    assert response.status_code == 503 and response.json()["code"] == PLATFORM_BUSY
+    assert response.status_code == 503 and response.json()["code"] == Code.PLATFORM_BUSY
 
 
 def test_the_middleware_catches_what_escapes_routing(tmp_path: Path,

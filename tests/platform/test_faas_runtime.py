@@ -19,12 +19,7 @@ import pytest
 
 from basedb.core import node
 from basedb.core.node import node_version
-from basedb.core.protocol import (
-    EXECUTION_FAILED,
-    FUNCTION_BUSINESS_ERROR,
-    MAX_MSG_CHARS,
-    ApiFailure,
-)
+from basedb.core.protocol import MAX_MSG_CHARS, ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, records, sites
 from basedb.platform.domain.runtimes.faas import (
@@ -124,7 +119,7 @@ def test_non_zero_code_is_a_business_error_with_the_authors_message(site: FaasSi
         export default async () => ({code: 40001,
           msg: "结束日期早于开始日期. Parameter: /params/end "
           + "(received \\"2027-01-10\\"). Executed: no. Retry: retry after fixing.",
-          data: {parameter: "/params/end"}});""", FUNCTION_BUSINESS_ERROR)
+          data: {parameter: "/params/end"}});""", Code.FUNCTION_BUSINESS_ERROR)
     assert failure.msg == ('结束日期早于开始日期. Parameter: /params/end (received "2027-01-10"). '
                            "Executed: no. Retry: retry after fixing. Business code: 40001. "
                            f"LogID: {LOG_ID}")
@@ -134,11 +129,11 @@ def test_non_zero_code_is_a_business_error_with_the_authors_message(site: FaasSi
 @needs_node
 def test_long_author_message_is_clipped_and_keeps_the_suffix(site: FaasSite) -> None:
     failure = site.fail('export default async () => ({code: -7, msg: "x".repeat(5000)})',
-                        FUNCTION_BUSINESS_ERROR)
+                        Code.FUNCTION_BUSINESS_ERROR)
     author, _, suffix = failure.msg.partition(" Business code:")
     assert len(author) <= 400 and author.endswith("…")
     assert suffix == f" -7. LogID: {LOG_ID}"
-    missing = site.fail("export default async () => ({code: 3})", FUNCTION_BUSINESS_ERROR)
+    missing = site.fail("export default async () => ({code: 3})", Code.FUNCTION_BUSINESS_ERROR)
     assert missing.msg.startswith("The function reported an error without a message.")
 
 
@@ -148,7 +143,7 @@ def test_long_author_message_is_clipped_and_keeps_the_suffix(site: FaasSite) -> 
     "[0]",
 ])
 def test_invalid_return_values_fail_safely(site: FaasSite, returned: str) -> None:
-    failure = site.fail(f"export default async () => ({returned})", EXECUTION_FAILED)
+    failure = site.fail(f"export default async () => ({returned})", Code.EXECUTION_FAILED)
     assert "returned an invalid result" in failure.msg
     assert "Executed: no record was written" in failure.msg
 
@@ -158,7 +153,7 @@ def test_thrown_error_is_a_safe_message_and_the_stack_goes_to_the_log(
         site: FaasSite, capsys: pytest.CaptureFixture[str]) -> None:
     failure = site.fail("""
         export default async () => { throw new Error("db password is hunter2"); }""",
-                        EXECUTION_FAILED, function_id="explode")
+                        Code.EXECUTION_FAILED, function_id="explode")
     assert failure.msg.startswith('FaaS function "explode" threw an uncaught error.')
     assert "hunter2" not in failure.msg and "index.mjs" not in failure.msg
     assert failure.status == 500
@@ -172,7 +167,7 @@ def test_returned_code_500_is_a_safe_message_and_the_authors_text_goes_to_the_lo
     failure = site.fail("""
         export default async () => ({code: 500, msg: "SQLITE_ERROR near SELECT * FROM "
           + "t_x WHERE pw='hunter2'\\n    at query (/srv/db.js:12:5)"});""",
-                        EXECUTION_FAILED, function_id="forward")
+                        Code.EXECUTION_FAILED, function_id="forward")
     assert failure.msg == ('FaaS function "forward" reported an internal error (code 500). '
                            "Fix: the site's developer should look up this LogID in the "
                            "platform log. Executed: no record was written. Retry: retry "
@@ -188,7 +183,7 @@ def test_returned_code_500_after_a_write_says_the_write_was_kept(site: FaasSite)
         export default async (input, ctx) => {
           await ctx.records.create("Tasks", {Title: "half done"});
           return {code: 500, msg: "downstream failed"};
-        }""", EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED)
     assert "Executed: partly: 1 record write call(s) completed" in failure.msg
     assert "downstream failed" not in failure.msg
     assert [r["Title"] for r in site.records()] == ["half done"]
@@ -202,20 +197,20 @@ def test_returned_code_500_after_a_write_says_the_write_was_kept(site: FaasSite)
     " return new Promise(() => {}); }",
 ])
 def test_unloadable_and_crashing_handlers_fail_safely(site: FaasSite, source: str) -> None:
-    failure = site.fail(source, EXECUTION_FAILED)
+    failure = site.fail(source, Code.EXECUTION_FAILED)
     assert "later" not in failure.msg and "SyntaxError" not in failure.msg
 
 
 @needs_node
 def test_unserializable_result_fails_safely(site: FaasSite) -> None:
-    failure = site.fail("export default async () => ({code: 0, data: 10n})", EXECUTION_FAILED)
+    failure = site.fail("export default async () => ({code: 0, data: 10n})", Code.EXECUTION_FAILED)
     assert "cannot be sent as JSON" in failure.msg
 
 
 @needs_node
 def test_a_promise_that_never_settles_ends_without_waiting_for_the_timeout(
         site: FaasSite) -> None:
-    failure = site.fail("export default () => new Promise(() => {})", EXECUTION_FAILED,
+    failure = site.fail("export default () => new Promise(() => {})", Code.EXECUTION_FAILED,
                         timeout_ms=20_000)
     # Not the timeout's message: the runner saw the event loop drain and ended at once.
     assert "ended without returning a result" in failure.msg
@@ -227,7 +222,7 @@ def test_a_promise_that_never_settles_ends_without_waiting_for_the_timeout(
 
 @needs_node
 def test_infinite_loop_is_stopped_at_the_timeout(site: FaasSite) -> None:
-    failure = site.fail("export default async () => { for (;;) {} }", EXECUTION_FAILED,
+    failure = site.fail("export default async () => { for (;;) {} }", Code.EXECUTION_FAILED,
                         timeout_ms=400)
     assert "did not finish within 400 ms and was stopped" in failure.msg
     assert "Retry: retry later" in failure.msg and failure.status == 504
@@ -237,7 +232,7 @@ def test_infinite_loop_is_stopped_at_the_timeout(site: FaasSite) -> None:
 def test_timeout_stops_a_handler_waiting_on_timers(site: FaasSite) -> None:
     failure = site.fail("""
         export default async () => { await new Promise(r => setTimeout(r, 60000));
-                                     return {code: 0}; }""", EXECUTION_FAILED, timeout_ms=300)
+                                     return {code: 0}; }""", Code.EXECUTION_FAILED, timeout_ms=300)
     assert "did not finish within 300 ms" in failure.msg
 
 
@@ -247,7 +242,7 @@ def test_memory_hog_is_killed(site: FaasSite) -> None:
         export default async () => {
           const hoard = [];
           for (;;) hoard.push(new Array(100000).fill(Math.random()));
-        }""", EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED)
     assert "ran out of memory" in failure.msg
 
 
@@ -258,14 +253,14 @@ def test_off_heap_memory_is_bounded_too(site: FaasSite) -> None:
           const hoard = [];
           for (let i = 0; i < 64; i++) hoard.push(Buffer.alloc(256 * 1024 * 1024, 1));
           return {code: 0, data: hoard.length};
-        }""", EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED)
     assert "ran out of memory" in failure.msg
 
 
 @needs_node
 def test_huge_result_is_refused(site: FaasSite) -> None:
     failure = site.fail('export default async () => ({code: 0, data: "x".repeat(9 * 2**20)})',
-                        EXECUTION_FAILED)
+                        Code.EXECUTION_FAILED)
     assert "larger than 8 MB" in failure.msg
 
 
@@ -474,7 +469,7 @@ def test_writes_before_a_crash_are_kept_and_reported(site: FaasSite) -> None:
           await ctx.records.create("Tasks", {Title: "first"});
           await ctx.records.create("Tasks", {Title: "second"});
           throw new Error("boom");
-        }""", EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED)
     assert "Executed: partly: 2 record write call(s) completed" in failure.msg
     assert "Retry: do not retry before checking" in failure.msg
     assert [r["Title"] for r in site.records()] == ["first", "second"]
@@ -514,7 +509,7 @@ def test_missing_node_is_a_clear_execution_failure(
         site: FaasSite, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BASEDB_NODE", str(tmp_path / "no-such-node"))
     assert node_version() is None
-    failure = site.fail("export default async () => ({code: 0})", EXECUTION_FAILED)
+    failure = site.fail("export default async () => ({code: 0})", Code.EXECUTION_FAILED)
     assert failure.msg.startswith("Node.js 20+ is required to run FaaS functions. Fix:")
     assert "Executed: no" in failure.msg
 
@@ -527,5 +522,5 @@ def test_old_node_is_refused(site: FaasSite, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("BASEDB_NODE", str(fake))
     node.version_of.cache_clear()
     assert node_version() == "18.19.0"
-    failure = site.fail("export default async () => ({code: 0})", EXECUTION_FAILED)
+    failure = site.fail("export default async () => ({code: 0})", Code.EXECUTION_FAILED)
     assert "(found Node.js 18.19.0)" in failure.msg

@@ -7,12 +7,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import (
-    BAD_REQUEST,
-    FUNCTION_NOT_FOUND,
-    PERMISSION_DENIED,
-    SCHEMA_NOT_READY,
-)
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
 from tests.platform.conftest import Api, field_id
@@ -107,19 +102,19 @@ def test_pages_follow_the_token_until_has_more_is_false(site: TaskSite) -> None:
 
 
 def test_a_bad_page_token_or_size_is_refused(site: TaskSite) -> None:
-    msg = site.api.fail("GET", site.url(), code=BAD_REQUEST, params={"pageToken": "garbage!"})
+    msg = site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"pageToken": "garbage!"})
     assert "Parameter: ?pageToken" in msg
     prod_token = listing(site, pageSize=2)["pageToken"]
-    site.api.fail("GET", site.url(), code=BAD_REQUEST,
+    site.api.fail("GET", site.url(), code=Code.BAD_REQUEST,
                   params={"env": "preview", "pageToken": prod_token})
-    site.api.fail("GET", site.url(), code=BAD_REQUEST, params={"pageSize": 0})
-    site.api.fail("GET", site.url(), code=BAD_REQUEST, params={"pageSize": 201})
+    site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"pageSize": 0})
+    site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"pageSize": 201})
 
 
 def test_bad_env_and_flag_values_are_refused(site: TaskSite) -> None:
-    msg = site.api.fail("GET", site.url(), code=BAD_REQUEST, params={"env": "staging"})
+    msg = site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"env": "staging"})
     assert "Parameter: ?env" in msg and "Candidates: prod, preview" in msg
-    site.api.fail("GET", site.url(), code=BAD_REQUEST, params={"includeInternal": "yes"})
+    site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"includeInternal": "yes"})
 
 
 def test_preview_is_for_owners_and_admins(site: TaskSite) -> None:
@@ -127,7 +122,7 @@ def test_preview_is_for_owners_and_admins(site: TaskSite) -> None:
     admin, _ = add_member(site, "Ada", "admin")
     assert listing(site, admin, env="preview")["functions"]
     member, _ = add_member(site, "Mo")
-    msg = member.fail("GET", site.url(), code=PERMISSION_DENIED, status=403,
+    msg = member.fail("GET", site.url(), code=Code.PERMISSION_DENIED, status=403,
                       params={"env": "preview"})
     assert "env=prod" in msg
     assert listing(site, member)["functions"]  # prod is open to members
@@ -135,23 +130,23 @@ def test_preview_is_for_owners_and_admins(site: TaskSite) -> None:
 
 def test_strangers_are_refused(site: TaskSite, api: Api) -> None:
     created = api.ok("POST", "/users", json={"name": "Stranger"})
-    api.as_user(created["token"]).fail("GET", site.url(), code=PERMISSION_DENIED, status=403)
+    api.as_user(created["token"]).fail("GET", site.url(), code=Code.PERMISSION_DENIED, status=403)
 
 
 def test_a_site_without_a_prod_deployment_says_how_to_publish(api: Api) -> None:
     site = build_site(api)
-    msg = api.fail("GET", site.url(), code=SCHEMA_NOT_READY, status=409)
+    msg = api.fail("GET", site.url(), code=Code.SCHEMA_NOT_READY, status=409)
     assert "no prod deployment" in msg and "basedb deploy" in msg
     assert "Retry: retry after publishing." in msg
-    api.fail("GET", site.url(), code=SCHEMA_NOT_READY, params={"env": "preview"})
+    api.fail("GET", site.url(), code=Code.SCHEMA_NOT_READY, params={"env": "preview"})
     member, _ = add_member(site, "Mo")  # cannot publish: told whom to ask instead
-    told = member.fail("GET", site.url(), code=SCHEMA_NOT_READY, status=409)
+    told = member.fail("GET", site.url(), code=Code.SCHEMA_NOT_READY, status=409)
     assert told == (f"Site {site.app_token} has no prod deployment yet. Fix: ask the site's "
                     "owner or an admin to publish it to production. Executed: no. Retry: "
                     "retry after publishing.")
     save_drafts(site)
     deploy(site, promote=False)
-    api.fail("GET", site.url(), code=SCHEMA_NOT_READY)
+    api.fail("GET", site.url(), code=Code.SCHEMA_NOT_READY)
     assert listing(site, env="preview")["deploymentId"] == site.deployment_id
 
 
@@ -244,15 +239,15 @@ def test_an_excluded_function_is_explained_to_managers_only(site: TaskSite) -> N
     for api in (site.api, add_member(site, "Ada", "admin")[0]):
         for path, method in ((site.url("/taskCount"), "GET"),
                              (site.url("/taskCount/invoke"), "POST")):
-            msg = api.fail(method, path, code=FUNCTION_NOT_FOUND, status=404,
+            msg = api.fail(method, path, code=Code.FUNCTION_NOT_FOUND, status=404,
                            params={"env": "prod"})
             assert msg.startswith('Function "taskCount" is excluded from agents by '
                                   "agent-tools.json in the prod deployment"), msg
             assert """--params '{"env":"prod","includeInternal":true}'""" in msg
     member, _ = add_member(site, "Mo")
-    hidden = member.fail("POST", site.url("/taskCount/invoke"), code=FUNCTION_NOT_FOUND,
+    hidden = member.fail("POST", site.url("/taskCount/invoke"), code=Code.FUNCTION_NOT_FOUND,
                          params={"env": "prod", "includeInternal": "true"})
-    unknown = member.fail("POST", site.url("/noSuchThing/invoke"), code=FUNCTION_NOT_FOUND,
+    unknown = member.fail("POST", site.url("/noSuchThing/invoke"), code=Code.FUNCTION_NOT_FOUND,
                           params={"env": "prod"})
     assert "agent-tools" not in hidden and "includeInternal" not in hidden
     assert hidden.split(". Parameter:")[0] == unknown.split(". Parameter:")[0].replace(

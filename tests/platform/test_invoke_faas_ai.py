@@ -11,11 +11,7 @@ import pytest
 import respx
 
 from basedb.core.node import node_version
-from basedb.core.protocol import (
-    AI_FUNCTION_NOT_ENABLED,
-    EXECUTION_FAILED,
-    FUNCTION_BUSINESS_ERROR,
-)
+from basedb.core.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
 
@@ -86,7 +82,7 @@ def test_faas_business_error_through_invoke(api: Api, released: TaskSite) -> Non
     response = invoke(api, released, "addTask", {"title": "  "})
     assert_error_shape(response)
     body = response.json()
-    assert body["code"] == FUNCTION_BUSINESS_ERROR
+    assert body["code"] == Code.FUNCTION_BUSINESS_ERROR
     assert body["data"] == {"error": {"upstream_code": 40001}}
     assert body["msg"] == ('Title is blank. Parameter: /params/title (received ""). Fix: send a '
                            "title. Executed: no. Retry: retry after fixing. Business code: "
@@ -98,7 +94,7 @@ def test_faas_crash_through_invoke_hides_the_stack(api: Api, released: TaskSite)
     response = invoke(api, released, "addTask", {"title": "explode"})
     assert_error_shape(response)
     body = response.json()
-    assert body["code"] == EXECUTION_FAILED and response.status_code == 500
+    assert body["code"] == Code.EXECUTION_FAILED and response.status_code == 500
     assert "handler internals" not in body["msg"] and "PATH" not in body["msg"]
     assert body["msg"].endswith(f"LogID: {body['error']['log_id']}")
 
@@ -108,7 +104,7 @@ def test_ai_function_not_enabled_through_invoke(api: Api, released: TaskSite,
     monkeypatch.delenv("BASEDB_AI_BASE_URL", raising=False)
     response = invoke(api, released, "summarize", {"text": "three tasks"})
     assert_error_shape(response)
-    assert response.json()["code"] == AI_FUNCTION_NOT_ENABLED
+    assert response.json()["code"] == Code.AI_FUNCTION_NOT_ENABLED
     assert response.json()["msg"].startswith("ai function feature is not enabled.")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import PARAMETER_INVALID, SCHEMA_NOT_READY
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes.mutation import MAX_BATCH
 from tests.platform.conftest import Api, field_id
@@ -114,7 +114,7 @@ def test_user_id_lists_are_written_as_users(site: TaskSite) -> None:
     assert task(site, site.tasks["Fix bug"])["Assignees"] == [{"id": me}, {"id": member_id}]
     msg = site.invoke_fails("assignTask", {"taskId": site.tasks["Fix bug"],
                                            "assignees": [me, "ou_nobody"]},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert "Parameter: /params/assignees/1 (received \"ou_nobody\")" in msg
 
 
@@ -123,7 +123,7 @@ def test_a_bad_cell_names_the_param_and_writes_nothing(site: TaskSite,
     before = site.records(site.tasks_table)
     msg = site.invoke_fails("createTask", {"title": "x", "status": "Open",
                                            "projectId": "recNotAProject"},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     # Worded for the caller, who may not read the linked table through the Base API.
     assert msg == ('No record "recNotAProject" exists in the table that field "Project" links '
                    'to. Parameter: /params/projectId (received "recNotAProject"). Fix: pass '
@@ -131,14 +131,14 @@ def test_a_bad_cell_names_the_param_and_writes_nothing(site: TaskSite,
                    "description says (describe the function); a title, a name or an id of "
                    "another table does not work. Executed: no. Retry: retry after fixing.")
     msg = site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"],
-                                           "title": "t" * 100_001}, code=PARAMETER_INVALID)
+                                           "title": "t" * 100_001}, code=Code.PARAMETER_INVALID)
     assert "Parameter: /params/title" in msg
     assert site.records(site.tasks_table) == before
 
 
 def test_batches_are_bounded(site: TaskSite) -> None:
     ids = [f"rec{i:05d}" for i in range(MAX_BATCH + 1)]
-    msg = site.invoke_fails("deleteTasks", {"taskIds": ids}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("deleteTasks", {"taskIds": ids}, code=Code.PARAMETER_INVALID)
     assert f"at most {MAX_BATCH}" in msg and "/params/taskIds" in msg
     assert len(site.records(site.tasks_table)) == 4
     # The limit is in the published inputSchema, so a caller learns it before calling.
@@ -148,11 +148,11 @@ def test_batches_are_bounded(site: TaskSite) -> None:
 
 def test_schema_validation_comes_first(site: TaskSite) -> None:
     msg = site.invoke_fails("createTask", {"title": "x", "status": "Open",
-                                           "tags": ["ui", "nope"]}, code=PARAMETER_INVALID)
+                                           "tags": ["ui", "nope"]}, code=Code.PARAMETER_INVALID)
     assert "/params/tags/1" in msg
-    msg = site.invoke_fails("createTask", {"title": "x"}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("createTask", {"title": "x"}, code=Code.PARAMETER_INVALID)
     assert "Required parameter \"status\"" in msg
-    msg = site.invoke_fails("deleteTasks", {"taskIds": ["", "recX"]}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("deleteTasks", {"taskIds": ["", "recX"]}, code=Code.PARAMETER_INVALID)
     assert "must not be empty" in msg and "/params/taskIds/0" in msg
     assert len(site.records(site.tasks_table)) == 4
 
@@ -163,7 +163,7 @@ def test_a_mutation_whose_field_is_gone_is_refused(site: TaskSite) -> None:
     api.ok("DELETE", f"/bases/{base}/tables/{site.tasks_table}/fields/"
            f"{field_id(table, 'Remark')}")
     msg = site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"], "title": "x"},
-                            code=SCHEMA_NOT_READY)
+                            code=Code.SCHEMA_NOT_READY)
     assert "Remark" in msg
     assert task(site, site.tasks["Fix bug"])["Title"] == "Fix bug"
     assert site.invoke("createTask", {"title": "Still fine", "status": "Open"})["affected"] == 1
@@ -189,5 +189,5 @@ def test_a_schema_change_during_the_call_is_seen_by_the_write(
 
     monkeypatch.setattr(invoke, "checked_input", check_then_drop_remark)
     site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"], "title": "Renamed"},
-                      code=SCHEMA_NOT_READY)
+                      code=Code.SCHEMA_NOT_READY)
     assert changed and task(site, site.tasks["Fix bug"])["Title"] == "Fix bug"

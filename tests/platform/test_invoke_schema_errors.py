@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import PARAMETER_INVALID
+from basedb.core.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 
@@ -57,7 +57,7 @@ def site(api: Api) -> TaskSite:
 
 def refusal(api: Api, site: TaskSite, params: dict[str, Any]) -> str:
     return api.fail("POST", f"/sites/{site.app_token}/functions/managePeriod/invoke",
-                    json={"params": params}, params={"env": "prod"}, code=PARAMETER_INVALID)
+                    json={"params": params}, params={"env": "prod"}, code=Code.PARAMETER_INVALID)
 
 
 @pytest.mark.parametrize(("params", "expected"), [

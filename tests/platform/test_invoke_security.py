@@ -13,17 +13,7 @@ from typing import Any
 import pytest
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import (
-    BAD_REQUEST,
-    EXECUTION_FAILED,
-    FUNCTION_NOT_FOUND,
-    PARAMETER_INVALID,
-    PERMISSION_DENIED,
-    SCHEMA_NOT_READY,
-    TOKEN_INVALID,
-    TOKEN_MISSING,
-    ApiFailure,
-)
+from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
@@ -85,7 +75,7 @@ def test_an_injection_corpus_through_every_parameter_finds_nothing(
                                          json={"params": params})
                 body = response.json()
                 calls += 1
-                assert body["code"] in (0, PARAMETER_INVALID), (function_id, param, body)
+                assert body["code"] in (0, Code.PARAMETER_INVALID), (function_id, param, body)
                 if body["code"]:
                     assert_error_shape(response)
                 elif function_id not in writes and isinstance(value, str):
@@ -117,7 +107,7 @@ def test_values_python_parses_but_json_cannot_carry_are_refused(site: TaskSite) 
     for raw in (b'{"params": {"status": "\\ud800x"}}', b'{"params": {"\\udfff": "a"}}'):
         response = site.api.client.post(url, content=raw, headers=headers)
         assert_error_shape(response)
-        assert response.json()["code"] == PARAMETER_INVALID
+        assert response.json()["code"] == Code.PARAMETER_INVALID
         assert "unpaired UTF-16 surrogate" in response.json()["msg"]
     url = API_PREFIX + site.url("/heavyPoints/invoke")
     for number in (b"NaN", b"Infinity", b"-Infinity"):
@@ -153,7 +143,7 @@ def test_functions_that_try_to_write_are_refused_at_save(name: str, site: TaskSi
             "mutations": [], "faas": []}
     response = site.api.call("PUT", f"/sites/{site.app_token}/draft/functions", json=body)
     # (The message may quote the author's own SQL, such as "sqlite_master", back to them.)
-    assert response.status_code == 400 and response.json()["code"] == BAD_REQUEST
+    assert response.status_code == 400 and response.json()["code"] == Code.BAD_REQUEST
     codes = {e["code"] for e in response.json()["data"]["errors"]}
     assert codes & {"SQL_NOT_READ_ONLY", "SQL_PARSE_ERROR", "SQL_UNKNOWN_TABLE"}, codes
     assert fingerprint(platform) == before
@@ -177,7 +167,7 @@ def test_a_deployment_with_such_sql_is_judged_again_and_never_runs(
     before = fingerprint(platform)
     [item] = site.api.ok("GET", site.url())["functions"]
     assert item["schemaStatus"] == "unavailable"
-    site.invoke_fails("evil", {}, code=SCHEMA_NOT_READY)
+    site.invoke_fails("evil", {}, code=Code.SCHEMA_NOT_READY)
     assert fingerprint(platform) == before
 
 
@@ -207,7 +197,7 @@ def test_the_runtime_refuses_writes_even_in_a_compiled_statement(
         compiled = CompiledQuery(sql=sql, slots=(), columns=(), tables=frozenset({tasks}))
         with pool.transaction() as conn, pytest.raises(ApiFailure) as refused:
             run_query(conn, compiled, [], user_id="ou_x", function_id="evil", log_id="L1")
-        assert refused.value.code == EXECUTION_FAILED, sql
+        assert refused.value.code == Code.EXECUTION_FAILED, sql
         assert sql not in refused.value.msg and "sqlite" not in refused.value.msg.lower()
     assert fingerprint(platform) == before
 
@@ -233,18 +223,18 @@ def test_every_failure_of_these_routes_is_an_envelope(site: TaskSite, api: Api) 
     member, _ = add_member(site, "Mo")
     invoke = site.url("/listTasks/invoke")
     failures: list[tuple[Api, str, str, dict[str, Any], int]] = [
-        (api.as_user(None), "GET", site.url(), {}, TOKEN_MISSING),
-        (api.as_user("bdb_not_a_token"), "POST", invoke, {}, TOKEN_INVALID),
-        (member, "GET", site.url(), {"params": {"env": "preview"}}, PERMISSION_DENIED),
-        (api, "GET", site.url("/nope"), {}, FUNCTION_NOT_FOUND),
-        (api, "POST", site.url("/nope/invoke"), {"json": {}}, FUNCTION_NOT_FOUND),
-        (api, "GET", site.url(), {"params": {"env": "x"}}, BAD_REQUEST),
-        (api, "GET", site.url(), {"params": {"pageToken": "x"}}, BAD_REQUEST),
-        (api, "POST", invoke, {"json": {"params": []}}, BAD_REQUEST),
-        (api, "POST", invoke, {"json": {"params": {"status": 1}}}, PARAMETER_INVALID),
+        (api.as_user(None), "GET", site.url(), {}, Code.TOKEN_MISSING),
+        (api.as_user("bdb_not_a_token"), "POST", invoke, {}, Code.TOKEN_INVALID),
+        (member, "GET", site.url(), {"params": {"env": "preview"}}, Code.PERMISSION_DENIED),
+        (api, "GET", site.url("/nope"), {}, Code.FUNCTION_NOT_FOUND),
+        (api, "POST", site.url("/nope/invoke"), {"json": {}}, Code.FUNCTION_NOT_FOUND),
+        (api, "GET", site.url(), {"params": {"env": "x"}}, Code.BAD_REQUEST),
+        (api, "GET", site.url(), {"params": {"pageToken": "x"}}, Code.BAD_REQUEST),
+        (api, "POST", invoke, {"json": {"params": []}}, Code.BAD_REQUEST),
+        (api, "POST", invoke, {"json": {"params": {"status": 1}}}, Code.PARAMETER_INVALID),
         (api, "POST", site.url("/legacyHook/invoke"), {"json": {"params": {}},
                                                        "params": {"env": "nope"}},
-         BAD_REQUEST),
+         Code.BAD_REQUEST),
         (api, "GET", "/sites/PrjNope/functions", {}, 404),
     ]
     for caller, method, path, kwargs, code in failures:
@@ -264,4 +254,4 @@ def test_a_body_nested_beyond_reason_is_a_bad_request(site: TaskSite) -> None:
     response = site.api.client.post(API_PREFIX + site.url("/listTasks/invoke"), content=raw,
                                     headers={"Authorization": f"Bearer {site.api.token}"})
     assert_error_shape(response)
-    assert response.json()["code"] == BAD_REQUEST and "too deeply" in response.json()["msg"]
+    assert response.json()["code"] == Code.BAD_REQUEST and "too deeply" in response.json()["msg"]

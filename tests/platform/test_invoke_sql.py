@@ -9,12 +9,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import (
-    BAD_REQUEST,
-    EXECUTION_FAILED,
-    PARAMETER_INVALID,
-    SCHEMA_NOT_READY,
-)
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.storage import physical
@@ -69,7 +64,7 @@ def test_array_params_match_any_element(site: TaskSite) -> None:
         "Draw pages"]
     assert site.invoke("tasksWithTags", {"tags": [], "limit": 10})["rows"] == []
     msg = site.invoke_fails("tasksWithTags", {"tags": ["api", "urgnt"], "limit": 5},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert "Parameter: /params/tags/1 (received \"urgnt\")" in msg
     assert "Candidates: urgent" in msg and msg.endswith("Executed: no. Retry: retry after "
                                                         "fixing.")
@@ -100,11 +95,11 @@ def test_dates_and_times_are_normalised(site: TaskSite) -> None:
     utc = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert due_before(utc) == ["Fix bug", "Write API", "Draw pages"]
     assert titles(site.invoke("tasksDueOn", {"day": "2025-03-05"})) == ["Draw pages"]
-    msg = site.invoke_fails("tasksDueOn", {"day": "2025-02-30"}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("tasksDueOn", {"day": "2025-02-30"}, code=Code.PARAMETER_INVALID)
     assert "not a real calendar date" in msg and "/params/day" in msg
-    msg = site.invoke_fails("tasksDueBefore", {"before": "next week"}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("tasksDueBefore", {"before": "next week"}, code=Code.PARAMETER_INVALID)
     assert "must be a date and time" in msg
-    site.invoke_fails("tasksDueBefore", {"before": "2025-13-01T00:00"}, code=PARAMETER_INVALID)
+    site.invoke_fails("tasksDueBefore", {"before": "2025-13-01T00:00"}, code=Code.PARAMETER_INVALID)
 
 
 def test_numbers_and_booleans_bind_as_values(site: TaskSite) -> None:
@@ -112,33 +107,33 @@ def test_numbers_and_booleans_bind_as_values(site: TaskSite) -> None:
                                                                               "Fix bug"]
     assert titles(site.invoke("heavyPoints", {"above": 4.5, "done": True})) == []
     msg = site.invoke_fails("heavyPoints", {"above": "4", "done": False},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert 'Parameter "above" must be a number' in msg and "not a string" in msg
     msg = site.invoke_fails("heavyPoints", {"above": 4, "done": "false"},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert "true or false" in msg
     msg = site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 2**70},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert "64-bit integer" in msg
-    site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 1.5}, code=PARAMETER_INVALID)
+    site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 1.5}, code=Code.PARAMETER_INVALID)
     assert titles(site.invoke("tasksWithTags", {"tags": ["ui"], "limit": 1.0})) == [
         "Draw pages"]
 
 
 def test_validation_messages_name_the_parameter(site: TaskSite) -> None:
-    msg = site.invoke_fails("listTasks", {}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("listTasks", {}, code=Code.PARAMETER_INVALID)
     assert msg == ('Required parameter "status" is missing. Parameter: /params/status. Fix: '
                    "send status: Status of the tasks to list. Executed: no. Retry: retry "
                    "after fixing.")
-    msg = site.invoke_fails("listTasks", {"status": "Doen"}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("listTasks", {"status": "Doen"}, code=Code.PARAMETER_INVALID)
     assert "(received \"Doen\")" in msg and "Candidates: Done, Doing" in msg
     msg = site.invoke_fails("listTasks", {"status": "Open", "stauts": 1},
-                            code=PARAMETER_INVALID)
+                            code=Code.PARAMETER_INVALID)
     assert "Unknown parameter \"stauts\"" in msg and "Candidates: status" in msg
-    msg = site.invoke_fails("listTasks", {"status": None}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("listTasks", {"status": None}, code=Code.PARAMETER_INVALID)
     assert "Parameter: /params/status (received null)" in msg
     long_value = "x" * 500
-    msg = site.invoke_fails("listTasks", {"status": long_value}, code=PARAMETER_INVALID)
+    msg = site.invoke_fails("listTasks", {"status": long_value}, code=Code.PARAMETER_INVALID)
     assert long_value not in msg and len(msg) <= 500
 
 
@@ -147,9 +142,9 @@ def test_the_body_must_carry_a_params_object(site: TaskSite) -> None:
     for body in ([1, 2], {"params": ["Open"]}, {"params": "Open"}, {"status": "Open"}):
         response = site.api.call("POST", url, json=body)
         assert_error_shape(response)
-        assert response.json()["code"] == BAD_REQUEST, body
+        assert response.json()["code"] == Code.BAD_REQUEST, body
     response = site.api.call("POST", url, content=b"{nope")
-    assert response.json()["code"] == BAD_REQUEST
+    assert response.json()["code"] == Code.BAD_REQUEST
 
 
 def test_the_row_cap_truncates(site: TaskSite, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,7 +158,7 @@ def test_the_row_cap_truncates(site: TaskSite, monkeypatch: pytest.MonkeyPatch) 
 def test_a_query_that_never_ends_hits_the_time_limit(site: TaskSite,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sql_runtime, "TIME_LIMIT_S", 0.3)
-    msg = site.invoke_fails("countForever", {}, code=EXECUTION_FAILED)
+    msg = site.invoke_fails("countForever", {}, code=Code.EXECUTION_FAILED)
     assert "longer than 0.3 s" in msg  # and it ends with the LogID (checked by fail())
     # The connection is usable again afterwards.
     assert site.invoke("listTasks", {"status": "Done"})["rowCount"] == 1
@@ -179,7 +174,7 @@ def test_a_runtime_error_answers_a_safe_message(site: TaskSite, platform: LocalP
                              json={"params": {"tags": ["ui"], "limit": 3}})
     assert_error_shape(response)
     body = response.json()
-    assert body["code"] == EXECUTION_FAILED
+    assert body["code"] == Code.EXECUTION_FAILED
     assert body["msg"].endswith(f"LogID: {body['error']['log_id']}")
     assert "json" not in body["msg"].lower() and "t_tbl" not in body["msg"]
     assert body["error"]["log_id"] in capsys.readouterr().err
@@ -190,7 +185,7 @@ def test_an_unavailable_function_is_refused_before_running(site: TaskSite) -> No
     table = api.ok("GET", f"/bases/{base}/tables/{site.tasks_table}")
     api.ok("DELETE", f"/bases/{base}/tables/{site.tasks_table}/fields/"
            f"{field_id(table, 'Points')}")
-    msg = site.invoke_fails("heavyPoints", {"above": 1, "done": False}, code=SCHEMA_NOT_READY)
+    msg = site.invoke_fails("heavyPoints", {"above": 1, "done": False}, code=Code.SCHEMA_NOT_READY)
     assert "unavailable" in msg and "Points" in msg and "Retry: retry after publishing." in msg
     assert site.invoke("listProjects")["rowCount"] == 2
 

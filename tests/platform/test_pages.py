@@ -18,7 +18,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web import pages
 from basedb.platform.web.sessions import COOKIE_NAME
@@ -101,7 +101,7 @@ def test_sign_in_refusals(client: TestClient) -> None:
     assert "X-Basedb-Page" in without_header.json()["msg"]
     wrong = client.post("/_basedb/session", json={"token": "bdb_wrongwrong"}, headers=PAGE)
     assert_error_shape(wrong)
-    assert wrong.json()["code"] == TOKEN_INVALID and "set-cookie" not in wrong.headers
+    assert wrong.json()["code"] == Code.TOKEN_INVALID and "set-cookie" not in wrong.headers
     assert "wrongwrong" not in wrong.text
     empty = client.post("/_basedb/session", json={"token": " "}, headers=PAGE)
     assert "/token" in empty.json()["msg"]
@@ -112,16 +112,17 @@ def test_the_cookie_needs_the_page_header(client: TestClient, platform: LocalPla
     sign_in(client, platform.owner_token)
     refused = client.get("/_basedb/session")
     assert_error_shape(refused)
-    assert refused.json()["code"] == TOKEN_MISSING and "X-Basedb-Page: 1" in refused.json()["msg"]
+    assert refused.json()["code"] == Code.TOKEN_MISSING
+    assert "X-Basedb-Page: 1" in refused.json()["msg"]
     assert client.get("/_basedb/session", headers=PAGE).json()["data"]["userId"] == \
         api.ok("GET", "/users/me")["user_id"]
     # Invoking functions: the same guard (the endpoint opts in to page sessions).
     invoke = f"/open-apis/base/v3/sites/{site.app_token}/functions/listTasks/invoke"
     refused = client.post(invoke, params={"env": "preview"}, json={"params": {}})
-    assert refused.json()["code"] == TOKEN_MISSING
+    assert refused.json()["code"] == Code.TOKEN_MISSING
     # Endpoints that did not opt in ignore the cookie altogether.
     assert client.get("/open-apis/base/v3/users/me", headers=PAGE).json()["code"] == \
-        TOKEN_MISSING
+        Code.TOKEN_MISSING
 
 
 def test_sign_out_and_expiry(client: TestClient, platform: LocalPlatform) -> None:
@@ -131,12 +132,12 @@ def test_sign_out_and_expiry(client: TestClient, platform: LocalPlatform) -> Non
     assert 'basedb_session=""' in signed_out.headers["set-cookie"] or \
         "Max-Age=0" in signed_out.headers["set-cookie"]
     client.cookies.set(COOKIE_NAME, secret)
-    assert client.get("/_basedb/session", headers=PAGE).json()["code"] == TOKEN_INVALID
+    assert client.get("/_basedb/session", headers=PAGE).json()["code"] == Code.TOKEN_INVALID
     sign_in(client, platform.owner_token)
     with platform.store.write() as conn:
         conn.execute("UPDATE page_sessions SET expires_at = 0")
     expired = client.get("/_basedb/session", headers=PAGE).json()
-    assert expired["code"] == TOKEN_INVALID and "expired" in expired["msg"]
+    assert expired["code"] == Code.TOKEN_INVALID and "expired" in expired["msg"]
 
 
 # ------------------------------------------------------------------- serving

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from basedb.core.protocol import BAD_REQUEST, PERMISSION_DENIED, SCHEMA_NOT_READY
+from basedb.core.protocol import Code
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     NAME_MAX,
@@ -177,7 +177,7 @@ def test_members_get_the_same_skill(site: TaskSite) -> None:
     assert skill(site, member)["markdown"] == skill(site)["markdown"]
     outsider = site.api.as_user(site.api.ok("POST", "/users", json={"name": "Eve"})["token"])
     site.api.as_user(outsider.token).fail("GET", f"/sites/{site.app_token}/skill",
-                                          code=PERMISSION_DENIED)
+                                          code=Code.PERMISSION_DENIED)
 
 
 def test_markdown_lists_functions_by_access_and_the_calling_protocol(site: TaskSite) -> None:
@@ -208,17 +208,17 @@ def test_the_skill_never_holds_parameter_schemas(site: TaskSite) -> None:
 
 def test_preview_is_refused(site: TaskSite) -> None:
     message = site.api.fail("GET", f"/sites/{site.app_token}/skill", params={"env": "preview"},
-                            code=BAD_REQUEST, status=400)
+                            code=Code.BAD_REQUEST, status=400)
     assert "only installable from production" in message and "Parameter: ?env" in message
     site.api.fail("GET", f"/sites/{site.app_token}/skill", params={"env": "staging"},
-                  code=BAD_REQUEST)
+                  code=Code.BAD_REQUEST)
 
 
 def test_a_site_without_production_is_not_ready(api: Api) -> None:
     site = build_site(api)
     save_drafts(site)
     deploy(site, promote=False)
-    message = api.fail("GET", f"/sites/{site.app_token}/skill", code=SCHEMA_NOT_READY)
+    message = api.fail("GET", f"/sites/{site.app_token}/skill", code=Code.SCHEMA_NOT_READY)
     assert "Retry: retry after publishing" in message and "prod" in message
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import PERMISSION_DENIED
+from basedb.core.protocol import Code
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api, make_table
 
@@ -111,18 +111,18 @@ def test_members_and_roles(api: Api, base: str, site: str) -> None:
 
     # Base access: owners and admins of a bound site, not plain members or strangers.
     assert ada.ok("GET", f"/bases/{base}/tables")["total"] == 1
-    bob.fail("GET", f"/bases/{base}/tables", code=PERMISSION_DENIED, status=403)
-    cy.fail("GET", f"/sites/{site}", code=PERMISSION_DENIED, status=403)
+    bob.fail("GET", f"/bases/{base}/tables", code=Code.PERMISSION_DENIED, status=403)
+    cy.fail("GET", f"/sites/{site}", code=Code.PERMISSION_DENIED, status=403)
     assert bob.ok("GET", f"/sites/{site}")["role"] == "member"
     assert [t["name"] for t in bob.ok("GET", f"/sites/{site}/catalog")["tables"]] == ["T"]
-    bob.fail("POST", f"/sites/{site}/bind_base", code=PERMISSION_DENIED,
+    bob.fail("POST", f"/sites/{site}/bind_base", code=Code.PERMISSION_DENIED,
              json={"baseToken": base, "tableIds": [table]})
-    bob.fail("POST", f"/sites/{site}/members", json={"userId": cy_id}, code=PERMISSION_DENIED)
+    bob.fail("POST", f"/sites/{site}/members", json={"userId": cy_id}, code=Code.PERMISSION_DENIED)
 
     # Admins add members but only the owner grants or revokes admin.
     ada.ok("POST", f"/sites/{site}/members", json={"userId": cy_id})
     ada.fail("POST", f"/sites/{site}/members", json={"userId": cy_id, "role": "admin"},
-             code=PERMISSION_DENIED)
+             code=Code.PERMISSION_DENIED)
     api.fail("POST", f"/sites/{site}/members", json={"userId": ada_id, "role": "owner"},
              code=9499)
     owner_id = api.ok("GET", "/users/me")["user_id"]
@@ -139,7 +139,7 @@ def test_members_and_roles(api: Api, base: str, site: str) -> None:
     api.fail("DELETE", f"/sites/{site}/members", json={"userId": cy_id}, code=9499, status=404)
     api.fail("DELETE", f"/sites/{site}/members", code=9499)
     api.ok("DELETE", f"/sites/{site}/members", json={"userId": ada_id})
-    ada.fail("GET", f"/bases/{base}/tables", code=PERMISSION_DENIED)
+    ada.fail("GET", f"/bases/{base}/tables", code=Code.PERMISSION_DENIED)
     assert [s["appToken"] for s in bob.ok("GET", "/sites")["sites"]] == []
 
 
@@ -147,5 +147,5 @@ def test_binding_needs_access_to_the_base(api: Api, site: str) -> None:
     _, eve = new_user(api, "Eve")
     her_base = eve.ok("POST", "/bases", json={"name": "Eve's"})["base_token"]
     her_table = make_table(eve, her_base, "Secrets", [])["table_id"]
-    api.fail("POST", f"/sites/{site}/bind_base", code=PERMISSION_DENIED,
+    api.fail("POST", f"/sites/{site}/bind_base", code=Code.PERMISSION_DENIED,
              json={"baseToken": her_base, "tableIds": [her_table]})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from basedb.core.protocol import PERMISSION_DENIED, TOKEN_INVALID, TOKEN_MISSING
+from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import ids
 from basedb.platform.storage.schema import MIGRATIONS, Migration
@@ -108,11 +108,11 @@ def test_unusable_data_dir_is_an_input_error(tmp_path: Path) -> None:
 
 def test_token_codes(api: Api) -> None:
     assert "Authorization: Bearer" in api.as_user(None).fail(
-        "GET", "/users/me", code=TOKEN_MISSING, status=401)
-    api.as_user("bdb_notarealtoken").fail("GET", "/users/me", code=TOKEN_INVALID, status=401)
+        "GET", "/users/me", code=Code.TOKEN_MISSING, status=401)
+    api.as_user("bdb_notarealtoken").fail("GET", "/users/me", code=Code.TOKEN_INVALID, status=401)
     response = api.client.get("/open-apis/base/v3/users/me",
                               headers={"Authorization": "Basic abc"})
-    assert response.json()["code"] == TOKEN_MISSING
+    assert response.json()["code"] == Code.TOKEN_MISSING
 
 
 def test_users_me_and_owner_creates_users(api: Api) -> None:
@@ -123,7 +123,7 @@ def test_users_me_and_owner_creates_users(api: Api) -> None:
     ada = api.as_user(created["token"])
     assert ada.ok("GET", "/users/me") == {"user_id": created["user_id"], "name": "Ada",
                                           "is_platform_owner": False}
-    ada.fail("POST", "/users", json={"name": "Eve"}, code=PERMISSION_DENIED, status=403)
+    ada.fail("POST", "/users", json={"name": "Eve"}, code=Code.PERMISSION_DENIED, status=403)
     api.fail("POST", "/users", json={"name": "  "}, code=9499, status=400)
     api.fail("POST", "/users", json={"name": "x", "admin": True}, code=9499)
 

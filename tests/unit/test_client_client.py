@@ -12,7 +12,17 @@ import respx
 
 from basedb.client.client import Client, api_path, connect
 from basedb.client.profiles import Profile
-from basedb.core.errors import ApiError, AuthError, BasedbError, NetworkError, UsageError
+from basedb.core.errors import (
+    ApiError,
+    AuthError,
+    BadResponse,
+    BasedbError,
+    ConnectionLost,
+    ConnectionRefused,
+    NetworkError,
+    ServerError,
+    UsageError,
+)
 
 ENDPOINT = "http://127.0.0.1:8787"
 PREFIX = "/open-apis/base/v3"
@@ -124,8 +134,9 @@ def test_log_id_falls_back_to_the_header(mock: respx.MockRouter, client: Client)
 def test_server_error_with_envelope_is_api_error_exit_4(mock: respx.MockRouter,
                                                         client: Client) -> None:
     mock.post("/sites/a/deployments").respond(500, json=envelope(800004005, "execution failed"))
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(ServerError) as info:
         client.request("POST", "/sites/a/deployments", json={})
+    assert isinstance(info.value, ApiError) and info.value.outcome_unknown
     assert info.value.exit_code == 4
     assert info.value.message == "execution failed"
     assert "read the resource back" in (info.value.hint or "")
@@ -152,9 +163,10 @@ def test_bodies_that_are_not_envelopes_are_network_errors(
         mock: respx.MockRouter, client: Client, status: int, body: bytes, ctype: str,
         words: list[str]) -> None:
     mock.get("/sites/a").respond(status, content=body, headers={"Content-Type": ctype})
-    with pytest.raises(NetworkError) as info:
+    with pytest.raises(BadResponse) as info:
         client.request("GET", "/sites/a")
     assert info.value.exit_code == 4
+    assert info.value.outcome_unknown == (status >= 500)
     for word in words:
         assert word in info.value.message
     assert info.value.detail["http_status"] == status
@@ -172,19 +184,30 @@ def test_connection_refused_is_a_network_error(mock: respx.MockRouter, client: C
 def test_timeout_is_a_network_error_that_flags_unknown_writes(mock: respx.MockRouter,
                                                               client: Client) -> None:
     mock.put("/sites/a/draft/functions").mock(side_effect=httpx.ReadTimeout("slow"))
-    with pytest.raises(NetworkError) as info:
+    with pytest.raises(ConnectionLost) as info:
         client.request("PUT", "/sites/a/draft/functions", json={})
-    assert info.value.code == "TIMEOUT"
+    assert info.value.code == "TIMEOUT" and info.value.outcome_unknown
     assert "outcome of this write is unknown" in (info.value.hint or "")
 
 
 def test_a_refused_connection_sent_nothing(mock: respx.MockRouter, client: Client) -> None:
     mock.put("/sites/a/draft/functions").mock(side_effect=httpx.ConnectError("refused"))
-    with pytest.raises(NetworkError) as info:
+    with pytest.raises(ConnectionRefused) as info:
         client.request("PUT", "/sites/a/draft/functions", json={})
     assert info.value.code == "CONNECTION_FAILED" and info.value.exit_code == 4
+    assert not info.value.outcome_unknown
     hint = info.value.hint or ""
     assert "unknown" not in hint and "Nothing was sent" in hint
+
+
+def test_a_connection_dropped_after_sending_leaves_the_outcome_unknown(
+        mock: respx.MockRouter, client: Client) -> None:
+    mock.post("/sites/a/deployments").mock(
+        side_effect=httpx.RemoteProtocolError("peer closed connection"))
+    with pytest.raises(ConnectionLost) as info:
+        client.request("POST", "/sites/a/deployments", json={})
+    assert info.value.outcome_unknown and info.value.exit_code == 4
+    assert "outcome of this write is unknown" in (info.value.hint or "")
 
 
 def test_unsupported_method_is_a_usage_error(client: Client) -> None:

@@ -23,12 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.core.protocol import (
-    AGENT_TOOLS_POLICY_INVALID,
-    DEPLOYMENT_CONFLICT,
-    ApiFailure,
-    unexecuted_message,
-)
+from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
@@ -119,7 +114,7 @@ def _judge(state: _DraftState) -> list[dict[str, Any]]:
     legal = {item.function_id for item in state.functions}
     findings = validate_exclude({"exclude": state.exclude}, legal, file="agent-tools.json")
     if findings:
-        raise drafts.policy_failure(findings, legal, AGENT_TOOLS_POLICY_INVALID)
+        raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
     return [hint.to_dict() for hint in result.hints]
 
 
@@ -269,7 +264,7 @@ def _point_prod(conn: sqlite3.Connection, user: User, app_token: str, deployment
 
 
 def conflict(reason: str, deployment_id: str, fix: str) -> ApiFailure:
-    return ApiFailure(DEPLOYMENT_CONFLICT,
+    return ApiFailure(Code.DEPLOYMENT_CONFLICT,
                       unexecuted_message(reason, parameter="/path/deployment_id",
                                          received=deployment_id, fix=fix),
                       status=409)

@@ -24,7 +24,7 @@ from typing import Any
 
 from basedb.check.result import CheckResult
 from basedb.core.findings import Finding
-from basedb.core.protocol import BAD_REQUEST, ApiFailure, bad_request, unexecuted_message
+from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.storage import ids
 from basedb.workspace.declarations import (
     build_declaration,
@@ -224,7 +224,7 @@ def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResul
 
 
 def findings_failure(result: CheckResult, functions: Sequence[DraftFunction], *,
-                     what: str, code: int = BAD_REQUEST) -> ApiFailure:
+                     what: str, code: int = Code.BAD_REQUEST) -> ApiFailure:
     """The refusal of a draft with errors: `msg` names the first (code, functionId and
     where in the request body), `data.errors` lists them all as `check --json` does."""
     first = result.errors[0]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
-from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
+from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.storage import ids
 from basedb.platform.storage.store import Store
 
@@ -66,7 +66,7 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> User:
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise ApiFailure(
-            TOKEN_MISSING,
+            Code.TOKEN_MISSING,
             "Missing access token. Send the header `Authorization: Bearer <token>`; the "
             "local platform owner's token is in owner.token in the data dir (print it with "
             "`basedb auth token`). Executed: no. Retry: retry after fixing.",
@@ -75,7 +75,7 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> User:
     user = user_for_token(conn, token)
     if user is None:
         raise ApiFailure(
-            TOKEN_INVALID,
+            Code.TOKEN_INVALID,
             "Invalid access token: it is unknown to this platform. Use a token issued by "
             "this platform (`basedb auth token` for the local owner, or POST /users). "
             "Executed: no. Retry: retry after fixing.",

@@ -27,15 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from basedb.core.findings import pointer
-from basedb.core.protocol import (
-    FUNCTION_NOT_FOUND,
-    PARAMETER_INVALID,
-    SCHEMA_NOT_READY,
-    ApiFailure,
-    permission_denied,
-    quote,
-    unexecuted_message,
-)
+from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
@@ -101,7 +93,7 @@ def no_deployment(app_token: str, env: str, *, publisher: bool) -> ApiFailure:
                "(`basedb deploy --production --yes`)")
     else:
         fix = "deploy one with `basedb deploy`"
-    return ApiFailure(SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
+    return ApiFailure(Code.SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
                       "Retry: retry after publishing.", status=409)
 
 
@@ -121,7 +113,7 @@ def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: s
     if function_id not in deployed.visible:
         if deployed.role in sites.MANAGER_ROLES and deployed.is_internal(function_id):
             raise _excluded(function_id, app_token, env)
-        raise ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
+        raise ApiFailure(Code.FUNCTION_NOT_FOUND, unexecuted_message(
             f"Function {quote(function_id)} is not published in the {env} deployment of site "
             f"{app_token}", parameter="/path/function_id", received=function_id,
             fix=f"use a functionId from GET /sites/{app_token}/functions?env={env}",
@@ -135,7 +127,7 @@ def _excluded(function_id: str, app_token: str, env: str) -> ApiFailure:
     """What an owner or admin hears of a function agent-tools.json excludes (a member is
     told it does not exist): how to reach it while debugging."""
     query = json.dumps({"env": env, "includeInternal": True}, separators=(",", ":"))
-    return ApiFailure(FUNCTION_NOT_FOUND, unexecuted_message(
+    return ApiFailure(Code.FUNCTION_NOT_FOUND, unexecuted_message(
         f"Function {quote(function_id)} is excluded from agents by agent-tools.json in the "
         f"{env} deployment of site {app_token}", parameter="/path/function_id",
         received=function_id, fix="to debug it as the site's owner or an admin, add "
@@ -147,7 +139,7 @@ def require_callable(plan: FunctionPlan) -> None:
     """Refuse a function whose schema is not ready (missing still runs, unvalidated)."""
     if plan.status in ("ready", "missing"):
         return
-    raise ApiFailure(SCHEMA_NOT_READY, f"Function {quote(plan.function_id)} cannot be called: "
+    raise ApiFailure(Code.SCHEMA_NOT_READY, f"Function {quote(plan.function_id)} cannot be called: "
                      f"its schemaStatus is {plan.status}. Fix: {plan.status_hint} "
                      "Executed: no. Retry: retry after publishing.", status=409)
 
@@ -191,7 +183,7 @@ def _check_values(params: Any) -> None:
             stack.extend((item, (*path, i)) for i, item in enumerate(value))
         if problem is not None:
             shown = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
-            raise ApiFailure(PARAMETER_INVALID, unexecuted_message(
+            raise ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
                 f"The value {problem[0]}", parameter=pointer("params", *map(str, path)),
                 received=shown, fix=problem[1]))
 
@@ -260,7 +252,7 @@ def _datetime_text(value: str, at: str) -> str:
 
 
 def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
-    return ApiFailure(PARAMETER_INVALID, unexecuted_message(reason, parameter=at,
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(reason, parameter=at,
                                                             received=value, fix=fix))
 
 

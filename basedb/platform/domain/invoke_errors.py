@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from basedb.core.findings import pointer
-from basedb.core.protocol import PARAMETER_INVALID, ApiFailure, clip, quote, unexecuted_message
+from basedb.core.protocol import ApiFailure, Code, clip, quote, unexecuted_message
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import DATE_PATTERN, DATETIME_PATTERN
 from basedb.platform.storage.cells import closest
@@ -54,7 +54,7 @@ def parameter_failure(errors: Iterable[Any], plan: FunctionPlan) -> ApiFailure |
     if case:
         reason = f"{reason.rstrip('. ')} (when {case})"
     kwargs: dict[str, Any] = {} if received is _MISSING else {"received": received}
-    return ApiFailure(PARAMETER_INVALID, unexecuted_message(
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
         reason, parameter=at, fix=fix, candidates=candidates, **kwargs))
 
 

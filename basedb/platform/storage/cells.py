@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from basedb.core.protocol import BAD_REQUEST, ApiFailure, quote, unexecuted_message
+from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.workspace.model import Field
 
@@ -34,7 +34,7 @@ class InvalidCell(ApiFailure):
     def __init__(self, field: Field | None, at: str, reason: str, fix: str, *,
                  received: Any = _MISSING, candidates: tuple[Any, ...] | list[Any] = ()) -> None:
         kwargs: dict[str, Any] = {} if received is _MISSING else {"received": received}
-        super().__init__(BAD_REQUEST, unexecuted_message(
+        super().__init__(Code.BAD_REQUEST, unexecuted_message(
             reason, parameter=at, fix=fix, candidates=candidates, **kwargs))
         self.field = field
         self.at = at

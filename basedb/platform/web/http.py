@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from basedb.core import protocol as errors
+from basedb.core import protocol
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
@@ -154,24 +154,24 @@ def json_response(body: Any, status: int = 200,
 
 
 def envelope(data: Any) -> Response:
-    return json_response({"code": errors.SUCCESS, "msg": "success", "data": data})
+    return json_response({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
 
 
 def failure_response(failure: ApiFailure, log_id: str) -> Response:
-    return json_response(errors.error_body(failure.code, failure.msg, log_id, failure.data),
+    return json_response(protocol.error_body(failure.code, failure.msg, log_id, failure.data),
                          failure.status, failure.headers)
 
 
 def http_failure(method: str, path: str, exc: HTTPException) -> ApiFailure:
     """Starlette's routing errors (404, 405, 413) as envelopes."""
     if exc.status_code == 404:
-        return ApiFailure(errors.ROUTE_NOT_FOUND, f"No route {method} {path}. Fix: see "
+        return ApiFailure(protocol.Code.ROUTE_NOT_FOUND, f"No route {method} {path}. Fix: see "
                           "/openapi.json for the routes this platform serves. Executed: no. "
                           "Retry: retry after fixing.", status=404)
     if exc.status_code == 405:
         allowed = ", ".join(sorted(m.strip() for m in (exc.headers or {}).get("Allow", "")
                                    .split(",") if m.strip()))
-        return ApiFailure(errors.METHOD_NOT_ALLOWED, f"Method {method} is not allowed on "
+        return ApiFailure(protocol.Code.METHOD_NOT_ALLOWED, f"Method {method} is not allowed on "
                           f"{path}. Fix: use {allowed or 'another method'}. Executed: no. "
                           "Retry: retry after fixing.", status=405,
                           headers=dict(exc.headers or {}))
@@ -193,10 +193,10 @@ def report_unexpected(exc: BaseException, log_id: str, method: str, path: str) -
 
 def _unexpected_response(exc: Exception, log_id: str, method: str, path: str) -> Response:
     if is_busy_error(exc):
-        return failure_response(ApiFailure(errors.PLATFORM_BUSY, errors.BUSY_MSG, status=503),
-                                log_id)
+        busy = ApiFailure(protocol.Code.PLATFORM_BUSY, protocol.BUSY_MSG, status=503)
+        return failure_response(busy, log_id)
     report_unexpected(exc, log_id, method, path)
-    return failure_response(ApiFailure(errors.INTERNAL_ERROR, errors.INTERNAL_ERROR_MSG,
+    return failure_response(ApiFailure(protocol.Code.INTERNAL_ERROR, protocol.INTERNAL_ERROR_MSG,
                                        status=500), log_id)
 
 
@@ -209,7 +209,7 @@ MAX_BODY_BYTES = 64 * 1024 * 1024  # room for a site.zip upload
 async def read_body(request: Request, limit: int | None = None) -> bytes:
     """The request body, refused with HTTP 413 once it grows past `limit` bytes."""
     limit = MAX_BODY_BYTES if limit is None else limit
-    too_large = ApiFailure(errors.BODY_TOO_LARGE, f"The request body is larger than {limit} "
+    too_large = ApiFailure(protocol.Code.BODY_TOO_LARGE, f"The request body is larger than {limit} "
                            "bytes. Fix: send a smaller body. Executed: no. Retry: retry after "
                            "fixing.", status=413)
     declared = request.headers.get("content-length", "")

@@ -18,7 +18,7 @@ import time
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from basedb.core.protocol import TOKEN_INVALID, TOKEN_MISSING, ApiFailure
+from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.identity import User
 from basedb.platform.storage import ids
 
@@ -62,7 +62,7 @@ def page_session_user(conn: sqlite3.Connection, connection: HTTPConnection) -> U
         return None
     if connection.headers.get(PAGE_HEADER) != "1":
         raise ApiFailure(
-            TOKEN_MISSING,
+            Code.TOKEN_MISSING,
             f"The page sign-in cookie is accepted only with the header `{PAGE_HEADER}: 1`, "
             "which /_basedb/runtime.js sends. Fix: call functions through the runtime, or "
             "send `Authorization: Bearer <token>`. Executed: no. Retry: retry after fixing.",
@@ -70,7 +70,7 @@ def page_session_user(conn: sqlite3.Connection, connection: HTTPConnection) -> U
     user = user_for_session(conn, secret)
     if user is None:
         raise ApiFailure(
-            TOKEN_INVALID,
+            Code.TOKEN_INVALID,
             "The page session has expired or was signed out. Fix: reload the page and sign "
             "in again. Executed: no. Retry: retry after fixing.", status=401)
     return user

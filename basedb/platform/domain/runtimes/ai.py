@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from basedb.core.protocol import AI_FUNCTION_NOT_ENABLED, EXECUTION_FAILED, ApiFailure, quote
+from basedb.core.protocol import ApiFailure, Code, quote
 from basedb.platform.storage import platform_log
 
 BASE_URL_ENV = "BASEDB_AI_BASE_URL"
@@ -69,14 +69,14 @@ def run_ai(*, declaration: Mapping[str, Any], input: Any, log_id: str) -> Any:
     """Answer an AI Function; returns `{text, model, usage}` or raises ApiFailure."""
     endpoint = ai_endpoint()
     if endpoint is None:
-        raise ApiFailure(AI_FUNCTION_NOT_ENABLED, (
+        raise ApiFailure(Code.AI_FUNCTION_NOT_ENABLED, (
             f"{NOT_ENABLED}. Fix: to run AI Functions on the local platform, set "
             f"${BASE_URL_ENV} to an OpenAI-compatible API root (for example "
             f"http://127.0.0.1:11434/v1), and ${API_KEY_ENV} and ${MODEL_ENV} if it needs them, "
             "then restart the platform. Executed: no. Retry: retry after fixing."), status=400)
     capability = declaration.get("capability")
     if capability not in SUPPORTED_CAPABILITIES:
-        raise ApiFailure(AI_FUNCTION_NOT_ENABLED, (
+        raise ApiFailure(Code.AI_FUNCTION_NOT_ENABLED, (
             f"{NOT_ENABLED} for capability {quote(capability)}: the local platform runs only "
             f"{', '.join(map(quote, SUPPORTED_CAPABILITIES))} AI Functions through "
             f"${BASE_URL_ENV}. Fix: use a text AI Function locally, or test this one on the "
@@ -168,7 +168,7 @@ def _read_answer(answer: Any, endpoint: AIEndpoint, log_id: str) -> dict[str, An
 
 def _failed(reason: str, fix: str, retry: str, log_id: str, *, status: int = 500,
             executed: str = "no") -> ApiFailure:
-    return ApiFailure(EXECUTION_FAILED, f"{reason}. Fix: {fix}. Executed: {executed}. "
+    return ApiFailure(Code.EXECUTION_FAILED, f"{reason}. Fix: {fix}. Executed: {executed}. "
                       f"Retry: {retry}. LogID: {log_id}", status=status)
 
 

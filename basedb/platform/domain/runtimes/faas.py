@@ -54,13 +54,7 @@ from basedb.core.node import (
     version_of,
     version_tuple,
 )
-from basedb.core.protocol import (
-    EXECUTION_FAILED,
-    FUNCTION_BUSINESS_ERROR,
-    ApiFailure,
-    clip,
-    quote,
-)
+from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.runtimes.faas_records import RecordCallError, RecordRoutes
@@ -98,7 +92,7 @@ def _require_node(log_id: str) -> tuple[str, tuple[int, int]]:
     version = None if executable is None else version_of(executable)
     if executable is None or version is None or version_tuple(version)[0] < MIN_NODE_MAJOR:
         found = f" (found Node.js {version})" if version else ""
-        raise ApiFailure(EXECUTION_FAILED, (
+        raise ApiFailure(Code.EXECUTION_FAILED, (
             f"{NODE_REQUIRED}{found}. Fix: install Node.js {MIN_NODE_MAJOR} or later where the "
             "platform runs and put `node` on PATH, or set $BASEDB_NODE to its path; "
             f"`basedb doctor` shows what is found. Executed: no. Retry: retry after fixing. "
@@ -403,7 +397,7 @@ def _business_error(result: dict[str, Any], code: int, log_id: str) -> ApiFailur
     tail = f" Business code: {code}. LogID: {log_id}"
     budget = min(MAX_AUTHOR_MSG_CHARS, MAX_MSG_CHARS - len(tail))
     text = clip(redact(text) or "The function reported an error without a message.", budget)
-    return ApiFailure(FUNCTION_BUSINESS_ERROR, text + tail, status=400,
+    return ApiFailure(Code.FUNCTION_BUSINESS_ERROR, text + tail, status=400,
                       data={"error": {"upstream_code": code}})
 
 
@@ -422,7 +416,7 @@ def _execution_failed(outcome: _Outcome, *, function_id: str, log_id: str, write
     msg = f"{reason}. Fix: {fix}. Executed: {executed}. Retry: {retry}. LogID: {log_id}"
     data = ({"error": {"upstream_code": INTERNAL_ERROR_CODE}}
             if outcome.failure == "internal_error" else None)
-    return ApiFailure(EXECUTION_FAILED, msg, status=504 if outcome.kind == "timeout" else 500,
+    return ApiFailure(Code.EXECUTION_FAILED, msg, status=504 if outcome.kind == "timeout" else 500,
                       data=data)
 
 

@@ -20,13 +20,7 @@ from typing import Any
 
 from basedb.check.bindings import ParamBinding
 from basedb.core.findings import pointer
-from basedb.core.protocol import (
-    EXECUTION_FAILED,
-    PARAMETER_INVALID,
-    ApiFailure,
-    quote,
-    unexecuted_message,
-)
+from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.domain import records
 from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.storage.cells import InvalidCell, closest
@@ -234,18 +228,18 @@ def _cell_failure(exc: InvalidCell, table: Table,
     origin = cells[base][2] if base is not None else None
     if base is None or origin is None or origin.param is None:
         return ApiFailure(
-            EXECUTION_FAILED,
+            Code.EXECUTION_FAILED,
             f"The function writes a fixed value that table {quote(table.name)} no longer "
             f"accepts ({exc.reason.rstrip('. ')}). Fix: ask the function's author to fix "
             "its declaration and redeploy. Executed: no. Retry: do not retry.", status=422)
     if exc.field is not None and exc.field.type == "link":
         return _missing_link_failure(exc, base, origin)
     if exc.at == base or origin.is_list:
-        return ApiFailure(PARAMETER_INVALID, exc.msg)
+        return ApiFailure(Code.PARAMETER_INVALID, exc.msg)
     # A single value written as a one-element list cell: point at the param itself.
     field = exc.field
     candidates = closest(str(origin.value), field.options) if field and field.is_option else []
-    return ApiFailure(PARAMETER_INVALID, unexecuted_message(
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
         exc.reason, parameter=base, received=origin.value, fix=exc.fix,
         candidates=candidates))
 
@@ -260,7 +254,7 @@ def _missing_link_failure(exc: InvalidCell, base: str, origin: _Origin) -> ApiFa
         if index.isdigit() and int(index) < len(origin.value):
             value, at = origin.value[int(index)], pointer("params", str(origin.param), index)
     field = exc.field.name if exc.field is not None else "?"
-    return ApiFailure(PARAMETER_INVALID, unexecuted_message(
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
         f"No record {quote(value)} exists in the table that field {quote(field)} links to",
         parameter=at, received=value,
         fix="pass the id of an existing record, obtained the way the parameter's description "
@@ -275,7 +269,7 @@ def _record_ids(plan: MutationPlan, values: Mapping[str, Any]) -> list[str]:
         return []
     ids = list(dict.fromkeys(raw if isinstance(raw, list) else [raw]))
     if len(ids) > MAX_BATCH:
-        raise ApiFailure(PARAMETER_INVALID, unexecuted_message(
+        raise ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
             f"A call {plan.action}s at most {MAX_BATCH} records", parameter=pointer(
                 "params", str(name)), received=f"{len(ids)} record ids",
             fix=f"split the ids into calls of at most {MAX_BATCH}"))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.sql.model import OutputColumn
-from basedb.core.protocol import EXECUTION_FAILED, ApiFailure
+from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.storage import physical, platform_log
 from basedb.platform.storage.sql_compile import (
     CompiledQuery,
@@ -211,7 +211,7 @@ def _decoder(column: OutputColumn) -> Callable[[Any], Any]:
 
 def _too_long(limits: QueryLimits, log_id: str) -> ApiFailure:
     return ApiFailure(
-        EXECUTION_FAILED,
+        Code.EXECUTION_FAILED,
         f"The query ran longer than {limits.time_limit_s:g} s and was stopped; nothing was "
         "changed. Fix: narrow the parameters (a shorter date range, a smaller page), or ask "
         "the function's author to make the query cheaper. Retry: retry after fixing. "
@@ -224,7 +224,7 @@ def _failed(exc: BaseException, function_id: str, log_id: str) -> ApiFailure:
     platform_log.write(f"basedb platform: Database Function {function_id} failed "
                        f"(log_id {log_id}): {type(exc).__name__}: {exc}")
     return ApiFailure(
-        EXECUTION_FAILED,
+        Code.EXECUTION_FAILED,
         "The Database Function failed while running and returned nothing; nothing was "
         "changed. Fix: check the parameter values; if it keeps failing, report it to the "
         f"function's author with the LogID. Retry: do not retry. LogID: {log_id}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.core.protocol import AGENT_TOOLS_POLICY_INVALID
+from basedb.core.protocol import Code
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.revision import live_catalog
@@ -82,7 +82,7 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
                                                               FUNCTION_KINDS)}
         findings = validate_exclude(call.body, legal, file="agent-tools.json")
         if findings:
-            raise drafts.policy_failure(findings, legal, AGENT_TOOLS_POLICY_INVALID)
+            raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
         exclude = list(call.body.get("exclude", []))
         drafts.save_exclude(conn, site.app_token, exclude)
     return {"exclude": exclude}

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from basedb.core.protocol import TOKEN_INVALID, ApiFailure, bad_request
+from basedb.core.protocol import ApiFailure, Code, bad_request
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import pages, sessions
@@ -155,7 +155,7 @@ def sign_in(call: Call) -> Response:
     with call.store.write() as conn:
         user = identity.user_for_token(conn, token.strip())
         if user is None:
-            raise ApiFailure(TOKEN_INVALID, "Invalid access token: it is unknown to this "
+            raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: it is unknown to this "
                              "platform. Fix: paste the output of `basedb auth token`. "
                              "Executed: no. Retry: retry after fixing.", status=401)
         secret = sessions.open_session(conn, user)
