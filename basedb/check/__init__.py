@@ -1,1 +1,6 @@
-"""`basedb check`: validators that turn a loaded workspace into findings."""
+"""`basedb check`: validators that turn a loaded workspace into findings.
+
+Pure analysis: SQL is parsed and resolved against the catalog (sqlglot), never run; no
+database, no network. Reporters render one `CheckResult` as text, JSON, GitHub
+annotations or SARIF. May import: basedb.workspace, basedb.core.
+"""

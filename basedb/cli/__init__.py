@@ -1,7 +1,9 @@
 """The `basedb` command line: a thin click layer over the core.
 
 Commands are imported only when invoked, so that `basedb --version` and friends start
-about as fast as the interpreter itself.
+about as fast as the interpreter itself. The top layer: it may import every package,
+and it is the only one that opens the platform (`basedb.cli.common.open_client` hands
+the embedded platform to the client).
 """
 
 from __future__ import annotations

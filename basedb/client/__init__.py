@@ -1,11 +1,15 @@
 """The Open API client: profiles, the envelope and its errors, the in-process transport.
 
     from basedb.client import connect, resolve_profile
-    with connect(resolve_profile(None, None)) as client:
+    from basedb.platform import open_platform
+    with connect(resolve_profile(None, None), embedded=open_platform) as client:
         client.request("GET", "/users/me")
 
 Submodules import httpx; this package itself stays light so that importing
 `basedb.client.profiles` costs nothing at start-up.
+
+May import: basedb.workspace, basedb.core. The embedded platform is handed in as a
+factory (`connect(profile, embedded=…)`), never imported.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ Output is a pure function of the declarations: sorted, no timestamps, LF line en
 a header carrying the SHA-256 of the canonical input, so the same workspace always gives
 the same bytes. A file that differs only by CRLF line endings (a Git checkout with
 core.autocrlf) counts as up to date and is left as it is.
+
+May import: basedb.check, basedb.workspace, basedb.core. (`check` sits below: callers
+hand `stale_findings` to `check_workspace`.)
 """
 
 from __future__ import annotations

@@ -7,4 +7,8 @@
     production.deploy_production(...)               `basedb deploy --production`
     artifact.safe_extract(...)                      `basedb pull`: verified restore
     state.LocalState(root)                          .base-database-cli/state/
+    doctor.run_doctor(...), demo.run_demo(...)      `basedb doctor`, `basedb demo`
+
+May import: basedb.client, basedb.contracts, basedb.check, basedb.workspace, basedb.core
+(not basedb.agent_tools, its sibling, nor the platform).
 """

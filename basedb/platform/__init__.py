@@ -5,19 +5,19 @@
     platform.owner_token                 # the platform owner's bearer token
     platform.store                       # the storage (basedb.platform.storage.store.Store)
 
-Layout of the package (heavy imports such as Starlette stay out of this module):
+Layout of the package, each layer importing only those below it (DESIGN §1):
 
-    store.py, schema.py   SQLite connections, transactions, migrations (meta tables)
-    physical.py           how Base tables and fields map to SQLite tables and columns
-    meta.py               Bases, tables and fields, and altering their SQLite tables
-    cells.py, records.py  cell validation and encoding; the one record write path
-    sites.py, access.py   sites, bindings, members; who may access what
-    identity.py           users, tokens, the owner token file
-    errors.py             business codes, error bodies, the upstream message template
-    platform_log.py       the log of what callers are not shown, by log id
-    http.py, app.py       endpoints, the request layer and middleware; the app factory
-    routes/               one module per route group (see routes/__init__.py to add one)
-    openapi.py            the OpenAPI document built from the routes
+    web/        the request layer and app (`http`, `app`), one module per route group
+                (`routes/`), pages and sign-in sessions, the OpenAPI document
+    domain/     Bases, records, sites and access, identity, drafts, artifacts,
+                deployments and their snapshots, function plans, describe, invoke, and
+                the runtimes (SQL, Mutation, FaaS, AI)
+    storage/    the SQLite store and migrations, the physical layout of Base tables,
+                cells, indexes, ids, the platform log, and the compiler of analysed SQL
+
+The platform may import basedb.check, basedb.workspace and basedb.core, never the
+client, deploy, agent_tools or the command line. Heavy imports such as Starlette stay
+out of this module.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ import pytest
 from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.snapshots import (
+    SnapshotMemo,
     load_deployment_snapshot,
     load_snapshot,
     snapshot_catalog,
-    snapshot_declarations,
 )
 from basedb.workspace.model import DatabaseFunction, FaaS, Mutation
 from tests.platform.conftest import Api, assert_error_shape, field_id
@@ -46,6 +46,12 @@ def site(api: Api) -> TaskSite:
     api.ok("PUT", f"/sites/{found.app_token}/draft/agent-tools",
            json={"exclude": ["summarize"]})
     return found
+
+
+def memos(platform: LocalPlatform) -> SnapshotMemo:
+    """The snapshot memo of the platform's app (what its routes read through)."""
+    memo: SnapshotMemo = platform.app.state.context.caches.snapshots
+    return memo
 
 
 def deployments_of(site: TaskSite) -> str:
@@ -96,8 +102,8 @@ def test_the_snapshot_holds_everything_the_release_runs(api: Api, site: TaskSite
                                                         platform: LocalPlatform) -> None:
     created = deploy(api, site.app_token)
     with platform.store.read() as conn:
-        snapshot = load_snapshot(conn, site.app_token, "preview")
-        assert load_snapshot(conn, site.app_token, "prod") is None
+        snapshot = load_snapshot(conn, site.app_token, "preview", memos(platform))
+        assert load_snapshot(conn, site.app_token, "prod", memos(platform)) is None
         catalog = snapshot_catalog(conn, created["deploymentId"])
     assert snapshot is not None and snapshot.deployment_id == created["deploymentId"]
     assert snapshot.fingerprint == created["fingerprint"]
@@ -107,7 +113,7 @@ def test_the_snapshot_holds_everything_the_release_runs(api: Api, site: TaskSite
         "summarize": "ai_function"}
     assert snapshot.functions["listTasks"].sql == list_tasks()["sql"]
     assert snapshot.functions["closeTask"].handler == close_task()["handler"]
-    declarations = snapshot_declarations(snapshot)
+    declarations = snapshot.declarations
     assert isinstance(declarations["listTasks"], DatabaseFunction)
     assert isinstance(declarations["createTask"], Mutation)
     assert isinstance(declarations["closeTask"], FaaS)
@@ -130,7 +136,7 @@ def test_changing_drafts_after_deploy_leaves_the_snapshot(api: Api, site: TaskSi
     assert got["functions"]["faas"] == ["closeTask"]
     assert got["agentTools"] == {"exclude": ["summarize"]}
     with platform.store.read() as conn:
-        snapshot = load_deployment_snapshot(conn, created["deploymentId"])
+        snapshot = load_deployment_snapshot(conn, created["deploymentId"], memos(platform))
     assert snapshot is not None and set(snapshot.functions) == {
         "listTasks", "createTask", "closeTask", "summarize"}
     # The tables refuse changes, whoever tries.
@@ -201,8 +207,8 @@ def test_promote_and_rollback(api: Api, site: TaskSite, platform: LocalPlatform)
 
     assert api.ok("POST", f"{deployments_of(site)}/{first}/rollback")["deploymentId"] == first
     with platform.store.read() as conn:
-        prod = load_snapshot(conn, site.app_token, "prod")
-        preview = load_snapshot(conn, site.app_token, "preview")
+        prod = load_snapshot(conn, site.app_token, "prod", memos(platform))
+        preview = load_snapshot(conn, site.app_token, "preview", memos(platform))
     assert prod is not None and prod.deployment_id == first
     assert preview is not None and preview.deployment_id == second
     got = api.ok("GET", f"{deployments_of(site)}/{first}")

@@ -4,14 +4,13 @@ example, call command and output schema; schemaStatus for legacy declarations.""
 from __future__ import annotations
 
 import json
-from types import MappingProxyType
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from basedb.core.protocol import Code
 from basedb.platform.domain.schemas import param_specs, schema_from_specs
-from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
+from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table
 from tests.platform.conftest import Api, field_id
@@ -176,10 +175,10 @@ def _legacy_snapshot(site: TaskSite) -> Snapshot:
     declaration = {"name": "legacyList", "description": "Tasks of one status (old CLI)",
                    "meta": {"params": [{"kind": "TEXT"}]}}
     sql = 'SELECT "Title" FROM "Tasks" WHERE "Status" = $1'
-    return Snapshot(
+    return make_snapshot(
         deployment_id="dplLegacy" + site.app_token, app_token=site.app_token,
         fingerprint="sha256:" + "0" * 64, exclude=frozenset(), created_at="2025-01-01",
-        functions=MappingProxyType({"legacyList": FunctionSnapshot(
+        functions=({"legacyList": FunctionSnapshot(
             "legacyList", "database_function", declaration, sql=sql)}))
 
 
@@ -242,9 +241,9 @@ def test_statuses_of_other_legacy_or_broken_declarations(
                      "params": [{"name": "title", "kind": "TEXT", "description": "Title"}],
                      "set": {"Title": "$title"}}}),
     }
-    snapshot = Snapshot(deployment_id="dplOdd" + site.app_token, app_token=site.app_token,
+    snapshot = make_snapshot(deployment_id="dplOdd" + site.app_token, app_token=site.app_token,
                         fingerprint="sha256:" + "2" * 64, exclude=frozenset(),
-                        created_at="2025-01-01", functions=MappingProxyType(functions))
+                        created_at="2025-01-01", functions=(functions))
     monkeypatch.setattr("basedb.platform.domain.invoke.load_snapshot", lambda *a: snapshot)
     found = {f["functionId"]: f for f in site.api.ok("GET", site.url())["functions"]}
     assert found["brokenHook"]["schemaStatus"] == "unavailable"

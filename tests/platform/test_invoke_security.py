@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
-from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot
+from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
 from basedb.platform.storage.sql_compile import CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
@@ -151,9 +150,9 @@ def test_functions_that_try_to_write_are_refused_at_save(name: str, site: TaskSi
 
 def _poisoned(site: TaskSite, sql: str) -> Snapshot:
     declaration = {"name": "evil", "description": "Looks harmless", "meta": {"params": []}}
-    return Snapshot(deployment_id=f"dplEvil{abs(hash(sql))}", app_token=site.app_token,
+    return make_snapshot(deployment_id=f"dplEvil{abs(hash(sql))}", app_token=site.app_token,
                     fingerprint="sha256:" + "1" * 64, exclude=frozenset(),
-                    created_at="2025-01-01", functions=MappingProxyType({
+                    created_at="2025-01-01", functions=({
                         "evil": FunctionSnapshot("evil", "database_function", declaration,
                                                  sql=sql)}))
 

@@ -110,11 +110,6 @@ def test_a_query_with_problems_is_not_compiled() -> None:
         compile_for_sqlite(unresolved, CATALOG)
 
 
-def test_compiled_queries_are_cached() -> None:
-    analysis = analyze_sql("SELECT 标题 FROM 任务", CATALOG, 0)
-    assert compile_for_sqlite(analysis, CATALOG) is compile_for_sqlite(analysis, CATALOG)
-
-
 # ---------------------------------------------------------------- results
 
 

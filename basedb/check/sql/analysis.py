@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from sqlglot import exp
@@ -41,7 +39,6 @@ logging.getLogger("sqlglot").addHandler(logging.NullHandler())
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _STARTS = (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN)
-_CACHE_SIZE = 512
 
 READ_ONLY_FIX = ("Write exactly one read-only SELECT (WITH … SELECT and UNION / INTERSECT / "
                  "EXCEPT allowed); use a Mutation or FaaS function to change data.")
@@ -62,39 +59,13 @@ _FORBIDDEN = _forbidden_classes()
 _FORBIDDEN_WHAT = {"Into": "SELECT … INTO (it creates a table)",
                    "Lock": "FOR UPDATE / FOR SHARE (row locks)"}
 
-_cache: OrderedDict[tuple[str, int, int, bool], tuple[Catalog, SqlAnalysis]] = OrderedDict()
-_cache_lock = threading.Lock()
-
 
 def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
                 resolve: bool = True) -> SqlAnalysis:
     """Analyse one main.sql against the catalog, for a function declaring `param_count`
-    params. With `resolve` False (no catalog loaded) names are not checked.
+    params. With `resolve` False (no catalog loaded) names are not checked. The analysis
+    (and its tree) may be shared by callers that keep it: treat it as read-only."""
 
-    Results are cached by content (SQL text, catalog object, param count), since the
-    platform analyses the same SQL on every invoke; the returned analysis (and its tree)
-    must be treated as read-only.
-    """
-    key = (sql, id(catalog), param_count, resolve)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is catalog:
-            _cache.move_to_end(key)
-            return hit[1]
-    analysis = _analyze(sql, catalog, param_count, resolve)
-    with _cache_lock:
-        _cache[key] = (catalog, analysis)  # keeping the catalog pins its id()
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return analysis
-
-
-def clear_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
-
-
-def _analyze(sql: str, catalog: Catalog, param_count: int, resolve: bool) -> SqlAnalysis:
     def failed(problem: SqlProblem, tree: Any = None) -> SqlAnalysis:
         return SqlAnalysis(sql=sql, param_count=param_count, problems=(problem,), tree=tree)
 

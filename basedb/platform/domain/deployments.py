@@ -27,6 +27,7 @@ from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
+from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.revision import LiveCatalog, catalog_revision, live_catalog
@@ -91,13 +92,14 @@ class _DraftState:
     revisions: tuple[int, int]  # (drafts, catalog)
 
 
-def _draft_state(conn: sqlite3.Connection, user: User, app_token: str) -> _DraftState:
+def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
+                 app_token: str) -> _DraftState:
     site, _ = require_site(conn, user, app_token, roles=sites.MANAGER_ROLES)
     return _DraftState(
         site=site,
         functions=drafts.load_functions(conn, app_token, FUNCTION_KINDS),
         exclude=drafts.load_exclude(conn, app_token),
-        catalog=live_catalog(conn, site).catalog,
+        catalog=live_catalog(conn, site, caches.catalogs).catalog,
         revisions=(drafts.draft_revision(conn, app_token), catalog_revision(conn)),
     )
 
@@ -118,33 +120,33 @@ def _judge(state: _DraftState) -> list[dict[str, Any]]:
     return [hint.to_dict() for hint in result.hints]
 
 
-def create(store: Store, user: User, app_token: str,
+def create(store: Store, caches: DomainCaches, user: User, app_token: str,
            artifact: VerifiedArtifact) -> Deployment:
     """A new preview deployment of the site's current drafts and `artifact`."""
     with store.read() as conn:
-        seen = _draft_state(conn, user, app_token)
+        seen = _draft_state(conn, caches, user, app_token)
     hints = _judge(seen)
     with store.write() as conn:
-        state = _draft_state(conn, user, app_token)
+        state = _draft_state(conn, caches, user, app_token)
         if state.revisions != seen.revisions:
             hints = _judge(state)
         deployment = _insert(conn, user, state, artifact, hints)
-        _ensure_indexes(conn, deployment.deployment_id,
+        _ensure_indexes(conn, caches, deployment.deployment_id,
                         LiveCatalog(state.catalog, state.revisions[1]))
         return deployment
 
 
-def _ensure_indexes(conn: sqlite3.Connection, deployment_id: str,
-                              live: LiveCatalog) -> list[str]:
+def _ensure_indexes(conn: sqlite3.Connection, caches: DomainCaches, deployment_id: str,
+                    live: LiveCatalog) -> list[str]:
     """The indexes for every Database Function of a deployment, compiled against `live`
     as invoke compiles them (inside the write that creates the deployment)."""
-    snapshot = load_deployment_snapshot(conn, deployment_id)
+    snapshot = load_deployment_snapshot(conn, deployment_id, caches.snapshots)
     if snapshot is None:
         raise ValueError(f"deployment {deployment_id} is not in the database")
     specs: list[indexes.IndexSpec] = []
     for function_id, item in snapshot.functions.items():
         if item.kind == "database_function":
-            compiled = function_plan(snapshot, function_id, live).compiled
+            compiled = function_plan(snapshot, function_id, live, caches.plans).compiled
             if compiled is not None:
                 specs.extend(indexes.filter_indexes(compiled))
     return indexes.ensure_indexes(conn, specs)

@@ -4,8 +4,9 @@ inputSchema, compiled validator and, for Database Functions and Mutations, what 
 A deployment is immutable, but the tables under it are not: a field can be removed or
 an option renamed after the deploy. So every function is re-validated, with the very
 validators `basedb check` and the draft upload use, against the catalog it will run on.
-The outcome is cached per (deployment id, function id, catalog revision), which makes
-listing, describing and invoking cheap until a table, field or binding changes.
+The platform keeps each plan in a memo keyed by (deployment id, function id, catalog
+revision), which makes listing, describing and invoking cheap until a table, field or
+binding changes.
 
 schemaStatus (upstream agent-tools.md):
     ready          callable; params are validated against `input_schema`
@@ -17,12 +18,11 @@ schemaStatus (upstream agent-tools.md):
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from basedb.core.memo import Memo
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.schemas import (
@@ -32,7 +32,7 @@ from basedb.platform.domain.schemas import (
     query_output_schema,
     schema_from_specs,
 )
-from basedb.platform.domain.snapshots import Snapshot, snapshot_declarations
+from basedb.platform.domain.snapshots import Snapshot
 from basedb.platform.storage.sql_compile import CompiledQuery
 from basedb.workspace.model import (
     AgentToolsConfig,
@@ -55,7 +55,6 @@ UPGRADE_CODES = frozenset({"PARAM_NAME_MISSING", "PARAM_NAME_INVALID", "PARAM_NA
 CATALOG_CODES = frozenset({"SQL_NO_BOUND_TABLE", "SQL_UNKNOWN_TABLE", "SQL_UNKNOWN_FIELD",
                            "MUTATION_TABLE_UNKNOWN", "MUTATION_FIELD_UNKNOWN",
                            "MUTATION_FIELD_READONLY", "ENUM_OUT_OF_DOMAIN"})
-_CACHE_SIZE = 4096
 _REASON_CHARS = 240
 
 MISSING_HINT = ("This function declares no inputSchema. Decide its input from the "
@@ -92,34 +91,20 @@ class FunctionPlan:
         return self.status == "ready"
 
 
-_cache: OrderedDict[tuple[str, str, int], FunctionPlan] = OrderedDict()
-_lock = threading.Lock()
+PlanMemo = Memo[tuple[str, str, int], FunctionPlan]
+"""Function plans by (deployment id, function id, catalog revision)."""
 
 
-def function_plan(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionPlan:
+def function_plan(snapshot: Snapshot, function_id: str, live: LiveCatalog,
+                  memo: PlanMemo) -> FunctionPlan:
     """The plan of one function of the snapshot (which must contain it) at `live`."""
-    key = (snapshot.deployment_id, function_id, live.revision)
-    with _lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
-    plan = _build(snapshot, function_id, live)
-    with _lock:
-        _cache[key] = plan
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return plan
-
-
-def clear_cache() -> None:
-    with _lock:
-        _cache.clear()
+    return memo.get_or_build((snapshot.deployment_id, function_id, live.revision),
+                             lambda: _build(snapshot, function_id, live))
 
 
 def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionPlan:
     item = snapshot.functions[function_id]
-    decl = snapshot_declarations(snapshot).get(function_id)
+    decl = snapshot.declarations.get(function_id)
     base: dict[str, Any] = {"deployment_id": snapshot.deployment_id,
                             "function_id": function_id, "kind": item.kind,
                             "declaration": decl, "revision": live.revision}

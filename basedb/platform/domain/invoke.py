@@ -1,8 +1,8 @@
 """Resolve a site's deployed function for a caller, check its input, and run it.
 
-    deployed = resolve_deployment(conn, caller, app_token, env, include_internal)
-    target = resolve_target(conn, caller, app_token, env, function_id, include_internal)
-    data = invoke_function(store, caller, app_token, function_id, params, env=env, …)
+    deployed = resolve_deployment(conn, caches, caller, app_token, env, include_internal)
+    target = resolve_target(conn, caches, caller, app_token, env, function_id, …)
+    data = invoke_function(store, caches, caller, app_token, function_id, params, env=env, …)
 
 Who sees what: prod is open to every member of the site, preview to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
@@ -30,6 +30,7 @@ from basedb.core.findings import pointer
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.access import require_site
+from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
@@ -64,8 +65,8 @@ class Deployed:
         return function_id in self.snapshot.exclude
 
 
-def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_token: str,
-                       env: str, include_internal: bool, *,
+def resolve_deployment(conn: sqlite3.Connection, caches: DomainCaches, caller: identity.User,
+                       app_token: str, env: str, include_internal: bool, *,
                        from_page: bool = False) -> Deployed:
     site, role = require_site(conn, caller, app_token)
     if env == "preview" and role not in sites.MANAGER_ROLES:
@@ -73,7 +74,7 @@ def resolve_deployment(conn: sqlite3.Connection, caller: identity.User, app_toke
             f"The preview of site {app_token} is open to its owner and admins; user "
             f"{caller.user_id} is a member",
             "call env=prod, or ask the site's owner for the admin role")
-    snapshot = load_snapshot(conn, site.app_token, env)
+    snapshot = load_snapshot(conn, site.app_token, env, caches.snapshots)
     if snapshot is None:
         raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
     show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
@@ -105,10 +106,10 @@ class Target:
     plan: FunctionPlan
 
 
-def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: str, env: str,
-                   function_id: str, include_internal: bool, *,
+def resolve_target(conn: sqlite3.Connection, caches: DomainCaches, caller: identity.User,
+                   app_token: str, env: str, function_id: str, include_internal: bool, *,
                    from_page: bool = False) -> Target:
-    deployed = resolve_deployment(conn, caller, app_token, env, include_internal,
+    deployed = resolve_deployment(conn, caches, caller, app_token, env, include_internal,
                                   from_page=from_page)
     if function_id not in deployed.visible:
         if deployed.role in sites.MANAGER_ROLES and deployed.is_internal(function_id):
@@ -118,8 +119,8 @@ def resolve_target(conn: sqlite3.Connection, caller: identity.User, app_token: s
             f"{app_token}", parameter="/path/function_id", received=function_id,
             fix=f"use a functionId from GET /sites/{app_token}/functions?env={env}",
             candidates=closest(function_id, deployed.visible)), status=404)
-    live = live_catalog(conn, deployed.site)
-    plan = function_plan(deployed.snapshot, function_id, live)
+    live = live_catalog(conn, deployed.site, caches.catalogs)
+    plan = function_plan(deployed.snapshot, function_id, live, caches.plans)
     return Target(deployed=deployed, function_id=function_id, live=live, plan=plan)
 
 
@@ -259,14 +260,14 @@ def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
 # ------------------------------------------------------------------------- invoking
 
 
-def invoke_function(store: Store, caller: identity.User, app_token: str, function_id: str,
-                    params: dict[str, Any], *, env: str, include_internal: bool,
-                    from_page: bool, log_id: str) -> Any:
+def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
+                    app_token: str, function_id: str, params: dict[str, Any], *, env: str,
+                    include_internal: bool, from_page: bool, log_id: str) -> Any:
     """Run one function of a site's `env` deployment for `caller`: the invoke data."""
     # Resolution, validation and (for a Database Function) the query share one read
     # snapshot of a read-only connection.
     with sql_runtime.read_only_pool(store).transaction() as conn:
-        target = resolve_target(conn, caller, app_token, env, function_id,
+        target = resolve_target(conn, caches, caller, app_token, env, function_id,
                                 include_internal, from_page=from_page)
         plan = target.plan
         require_callable(plan)
@@ -277,7 +278,7 @@ def invoke_function(store: Store, caller: identity.User, app_token: str, functio
                                          user_id=caller.user_id, function_id=function_id,
                                          log_id=log_id)
     if plan.kind == "mutation":
-        return _run_mutation(store, caller, target, checked)
+        return _run_mutation(store, caches, caller, target, checked)
     item = target.deployed.snapshot.functions[function_id]
     if plan.kind == "faas":
         timeout = getattr(plan.declaration, "timeout_ms", None)
@@ -289,15 +290,16 @@ def invoke_function(store: Store, caller: identity.User, app_token: str, functio
     return run_ai(declaration=item.declaration, input=checked, log_id=log_id)
 
 
-def _run_mutation(store: Store, caller: identity.User, target: Target,
+def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,
                   params: dict[str, Any]) -> Any:
     with store.write() as conn:
-        live = live_catalog(conn, target.deployed.site)
+        live = live_catalog(conn, target.deployed.site, caches.catalogs)
         plan = target.plan
         if live.revision != target.live.revision:
             # The tables changed since the call was resolved: judge it again on what the
             # write will really touch.
-            plan = function_plan(target.deployed.snapshot, target.function_id, live)
+            plan = function_plan(target.deployed.snapshot, target.function_id, live,
+                                 caches.plans)
             require_callable(plan)
             params = checked_input(plan, params)
         assert plan.mutation is not None

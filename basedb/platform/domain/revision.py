@@ -1,23 +1,23 @@
 """The catalog revision: a counter bumped by every change to tables, fields or bindings.
 
 Triggers keep it (see the "catalog revision counter" migration in `schema`), so it moves
-whoever writes. Work derived from a site's live catalog (the Catalog object itself, SQL
-analyses and compilations, schema statuses) is cached under the revision it was built
-at and is rebuilt once the revision moves; SQL analysis caches by Catalog identity, so
-handing out one Catalog object per (site, revision) is also what makes those caches hit.
+whoever writes. Work derived from a site's live catalog (the Catalog itself, function
+plans with their compiled queries and schema statuses) is kept in memos keyed by the
+revision it was built at (`basedb.platform.domain.caches`), and is built again once the
+revision moves.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from basedb.core.memo import Memo
 from basedb.platform.domain import sites
 from basedb.workspace.model import Catalog
 
-_CACHE_SIZE = 256
+CatalogMemo = Memo[tuple[str, int], Catalog]
+"""Site catalogs by (app token, catalog revision)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,30 +28,16 @@ class LiveCatalog:
     revision: int
 
 
-_cache: OrderedDict[tuple[str, int], Catalog] = OrderedDict()
-_lock = threading.Lock()
-
-
 def catalog_revision(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT revision FROM catalog_revision WHERE id = 1").fetchone()
     return int(row[0]) if row else 0
 
 
-def live_catalog(conn: sqlite3.Connection, site: sites.SiteRow) -> LiveCatalog:
+def live_catalog(conn: sqlite3.Connection, site: sites.SiteRow,
+                 memo: CatalogMemo) -> LiveCatalog:
     """The site's catalog now; call inside one read (or write) transaction so that the
     revision and the catalog agree."""
     revision = catalog_revision(conn)
-    key = (site.app_token, revision)
-    with _lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return LiveCatalog(found, revision)
-    catalog = sites.site_catalog(conn, site)
-    with _lock:
-        # Another thread may have built it meanwhile; keep the first so identity holds.
-        catalog = _cache.setdefault(key, catalog)
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    catalog = memo.get_or_build((site.app_token, revision),
+                                lambda: sites.site_catalog(conn, site))
     return LiveCatalog(catalog, revision)

@@ -1,35 +1,37 @@
 """Deployment snapshots: what a preview or prod release runs, read back for invoking.
 
-A deployment is written once (`basedb.platform.domain.deployments`) and never changed (triggers
-refuse UPDATEs on its tables), so a snapshot read for one deployment id stays right for
-as long as the process lives: both the snapshot and the declarations built from it are
-cached by deployment id in small LRU caches. Only *which* deployment an environment
-points at needs a query on every call:
+A deployment is written once (`basedb.platform.domain.deployments`) and never changed
+(triggers refuse UPDATEs on its tables), so a snapshot read for one deployment id stays
+right for as long as the process lives: the platform keeps snapshots, with the
+declarations built from them, in a memo keyed by deployment id
+(`basedb.platform.domain.caches`). Only *which* deployment an environment points at
+needs a query on every call:
 
-    snapshot = load_snapshot(conn, app_token, "prod")      # None: nothing deployed
-    decls = snapshot_declarations(snapshot)                 # functionId -> declaration
+    snapshot = load_snapshot(conn, app_token, "prod", memo)   # None: nothing deployed
+    snapshot.declarations                                       # functionId -> declaration
 
-The cached objects are shared between requests: treat them (and the declaration
-documents inside) as read-only.
+Snapshots are shared between requests: treat them (and the declaration documents
+inside) as read-only.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, cast
 
+from basedb.core.memo import Memo
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import FUNCTION_KINDS, AnyDeclaration, Catalog, FunctionKind
 
 ENVIRONMENTS = ("prod", "preview")
-SNAPSHOT_CACHE_SIZE = 64
+
+SnapshotMemo = Memo[str, "Snapshot"]
+"""Snapshots by deployment id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,45 +51,10 @@ class Snapshot:
     functions: Mapping[str, FunctionSnapshot]  # all four kinds, AI Functions included
     exclude: frozenset[str]
     created_at: str
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class LruCache(Generic[K, V]):
-    """A small thread-safe LRU map; `get_or_load` runs `load` outside the lock (two
-    threads may both load a missing entry; the values are equal, either one is kept)."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
-
-    def get_or_load(self, key: K, load: Callable[[], V]) -> V:
-        found = self.get(key)
-        if found is None:
-            found = load()
-            self.put(key, found)
-        return found
-
-
-_snapshots: LruCache[str, Snapshot] = LruCache(SNAPSHOT_CACHE_SIZE)
-_declarations: LruCache[str, Mapping[str, AnyDeclaration]] = LruCache(SNAPSHOT_CACHE_SIZE)
+    # Every function as a declaration object (built with `build_declaration`, as `basedb
+    # check` and the draft validation build them); only drafts that passed validation
+    # are deployed, so every function has one.
+    declarations: Mapping[str, AnyDeclaration]
 
 
 # ----------------------------------------------------------------------- pointers
@@ -118,20 +85,29 @@ def deployment_id_for(conn: sqlite3.Connection, app_token: str, env: str) -> str
 # ---------------------------------------------------------------------- snapshots
 
 
-def load_snapshot(conn: sqlite3.Connection, app_token: str, env: str) -> Snapshot | None:
+def load_snapshot(conn: sqlite3.Connection, app_token: str, env: str,
+                  memo: SnapshotMemo) -> Snapshot | None:
     """The snapshot `env` ("prod" or "preview") of the site runs, or None when there is
     none yet (no promotion for prod, no deployment for preview)."""
     deployment_id = deployment_id_for(conn, app_token, env)
     if deployment_id is None:
         return None
-    return load_deployment_snapshot(conn, deployment_id)
+    return load_deployment_snapshot(conn, deployment_id, memo)
 
 
-def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Snapshot | None:
+def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str,
+                             memo: SnapshotMemo) -> Snapshot | None:
     """The snapshot of one deployment (any site), or None when the id is unknown."""
-    found = _snapshots.get(deployment_id)
+    found = memo.get(deployment_id)
     if found is not None:
         return found
+    snapshot = _read_snapshot(conn, deployment_id)
+    if snapshot is None:
+        return None
+    return memo.get_or_build(deployment_id, lambda: snapshot)
+
+
+def _read_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Snapshot | None:
     row = conn.execute("SELECT app_token, fingerprint, exclude, created_at FROM deployments "
                        "WHERE deployment_id = ?", (deployment_id,)).fetchone()
     if row is None:
@@ -145,25 +121,24 @@ def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Sn
         functions[function_id] = FunctionSnapshot(
             function_id=function_id, kind=cast(FunctionKind, kind),
             declaration=json.loads(declaration), sql=sql, handler=handler)
-    snapshot = Snapshot(deployment_id=deployment_id, app_token=row[0], fingerprint=row[1],
-                        functions=MappingProxyType(functions),
-                        exclude=frozenset(json.loads(row[2])), created_at=row[3])
-    _snapshots.put(deployment_id, snapshot)
-    return snapshot
+    return make_snapshot(deployment_id=deployment_id, app_token=row[0], fingerprint=row[1],
+                         functions=functions, exclude=frozenset(json.loads(row[2])),
+                         created_at=row[3])
 
 
-def snapshot_declarations(snapshot: Snapshot) -> dict[str, AnyDeclaration]:
-    """Every function of the snapshot as a declaration object (built with
-    `build_declaration`, as `basedb check` and the draft validation build them)."""
-    built = _declarations.get_or_load(snapshot.deployment_id,
-                                      lambda: _build_declarations(snapshot))
-    return dict(built)
+def make_snapshot(*, deployment_id: str, app_token: str, fingerprint: str,
+                  functions: Mapping[str, FunctionSnapshot], exclude: frozenset[str],
+                  created_at: str) -> Snapshot:
+    """A snapshot of these functions, with their declarations built."""
+    return Snapshot(deployment_id=deployment_id, app_token=app_token, fingerprint=fingerprint,
+                    functions=MappingProxyType(dict(functions)), exclude=exclude,
+                    created_at=created_at, declarations=_build_declarations(functions))
 
 
-def _build_declarations(snapshot: Snapshot) -> Mapping[str, AnyDeclaration]:
+def _build_declarations(functions: Mapping[str, FunctionSnapshot],
+                        ) -> Mapping[str, AnyDeclaration]:
     out: dict[str, AnyDeclaration] = {}
-    for function_id, item in snapshot.functions.items():
-        # Only drafts that passed validation are deployed, so these always build.
+    for function_id, item in functions.items():
         decl, _ = build_declaration(item.kind, function_id, item.declaration, sql=item.sql,
                                     has_handler=item.handler is not None)
         if decl is not None:

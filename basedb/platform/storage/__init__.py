@@ -1,0 +1,14 @@
+"""The platform's storage: the SQLite database and what is written into it.
+
+    store         connections and transactions (WAL; one connection per thread)
+    schema        the meta tables, as an ordered list of migrations
+    physical      how Base tables and fields map to SQLite tables and columns
+    cells         cell validation and encoding
+    indexes       indexes for the equality filters of deployed Database Functions
+    sql_compile   an analysed Database Function compiled to one SQLite statement
+    sql_rewrite   the rewrite of Base names to physical names behind it
+    ids           id and time formats
+    platform_log  the log of what callers are not shown, by log id
+
+May import: basedb.check, basedb.workspace, basedb.core.
+"""

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,7 +28,6 @@ __all__ = ["CompileError", "CompiledQuery", "compile_for_sqlite", "prepare_conne
            "read_only_authorizer"]
 
 Slot = int | Literal["current_user"]
-_CACHE_SIZE = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +59,6 @@ class CompiledQuery:
         return out
 
 
-_cache: OrderedDict[tuple[int, int], tuple[SqlAnalysis, Catalog, CompiledQuery]] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
 def compile_for_sqlite(analysis: SqlAnalysis, catalog: Catalog) -> CompiledQuery:
     """Rewrite an analysed query (no problems, names resolved) into SQLite.
 
@@ -75,21 +68,6 @@ def compile_for_sqlite(analysis: SqlAnalysis, catalog: Catalog) -> CompiledQuery
     if analysis.problems or not analysis.resolved or analysis.tree is None:
         raise CompileError("Only a query that analysed without problems against the catalog "
                            "can be compiled; run `basedb check` for details.")
-    key = (id(analysis), id(catalog))
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is analysis and hit[1] is catalog:
-            _cache.move_to_end(key)
-            return hit[2]
-    compiled = _compile(analysis)
-    with _cache_lock:
-        _cache[key] = (analysis, catalog, compiled)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
-
-
-def _compile(analysis: SqlAnalysis) -> CompiledQuery:
     from sqlglot.errors import ErrorLevel, SqlglotError
 
     from basedb.platform.storage.sql_rewrite import Rewriter

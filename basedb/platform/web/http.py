@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,11 @@ from basedb.core import protocol
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
+from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
+from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
@@ -84,6 +86,9 @@ class AppContext:
 
     store: Store
     data_dir: Path
+    # What this app keeps in memory, derived from rows that never change under its keys.
+    caches: DomainCaches = field(default_factory=DomainCaches)
+    site_files: SiteFilesMemo = field(default_factory=lambda: SiteFilesMemo(SITES_KEPT))
     # Where the platform log goes (basedb.platform.storage.platform_log); None: stderr.
     log_file: Path | None = None
 
@@ -106,6 +111,10 @@ class Call:
     @property
     def store(self) -> Store:
         return self.context.store
+
+    @property
+    def caches(self) -> DomainCaches:
+        return self.context.caches
 
     @property
     def caller(self) -> identity.User:

@@ -23,13 +23,13 @@ import threading
 import zipfile
 from dataclasses import dataclass
 
+from basedb.core.memo import Memo
 from basedb.core.site_zip import MANIFEST_PATH
 from basedb.platform.domain.deployments import artifact_content
-from basedb.platform.domain.snapshots import LruCache
 
 SITE_ROOT = "src/"
 INDEX = "index.html"
-SITES_CACHED = 4
+SITES_KEPT = 4
 
 # Types browsers must get right (module scripts are refused under a wrong type);
 # anything else comes from the mimetypes table, else application/octet-stream.
@@ -96,17 +96,18 @@ class SiteFiles:
         return SiteFile(path, data, digest)
 
 
-_sites: LruCache[str, SiteFiles] = LruCache(SITES_CACHED)
+SiteFilesMemo = Memo[str, SiteFiles]
+"""The files of deployed sites, by deployment id (an artifact never changes)."""
 
 
-def site_files(conn: sqlite3.Connection, deployment_id: str) -> SiteFiles | None:
-    found = _sites.get(deployment_id)
+def site_files(conn: sqlite3.Connection, deployment_id: str,
+               memo: SiteFilesMemo) -> SiteFiles | None:
+    found = memo.get(deployment_id)
     if found is None:
         content = artifact_content(conn, deployment_id)
         if content is None:
             return None
-        found = SiteFiles(content)
-        _sites.put(deployment_id, found)
+        found = memo.get_or_build(deployment_id, lambda: SiteFiles(content))
     return found
 
 

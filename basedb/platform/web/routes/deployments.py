@@ -52,7 +52,8 @@ def _create(call: Call, body: bytes) -> dict[str, Any]:
     fingerprint = check_fingerprint_field(form["fingerprint"].text()
                                           if "fingerprint" in form else None)
     artifact = verify_artifact(form["artifact"].data, fingerprint)
-    deployment = deployments.create(call.store, call.caller, call.path["app_token"], artifact)
+    deployment = deployments.create(call.store, call.caches, call.caller,
+                                    call.path["app_token"], artifact)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
             "fingerprint": deployment.fingerprint,
             "baseAppUrl": base_app_url(deployment.app_token, "preview"),

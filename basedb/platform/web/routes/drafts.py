@@ -29,7 +29,7 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
-        catalog = live_catalog(conn, site).catalog
+        catalog = live_catalog(conn, site, call.caches.catalogs).catalog
     functions = drafts.parse_functions_body(call.body)
     result = drafts.validate(functions, catalog)
     if result.errors:

@@ -91,12 +91,13 @@ def list_functions(call: Call) -> dict[str, Any]:
                                maximum=MAX_PAGE_SIZE)
     after = _read_page_token(call, env)
     with call.store.read() as conn:
-        deployed = resolve_deployment(conn, call.caller, call.path["app_token"], env,
+        deployed = resolve_deployment(conn, call.caches, call.caller, call.path["app_token"], env,
                                       include_internal)
         remaining = [f for f in deployed.visible if after is None or f > after]
         page = remaining[:page_size]
-        live = live_catalog(conn, deployed.site)
-        plans = [function_plan(deployed.snapshot, function_id, live) for function_id in page]
+        live = live_catalog(conn, deployed.site, call.caches.catalogs)
+        plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
+                 for function_id in page]
     has_more = len(remaining) > len(page)
     return {
         "functions": [list_item(p, internal=deployed.is_internal(p.function_id))
@@ -111,7 +112,7 @@ def list_functions(call: Call) -> dict[str, Any]:
 def describe(call: Call) -> dict[str, Any]:
     env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
     with call.store.read() as conn:
-        target = resolve_target(conn, call.caller, call.path["app_token"], env,
+        target = resolve_target(conn, call.caches, call.caller, call.path["app_token"], env,
                                 call.path["function_id"], include_internal)
     return {"function": describe_function(
         target.plan, app_token=target.deployed.site.app_token, env=env,
@@ -120,7 +121,7 @@ def describe(call: Call) -> dict[str, Any]:
 
 def invoke(call: Call) -> Any:
     return invoke_function(
-        call.store, call.caller, call.path["app_token"], call.path["function_id"],
+        call.store, call.caches, call.caller, call.path["app_token"], call.path["function_id"],
         body_params(call), env=parse_env(call),
         include_internal=parse_flag(call, "includeInternal"), from_page=call.from_page,
         log_id=call.log_id)

@@ -65,7 +65,7 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
         deployment_id = deployment_id_for(conn, app_token, env)
         if deployment_id is None:
             return _page(404, "Nothing deployed yet", _nothing_deployed(env))
-        files = pages.site_files(conn, deployment_id)
+        files = pages.site_files(conn, deployment_id, call.context.site_files)
     resolved = pages.resolve(files, path) if files is not None else None
     if resolved is None:
         return _not_found()

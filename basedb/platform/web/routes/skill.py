@@ -30,10 +30,10 @@ def get_skill(call: Call) -> dict[str, Any]:
                           "first (`basedb deploy --production --yes`)", candidates=["prod"])
     app_token = call.path["app_token"]
     with call.store.read() as conn:
-        deployed = resolve_deployment(conn, call.caller, app_token, "prod",
+        deployed = resolve_deployment(conn, call.caches, call.caller, app_token, "prod",
                                       include_internal=False)
-        live = live_catalog(conn, deployed.site)
-        plans = [function_plan(deployed.snapshot, function_id, live)
+        live = live_catalog(conn, deployed.site, call.caches.catalogs)
+        plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
                  for function_id in deployed.visible]
     return render_site_skill(title=deployed.site.title, app_token=deployed.site.app_token,
                              deployment_id=deployed.snapshot.deployment_id,

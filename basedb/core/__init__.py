@@ -1,0 +1,14 @@
+"""The core: what every layer of basedb may use.
+
+    errors      the exceptions basedb raises and the exit code of each
+    findings    `Finding` and `Hint`, what validators report; JSON Pointers
+    protocol    the platform's business codes, error envelope and message template
+    site_zip    the site.zip format: manifest, fingerprint, build, verified read
+    skill_spec  the Agent Skills format rules (names, descriptions, frontmatter)
+    json_schema helpers over JSON Schema documents
+    node        finding Node.js, which runs FaaS handlers
+    paths, atomic, redact, resources
+                user directories, atomic private writes, token redaction, shipped files
+
+Imports nothing of basedb outside itself (DESIGN §1; `lint-imports` checks it).
+"""

@@ -1,0 +1,31 @@
+"""What one platform keeps in memory: objects derived from rows that never change under
+their key, so that listing, describing and invoking do not rebuild them.
+
+    catalogs   a site's Catalog, by (app token, catalog revision)
+    snapshots  a deployment's snapshot with its declarations, by deployment id
+    plans      a deployed function judged against the live catalog, by (deployment id,
+               function id, catalog revision)
+
+Deployments are immutable and every change to tables, fields or bindings moves the
+catalog revision, so no entry ever goes stale; the memos only drop what was least
+recently used. Each platform app has its own (`basedb.platform.web.http.AppContext`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from basedb.platform.domain.function_plans import PlanMemo
+from basedb.platform.domain.revision import CatalogMemo
+from basedb.platform.domain.snapshots import SnapshotMemo
+
+CATALOGS_KEPT = 256
+SNAPSHOTS_KEPT = 64
+PLANS_KEPT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class DomainCaches:
+    catalogs: CatalogMemo = field(default_factory=lambda: CatalogMemo(CATALOGS_KEPT))
+    snapshots: SnapshotMemo = field(default_factory=lambda: SnapshotMemo(SNAPSHOTS_KEPT))
+    plans: PlanMemo = field(default_factory=lambda: PlanMemo(PLANS_KEPT))
