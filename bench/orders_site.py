@@ -25,7 +25,7 @@ from bench.timing import BenchError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
-    from basedb.platform.storage.sql_compile import CompiledQuery
+    from basedb.platform.storage.sql_query import CompiledQuery
 
 TABLE = "订单"
 FUNCTION_ID = "ordersOfCustomer"

@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from basedb import __version__
 from basedb.agent_tools.install import (
     InstallRecords,
     SkillOwner,
@@ -20,14 +21,13 @@ from basedb.agent_tools.install import (
     plan_install,
 )
 from basedb.core.errors import InternalError
+from basedb.core.resources import skills_dir
 from basedb.core.skill_spec import frontmatter_problems, split_frontmatter
 
 DEVELOPER_SKILL = "lark-base-database"
 
 
 def developer_skill_dir() -> Path:
-    from basedb.core.resources import skills_dir
-
     return skills_dir() / DEVELOPER_SKILL
 
 
@@ -51,8 +51,6 @@ def developer_skill_files() -> dict[str, str]:
 
 
 def install_developer_skill(*, roots: list[tuple[str, Path]], force: bool) -> dict[str, Any]:
-    from basedb import __version__
-
     files = developer_skill_files()
     records = InstallRecords.load()
     owner = SkillOwner("developer")

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import ConflictError, InputError, UsageError
+from basedb.core.paths import state_dir
 from basedb.core.skill_spec import suffixed_name
 
 TARGETS = ("codex", "agents", "claude")
@@ -99,8 +100,6 @@ class SkillOwner:
 
 
 def records_path() -> Path:
-    from basedb.core.paths import state_dir
-
     return state_dir() / RECORDS_FILE
 
 

@@ -19,6 +19,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
 
 from basedb import __version__
 from basedb.agent_tools.site_tools import SiteTools, ToolSpec
@@ -57,8 +58,6 @@ def build_server(tools: SiteTools) -> Server[Any]:
 
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
-    from mcp.server.stdio import stdio_server
-
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

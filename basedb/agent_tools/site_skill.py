@@ -30,7 +30,7 @@ from basedb.agent_tools.install import (
     plan_install,
 )
 from basedb.client.sites import APP_TOKEN_RE
-from basedb.core.errors import InputError
+from basedb.core.errors import InputError, WorkspaceNotFound
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     clip_text,
@@ -39,6 +39,8 @@ from basedb.core.skill_spec import (
     render_frontmatter,
     split_frontmatter,
 )
+from basedb.workspace.config import workspace_app_token
+from basedb.workspace.loader import find_root
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -71,10 +73,6 @@ def parse_site(value: str) -> str:
 def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Path | None]:
     """(app token, the workspace root whose profile applies, if any): --site when
     given, else the appToken of the workspace at or above `workspace_dir` (cwd)."""
-    from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace.config import workspace_app_token
-    from basedb.workspace.loader import find_root
-
     if site is None:
         root = find_root(workspace_dir)
         return workspace_app_token(root), root

@@ -8,6 +8,7 @@ certainly used against that field: `f = $1` at the top of a WHERE is; the option
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -126,6 +127,4 @@ def _preview(options: Sequence[str], limit: int = 8) -> str:
 
 
 def _closest(value: str, options: Sequence[str]) -> list[str]:
-    import difflib
-
     return difflib.get_close_matches(value, list(options), n=3, cutoff=0.3)

@@ -10,6 +10,7 @@ which says the same thing explicitly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -128,8 +129,9 @@ def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ..
     """Metaschema violations of `schema`, as (path inside the schema, message) pairs."""
     if "$schema" not in schema and plainly_valid(schema):
         return []  # certainly valid: skip importing jsonschema and walking the metaschema
-    from jsonschema.exceptions import best_match
-    from jsonschema.validators import Draft202012Validator, validator_for
+    # Lazy: jsonschema loads only for a workspace with FaaS schemas.
+    from jsonschema.exceptions import best_match  # noqa: PLC0415
+    from jsonschema.validators import Draft202012Validator, validator_for  # noqa: PLC0415
 
     dialect = schema.get("$schema", None)
     if "$schema" in schema and not isinstance(dialect, str):
@@ -224,8 +226,6 @@ def _plain_keyword(key: str, value: Any) -> bool:
 
 def _compiles(pattern: str) -> bool:
     # The metaschema's format "regex", as jsonschema's format checker judges it.
-    import re
-
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError):

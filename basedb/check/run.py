@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from basedb.check import agent_tools, declarations, faas, mutations
 from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
+from basedb.check.sql import rules as sql_rules
+from basedb.check.sql.cache import AnalysisCache
 from basedb.core.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
@@ -24,15 +27,10 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     contracts of broken declarations would only repeat those errors). `cache` reuses SQL
     analyses of unchanged queries from the workspace's local cache (same results).
     """
-    from basedb.check import agent_tools, declarations, faas, mutations
-    from basedb.check.sql import rules as sql_rules
-
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai)
     ctx.extend(ws.load_findings)
     declarations.check_declarations(ctx)
     if cache:
-        from basedb.check.sql.cache import AnalysisCache
-
         analysis_cache = AnalysisCache.open(ws.root, ws.catalog)
         sql_rules.check_database_functions(ctx, cache=analysis_cache)
         analysis_cache.save()

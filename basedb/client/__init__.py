@@ -14,6 +14,7 @@ factory (`connect(profile, embedded=…)`), never imported.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,7 +36,5 @@ _HOMES = {
 
 def __getattr__(name: str) -> Any:
     if name in _HOMES:
-        import importlib
-
         return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'basedb.client' has no attribute {name!r}")

@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from basedb.client.client import EMBEDDED_BASE_URL, Client
+from basedb.client.pagination import MAX_PAGES
 from basedb.core.errors import InputError, UsageError
+from basedb.core.redact import REDACTED
 from basedb.workspace import files
+from basedb.workspace.declarations import json_type
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -80,7 +84,6 @@ def parse_params(text: str | None) -> dict[str, Any]:
     """--params: a JSON object of query parameters with flat values."""
     if text is None:
         return {}
-    from basedb.workspace.declarations import json_type
 
     doc = parse_json_text(text, label="--params")
     if not isinstance(doc, dict):
@@ -150,10 +153,6 @@ def build_call(method: str, path: str, *, params: str | None, data: str | None,
 
 def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
     """What --dry-run prints: the request that would be sent, Authorization redacted."""
-    from basedb.client.client import EMBEDDED_BASE_URL, Client
-    from basedb.client.pagination import MAX_PAGES
-    from basedb.core.redact import REDACTED
-
     base_url = EMBEDDED_BASE_URL if profile.embedded else profile.endpoint
     # Built without the token: the dry run never holds it, so it cannot leak it.
     with Client(base_url=base_url, token=None) as client:

@@ -29,6 +29,7 @@ import httpx
 
 from basedb import __version__
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
+from basedb.client.pagination import collect_pages
 from basedb.client.transport import InProcessTransport
 from basedb.core.errors import (
     ApiError,
@@ -158,8 +159,6 @@ class Client:
         See `basedb.client.pagination`: camelCase and snake_case cursors and offset
         listings are followed; a truncated result keeps has-more true.
         """
-        from basedb.client.pagination import collect_pages
-
         return collect_pages(
             lambda page_params: self.request(method, path, params=page_params, json=json),
             params, list_field=list_field, max_pages=max_pages)

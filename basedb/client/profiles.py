@@ -20,11 +20,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.core import paths
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
-from basedb.core.errors import InputError, UsageError
+from basedb.core.errors import InputError, UsageError, WorkspaceNotFound
+from basedb.workspace import files
+from basedb.workspace.config import CONFIG_FILE as WORKSPACE_CONFIG
+from basedb.workspace.loader import find_root
 
 CONFIG_FILE = "config.json"
 CONFIG_VERSION = 1
@@ -118,11 +122,6 @@ def workspace_profile(start: Path | None) -> str | None:
     error rather than a silent fall back to `local`: the file may name a production
     profile, and a request sent to the wrong platform is worse than no request.
     """
-    from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace import files
-    from basedb.workspace.config import CONFIG_FILE as WORKSPACE_CONFIG
-    from basedb.workspace.loader import find_root
-
     try:
         root = find_root(start)
     except WorkspaceNotFound:
@@ -186,8 +185,6 @@ def validate_profile_name(name: str) -> None:
 
 def normalize_endpoint(endpoint: str) -> str:
     """`https://host[:port][/prefix]` without a trailing slash or API prefix."""
-    from urllib.parse import urlsplit
-
     value = endpoint.strip().rstrip("/")
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -219,8 +216,6 @@ def _empty_config() -> dict[str, Any]:
 
 
 def _read_config() -> dict[str, Any]:
-    from basedb.workspace import files
-
     path = config_path()
     if not path.exists() and not path.is_symlink():
         return _empty_config()

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Literal
 
 from basedb.contracts.inputs import SkippedDeclaration, collect_inputs
+from basedb.contracts.python import render_python
+from basedb.contracts.typescript import render_typescript
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError, UsageError
 from basedb.core.findings import Finding
@@ -63,14 +65,7 @@ def generate(ws: Workspace, *, lang: str = "ts") -> GeneratedFile:
         raise UsageError(f"Unknown contracts language {lang!r}.",
                          hint=f"Use one of: {', '.join(LANGS)}.")
     inputs = collect_inputs(ws)
-    if lang == "ts":
-        from basedb.contracts.typescript import render_typescript
-
-        content = render_typescript(inputs)
-    else:
-        from basedb.contracts.python import render_python
-
-        content = render_python(inputs)
+    content = render_typescript(inputs) if lang == "ts" else render_python(inputs)
     return GeneratedFile(path=OUTPUT_PATHS[lang], content=content,
                          input_hash=inputs.input_hash, skipped=inputs.skipped)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
 APP_NAME = "basedb"
 
 
@@ -19,7 +21,6 @@ def data_dir() -> Path:
     found = _from_env("BASEDB_DATA_DIR")
     if found is not None:
         return found
-    import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME))
 
@@ -29,7 +30,6 @@ def config_dir() -> Path:
     found = _from_env("BASEDB_CONFIG_DIR")
     if found is not None:
         return found
-    import platformdirs
 
     return Path(platformdirs.user_config_dir(APP_NAME))
 
@@ -39,7 +39,6 @@ def state_dir() -> Path:
     found = _from_env("BASEDB_STATE_DIR")
     if found is not None:
         return found
-    import platformdirs
 
     return Path(platformdirs.user_state_dir(APP_NAME))
 

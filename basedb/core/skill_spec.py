@@ -108,7 +108,8 @@ def clip_text(text: str, limit: int) -> str:
 
 def render_frontmatter(front: Mapping[str, Any]) -> str:
     """`front` as a frontmatter block (`---`, YAML, `---`), keys in the given order."""
-    import yaml
+    # Lazy: PyYAML loads only when a Skill is written or read.
+    import yaml  # noqa: PLC0415
 
     text = yaml.safe_dump(dict(front), sort_keys=False, allow_unicode=True,
                           default_flow_style=False, width=10**6)
@@ -117,7 +118,8 @@ def render_frontmatter(front: Mapping[str, Any]) -> str:
 
 def split_frontmatter(markdown: str) -> tuple[dict[str, Any], str] | None:
     """(frontmatter, body) of a SKILL.md, or None when it has no frontmatter mapping."""
-    import yaml
+    # Lazy: PyYAML loads only when a Skill is written or read.
+    import yaml  # noqa: PLC0415
 
     match = _FRONTMATTER_RE.match(markdown)
     if match is None:

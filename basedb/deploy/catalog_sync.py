@@ -16,11 +16,13 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.client.sites import SiteApi
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
-from basedb.workspace.config import CONFIG_FILE
+from basedb.workspace.config import CONFIG_FILE, workspace_app_token
+from basedb.workspace.jsonc_edit import JsoncEditError, merge_string_array, set_string
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -60,8 +62,6 @@ def merge_binding(config_text: str, catalog: dict[str, Any], *,
                   label: str = CONFIG_FILE) -> tuple[str, list[str]]:
     """base-database.jsonc text with the catalog's table ids merged into
     binding.tableIds (and binding.baseToken set when absent or empty)."""
-    from basedb.workspace.jsonc_edit import JsoncEditError, merge_string_array, set_string
-
     table_ids = [t["tableId"] for t in catalog["tables"]]
     try:
         text, added = merge_string_array(config_text, TABLE_IDS_PATH, table_ids)
@@ -100,9 +100,6 @@ def _write(path: Path, data: bytes) -> None:
 
 def pull_catalog(root: Path, client: Client) -> dict[str, Any]:
     """Refresh catalog.json and binding.tableIds of the workspace at `root`."""
-    from basedb.client.sites import SiteApi
-    from basedb.workspace.config import workspace_app_token
-
     app_token = workspace_app_token(root)
     catalog = canonical_catalog(SiteApi(client, app_token).catalog())
 

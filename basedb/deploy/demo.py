@@ -15,6 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.check.run import check_workspace
+from basedb.client.sites import SiteApi
+from basedb.contracts import stale_findings
+from basedb.deploy.pipeline import deploy_preview, findings_error
+from basedb.deploy.production import deploy_production
+from basedb.deploy.provision import PlatformProvisioner
+from basedb.workspace.loader import load_workspace
+from basedb.workspace.scaffold import init_workspace
+
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
@@ -28,15 +37,6 @@ StepCallback = Callable[[str, str], None]  # (step, one-line summary)
 
 def run_demo(target: Path, client: Client, *,
              on_step: StepCallback | None = None) -> dict[str, Any]:
-    from basedb.check.run import check_workspace
-    from basedb.client.sites import SiteApi
-    from basedb.contracts import stale_findings
-    from basedb.deploy.pipeline import deploy_preview, findings_error
-    from basedb.deploy.production import deploy_production
-    from basedb.deploy.provision import PlatformProvisioner
-    from basedb.workspace.loader import load_workspace
-    from basedb.workspace.scaffold import init_workspace
-
     def step(name: str, summary: str) -> None:
         if on_step is not None:
             on_step(name, summary)

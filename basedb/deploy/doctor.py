@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.core.errors import AuthError, BasedbError
+from basedb import __version__
+from basedb.client.profiles import current_profile
+from basedb.client.sites import SiteApi
+from basedb.core.errors import AuthError, BasedbError, WorkspaceNotFound
+from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
+from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
+from basedb.workspace.catalog import CATALOG_FILE
+from basedb.workspace.loader import find_root, load_workspace
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -54,8 +61,6 @@ def check_python() -> Check:
 
 
 def check_basedb() -> Check:
-    from basedb import __version__
-
     return Check("basedb", "ok", f"basedb {__version__} at {Path(__file__).resolve().parents[1]}")
 
 
@@ -71,8 +76,6 @@ def check_sqlglotc() -> Check:
 
 
 def check_node() -> Check:
-    from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
-
     executable = node_executable()
     fix = (f"Install Node.js {MIN_NODE_MAJOR} or later and put `node` on PATH (or set "
            "$BASEDB_NODE to its path).")
@@ -104,9 +107,6 @@ def check_token(client: Client, profile: Profile) -> Check:
 
 def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:
     """(the check, the workspace root, its appToken) — root None when there is none."""
-    from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace.loader import find_root, load_workspace
-
     try:
         root = find_root(start)
     except WorkspaceNotFound as missing:
@@ -132,10 +132,6 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
 
 
 def check_catalog(client: Client, root: Path, app_token: str) -> Check:
-    from basedb.client.sites import SiteApi
-    from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
-    from basedb.workspace.catalog import CATALOG_FILE
-
     try:
         live = canonical_catalog(SiteApi(client, app_token).catalog())
     except BasedbError as error:
@@ -157,8 +153,6 @@ def run_doctor(profile_name: str | None, start: Path | None, *,
                open_client: Callable[[Profile], Client]) -> dict[str, Any]:
     """Run every check; never raises for what it diagnoses. `open_client` connects to a
     profile's platform (the command line's, which can embed the local platform)."""
-    from basedb.client.profiles import current_profile
-
     checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
     workspace_check, root, app_token = check_workspace(start)
     try:

@@ -22,12 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.check.reporters.locations import Positions, format_position
+from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi, deployment_list
+from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.core.protocol import Code
-from basedb.deploy import payloads
+from basedb.core.site_zip import build_site_zip
+from basedb.core.site_zip import fingerprint as fingerprint_of
+from basedb.deploy import manifest, payloads
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
+from basedb.workspace.loader import load_workspace
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
@@ -67,13 +73,6 @@ class Prepared:
 def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
             dry_run: bool = False) -> Prepared:
     """Run the check and build stages (a dry run writes nothing, not even check's cache)."""
-    from basedb.check.run import check_workspace
-    from basedb.contracts import stale_findings
-    from basedb.core.site_zip import build_site_zip
-    from basedb.core.site_zip import fingerprint as fingerprint_of
-    from basedb.deploy import manifest
-    from basedb.workspace.loader import load_workspace
-
     runner.start("check")
     workspace = load_workspace(root, skip_ai=skip_ai)
     result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_findings,
@@ -95,8 +94,6 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
 def findings_error(result: CheckResult) -> FindingsError:
     """The error `deploy` stops with when check finds errors: it lists them."""
-    from basedb.check.reporters.locations import Positions, format_position
-
     positions = Positions(Path(result.root)) if result.root else None
     lines = []
     for finding in result.errors[:FINDINGS_LISTED]:

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
+from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
 from basedb.core.protocol import Code
+from basedb.deploy import manifest
 from basedb.deploy.pipeline import next_action, record_locally
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
@@ -71,9 +73,6 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
 
 def plan_production(root: Path, client: Client) -> dict[str, Any]:
     """What `deploy --production` would promote (reads only; sends no write)."""
-    from basedb.core import site_zip
-    from basedb.deploy import manifest
-
     app_token = workspace_app_token(root)
     inputs = manifest.collect_inputs(root)
     fingerprint = site_zip.fingerprint(inputs)
@@ -90,9 +89,6 @@ def plan_production(root: Path, client: Client) -> dict[str, Any]:
 def deploy_production(root: Path, client: Client, *,
                       on_stage: StageCallback | None = None) -> dict[str, Any]:
     """Promote the latest preview built from exactly the local files."""
-    from basedb.core import site_zip
-    from basedb.deploy import manifest
-
     state = LocalState(root)
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
     app_token = workspace_app_token(root)

@@ -22,13 +22,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi, deployment_list
-from basedb.core.errors import ApiError, ConflictError
+from basedb.core import site_zip
+from basedb.core.errors import ApiError, ConflictError, InputError
 from basedb.core.protocol import Code
+from basedb.core.site_zip import build_site_zip, read_site_zip
+from basedb.deploy.artifact import safe_extract
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
+from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE
+from basedb.workspace.jsonc_edit import JsoncEditError, set_string
 from basedb.workspace.model import KIND_DIRS
+from basedb.workspace.scaffold import GITIGNORE_TEXT
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -58,8 +64,6 @@ def choose_deployment(api: SiteApi, env: str) -> dict[str, Any]:
 
 def _archive_files(zip_bytes: bytes, fingerprint: str) -> dict[str, bytes]:
     """The verified files of an artifact (unsafe archives raise before anything is kept)."""
-    from basedb.core.site_zip import read_site_zip
-
     return dict(read_site_zip(zip_bytes, expected_fingerprint=fingerprint).contents)
 
 
@@ -111,10 +115,6 @@ def restored_files(archive: dict[str, bytes], catalog: dict[str, Any],
 def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> bytes | None:
     """The archived base-database.jsonc with the live binding (and the site's appToken),
     or None when it needs no change or cannot be edited (check reports a broken one)."""
-    from basedb.core.errors import InputError
-    from basedb.workspace import files
-    from basedb.workspace.jsonc_edit import JsoncEditError, set_string
-
     try:
         text = files.decode_text(config, label=CONFIG_FILE)
         merged, _ = merge_binding(text, catalog)
@@ -132,10 +132,6 @@ def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> by
 def pull_site(client: Client, *, app_token: str, target: Path, env: str = "preview",
               force: bool = False) -> dict[str, Any]:
     """Restore the site `app_token` into `target` (a new directory or its workspace)."""
-    from basedb.core import site_zip
-    from basedb.core.site_zip import build_site_zip
-    from basedb.deploy.artifact import safe_extract
-
     api = SiteApi(client, app_token)
     deployment = choose_deployment(api, env)
     deployed = str(deployment["fingerprint"])
@@ -149,8 +145,6 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     fresh = not target.exists() or (target.is_dir() and not any(target.iterdir()))
     report: ExtractReport = safe_extract(build_site_zip(inputs, fingerprint), target, force=force)
     if fresh and not (report.target / GITIGNORE_FILE).exists():
-        from basedb.workspace.scaffold import GITIGNORE_TEXT
-
         (report.target / GITIGNORE_FILE).write_text(GITIGNORE_TEXT, encoding="utf-8")
     return {
         "ok": True, "appToken": app_token, "env": env,

@@ -26,7 +26,7 @@ from typing import Any, Literal, get_args
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError
 from basedb.core.redact import REDACTED, redact
-from basedb.core.site_zip import fingerprint_hex
+from basedb.core.site_zip import fingerprint_hex, read_manifest
 from basedb.workspace import files
 
 STATE_DIR = Path(".base-database-cli") / "state"
@@ -115,8 +115,6 @@ class LocalState:
 
     def load_artifact(self, fingerprint: str) -> bytes | None:
         """The cached site.zip of `fingerprint`, or None when absent or not intact."""
-        from basedb.core.site_zip import read_manifest
-
         path = self.artifact_path(fingerprint)
         try:
             data = path.read_bytes()

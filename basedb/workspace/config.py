@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basedb.core.errors import InputError
 from basedb.core.findings import Finding
@@ -79,8 +80,6 @@ def build_config(doc: Any, *, file: str = CONFIG_FILE,
 
 
 def _is_timezone(name: str) -> bool:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

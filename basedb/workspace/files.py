@@ -140,7 +140,8 @@ def parse_jsonc(text: str, *, label: str) -> Any:
         return json.loads(strip_jsonc(text), parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         pass
-    import json5
+    # Lazy: json5 loads only for JSONC that plain JSON cannot read.
+    import json5  # noqa: PLC0415
 
     try:
         return json5.loads(text)

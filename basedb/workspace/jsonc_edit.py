@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from basedb.workspace.files import FileProblem, parse_jsonc
+
 __all__ = ["JsoncEditError", "merge_string_array", "set_string"]
 
 _SKIP = re.compile(r"(?:[ \t\n\r\ufeff\u00a0\u2028\u2029]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
@@ -140,14 +142,13 @@ def _decode_string(raw: str) -> str:
             return str(json.loads(raw))
         except ValueError:
             pass  # escapes JSON lacks (json5 allows \' and line continuations)
-    import json5
+    # Lazy: json5 loads only for escapes plain JSON lacks.
+    import json5  # noqa: PLC0415
 
     return str(json5.loads(raw))
 
 
 def _load(text: str) -> Any:
-    from basedb.workspace.files import FileProblem, parse_jsonc
-
     try:
         return parse_jsonc(text, label="the text")
     except FileProblem as problem:

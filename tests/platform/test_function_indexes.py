@@ -11,7 +11,8 @@ from basedb.check.sql.analysis import analyze_sql
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import bases
 from basedb.platform.storage import indexes, physical
-from basedb.platform.storage.sql_compile import CompiledQuery, compile_for_sqlite
+from basedb.platform.storage.sql_compile import compile_for_sqlite
+from basedb.platform.storage.sql_query import CompiledQuery
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (

@@ -17,7 +17,7 @@ from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
-from basedb.platform.storage.sql_compile import CompiledQuery
+from basedb.platform.storage.sql_query import CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

@@ -9,10 +9,10 @@ import sqlglot
 from sqlglot import exp
 
 from basedb.check.sql.analysis import analyze_sql
-from basedb.platform.storage.sql_compile import (
+from basedb.platform.storage.sql_compile import compile_for_sqlite
+from basedb.platform.storage.sql_query import (
     CompiledQuery,
     CompileError,
-    compile_for_sqlite,
     prepare_connection,
     read_only_authorizer,
 )

@@ -27,6 +27,8 @@ from typing import Any
 from basedb import __version__
 from basedb.check.bindings import ParamBinding
 from basedb.check.sql.model import SqlAnalysis, SqlProblem
+from basedb.core.atomic import write_file_atomically
+from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import Catalog
 
 FORMAT = 1
@@ -95,7 +97,6 @@ class AnalysisCache:
         """Write the entries used or made by this run (so stale ones drop out)."""
         if self._new == self._old:
             return
-        from basedb.core.atomic import write_file_atomically
 
         doc = {"format": FORMAT, "entries": self._new}
         with contextlib.suppress(OSError):
@@ -121,8 +122,6 @@ class AnalysisCache:
 
 
 def _catalog_digest(catalog: Catalog) -> str:
-    from basedb.workspace.catalog import catalog_to_dict
-
     canonical = json.dumps(catalog_to_dict(catalog), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

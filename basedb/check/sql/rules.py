@@ -53,7 +53,8 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
         key = cache.key(decl.sql, param_count, ws.catalog_loaded) if cache else ""
         analysis: SqlAnalysis | CachedAnalysis | None = cache.get(key) if cache else None
         if analysis is None:
-            from basedb.check.sql.analysis import analyze_sql
+            # Lazy: sqlglot loads only when a query is not in the analysis cache.
+            from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
 
             analysis = analyze_sql(decl.sql, ws.catalog, param_count,
                                    resolve=ws.catalog_loaded)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.result import CheckResult
+from basedb.check.run import check_workspace
 from basedb.core.findings import Finding
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.storage import ids
@@ -218,8 +219,6 @@ def build_workspace(functions: Sequence[DraftFunction], catalog: Catalog) -> Wor
 def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResult:
     """`basedb check` over the drafts against `catalog` (contracts are not judged: the
     platform has no generated files)."""
-    from basedb.check.run import check_workspace
-
     return check_workspace(build_workspace(functions, catalog))
 
 

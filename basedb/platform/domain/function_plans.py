@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from basedb.check.context import CheckContext
+from basedb.check.declarations import check_declarations
+from basedb.check.mutations import check_mutations
+from basedb.check.sql.rules import check_database_functions
 from basedb.core.memo import Memo
+from basedb.core.protocol import clip
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.schemas import (
@@ -33,7 +38,7 @@ from basedb.platform.domain.schemas import (
     schema_from_specs,
 )
 from basedb.platform.domain.snapshots import Snapshot
-from basedb.platform.storage.sql_compile import CompiledQuery
+from basedb.platform.storage.sql_query import CompiledQuery, CompileError
 from basedb.workspace.model import (
     AgentToolsConfig,
     AIFunction,
@@ -125,8 +130,6 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
 
 
 def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
-    from basedb.core.protocol import clip
-
     return FunctionPlan(**base, status="unavailable",
                         status_hint=UNAVAILABLE_HINT.format(reason=clip(reason.rstrip(". "),
                                                                         _REASON_CHARS)))
@@ -150,8 +153,9 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
 def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
     """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default).
     Remote `$ref`s are never fetched: the registry has no retriever."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.validators import validator_for
+    # Lazy: jsonschema loads with the first plan, not with the app.
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+    from jsonschema.validators import validator_for  # noqa: PLC0415
 
     cls = validator_for(schema, default=Draft202012Validator)
     if check:
@@ -162,21 +166,14 @@ def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
 def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[list[Any], Any]:
     """The errors `basedb check` finds in one declaration against `catalog`, and (for a
     Database Function) its SQL analysis."""
-    from basedb.check.context import CheckContext
-    from basedb.check.declarations import check_declarations
-
     ws = Workspace(root=Path("."), config=None, catalog=catalog,
                    declarations={decl.function_id: decl}, ids={decl.function_id: [decl.kind]},
                    agent_tools=AgentToolsConfig(present=False), load_findings=[])
     ctx = CheckContext(workspace=ws)
     check_declarations(ctx)
     if isinstance(decl, DatabaseFunction):
-        from basedb.check.sql.rules import check_database_functions
-
         check_database_functions(ctx)
     else:
-        from basedb.check.mutations import check_mutations
-
         check_mutations(ctx)
     return ctx.errors, ctx.analyses.get(decl.function_id)
 
@@ -198,7 +195,8 @@ def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
 
 def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
                             catalog: Catalog) -> FunctionPlan:
-    from basedb.platform.storage.sql_compile import CompileError, compile_for_sqlite
+    # Lazy: sqlglot loads with the first plan, not with the app.
+    from basedb.platform.storage.sql_compile import compile_for_sqlite  # noqa: PLC0415
 
     errors, analysis = _revalidate(decl, catalog)
     judged = _judge(base, errors)

@@ -8,6 +8,7 @@ is lost, the next start issues a new owner token and rewrites it.
 
 from __future__ import annotations
 
+import getpass
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +124,6 @@ def _read_token(path: Path) -> str | None:
 
 def _owner_name() -> str:
     try:
-        import getpass
-
         return getpass.getuser() or "owner"
     except (OSError, KeyError, ImportError):
         return "owner"

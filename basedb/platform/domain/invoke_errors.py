@@ -66,7 +66,8 @@ def relevant_error(errors: list[Any]) -> tuple[Any, str] | None:
     which for cases told apart by an enum is usually a case the input did not choose.
     So errors outside oneOf/anyOf come first, and inside one the case whose
     discriminating values the input meets."""
-    from jsonschema.exceptions import best_match
+    # Lazy: jsonschema loads with the first invalid call, not with the app.
+    from jsonschema.exceptions import best_match  # noqa: PLC0415
 
     if not errors:
         return None
@@ -101,7 +102,8 @@ def _case_error(error: Any) -> tuple[Any, str]:
 def _merged_mismatch(firsts: list[Any]) -> Any:
     """One enum (or type) error allowing every case's value, when each case rejects the
     input on the same value for the same reason; None otherwise."""
-    from jsonschema.exceptions import ValidationError
+    # Lazy: jsonschema loads with the first invalid call, not with the app.
+    from jsonschema.exceptions import ValidationError  # noqa: PLC0415
 
     paths = {tuple(e.absolute_path) for e in firsts}
     kinds = {"enum" if e.validator == "const" else e.validator for e in firsts}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from basedb.platform.storage.sql_compile import CompiledQuery
+    from basedb.platform.storage.sql_query import CompiledQuery
 
 INDEX_PREFIX = "bdx_"
 MAX_COLUMNS = 4  # past a few equality columns an index only grows
@@ -53,9 +53,10 @@ class IndexSpec:
 def filter_indexes(compiled: CompiledQuery) -> list[IndexSpec]:
     """The indexes that would serve the equality filters of `compiled`: one per table
     filtered in each SELECT (the query itself, its CTEs and subqueries)."""
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
+    # Lazy: sqlglot loads with the first deployment, not with the app.
+    import sqlglot  # noqa: PLC0415
+    from sqlglot import exp  # noqa: PLC0415
+    from sqlglot.errors import SqlglotError  # noqa: PLC0415
 
     try:
         tree = sqlglot.parse_one(compiled.sql, read="sqlite")
@@ -89,7 +90,8 @@ def filter_indexes(compiled: CompiledQuery) -> list[IndexSpec]:
 def _equality_column(term: Any) -> exp.Column | None:
     """The column of `column = value` (either way round), where value is a parameter or
     a literal; None for anything else."""
-    from sqlglot import exp
+    # Lazy: sqlglot loads with the first deployment, not with the app.
+    from sqlglot import exp  # noqa: PLC0415
 
     if not isinstance(term, exp.EQ):
         return None

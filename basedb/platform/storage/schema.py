@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from basedb.core.errors import ConflictError
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -203,8 +205,6 @@ def apply_migrations(conn: sqlite3.Connection, migrations: list[Migration]) -> l
     newest = max((m.version for m in migrations), default=0)
     unknown = [v for v in applied if v > newest]
     if unknown:
-        from basedb.core.errors import ConflictError
-
         raise ConflictError(
             f"The platform database has schema version {max(unknown)}, newer than this "
             f"basedb understands ({newest}).",

@@ -17,11 +17,7 @@ from sqlglot import exp
 from basedb.check.sql.model import ColumnRef, SqlAnalysis, StarColumn
 from basedb.check.sql.scope import is_all_call, strip_casts
 from basedb.platform.storage import physical
-
-
-class CompileError(ValueError):
-    """The query cannot run on the local platform's SQLite engine."""
-
+from basedb.platform.storage.sql_query import CompileError
 
 _TRUNC_FORMATS = {
     "YEAR": "%Y-01-01 00:00:00", "MONTH": "%Y-%m-01 00:00:00", "DAY": "%Y-%m-%d 00:00:00",

@@ -36,6 +36,7 @@ from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
+from basedb.platform.web.sessions import page_session_user
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
@@ -257,8 +258,6 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
     authorization = call.request.headers.get("authorization")
     user = None
     if page_session and not authorization:
-        from basedb.platform.web.sessions import page_session_user
-
         user = page_session_user(conn, call.request)
         call.from_page = user is not None
     if user is None:

@@ -23,6 +23,7 @@ from typing import Any
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.routes import all_endpoints
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
 
@@ -163,7 +164,8 @@ def openapi_path(path: str) -> str:
 
 
 def render_yaml(document: dict[str, Any]) -> str:
-    import yaml
+    # Lazy: PyYAML loads only to write docs/openapi.yaml.
+    import yaml  # noqa: PLC0415
 
     # A JSON round trip unshares repeated schema objects, which YAML would turn into
     # anchors and aliases that few readers follow.
@@ -173,8 +175,6 @@ def render_yaml(document: dict[str, Any]) -> str:
 
 
 def current_document() -> dict[str, Any]:
-    from basedb.platform.web.routes import all_endpoints
-
     return build_document(all_endpoints())
 
 

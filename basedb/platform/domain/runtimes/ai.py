@@ -114,7 +114,8 @@ def fill_prompt(prompt: str, input: Any) -> str:
 
 
 def _post(endpoint: AIEndpoint, body: dict[str, Any], log_id: str) -> Any:
-    import httpx
+    # Lazy: httpx loads only when an AI endpoint is configured.
+    import httpx  # noqa: PLC0415
 
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
     timeout = httpx.Timeout(REQUEST_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)

@@ -352,7 +352,8 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
 def _limit_address_space(pid: int) -> None:
     try:
-        import resource
+        # Lazy: POSIX only, and used in the child between fork and exec.
+        import resource  # noqa: PLC0415
 
         limit = (ADDRESS_SPACE_LIMIT_BYTES, ADDRESS_SPACE_LIMIT_BYTES)
         resource.prlimit(pid, resource.RLIMIT_AS, limit)

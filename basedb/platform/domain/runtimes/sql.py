@@ -31,7 +31,7 @@ from typing import Any
 from basedb.check.sql.model import OutputColumn
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.storage import physical, platform_log
-from basedb.platform.storage.sql_compile import (
+from basedb.platform.storage.sql_query import (
     CompiledQuery,
     prepare_connection,
     read_only_authorizer,

@@ -8,13 +8,12 @@ import json
 from starlette.responses import Response
 
 from basedb.platform.web.http import JSON, Call, Endpoint
+from basedb.platform.web.openapi import build_document
+from basedb.platform.web.routes import all_endpoints
 
 
 @functools.lru_cache(maxsize=1)
 def _document_bytes() -> bytes:
-    from basedb.platform.web.openapi import build_document
-    from basedb.platform.web.routes import all_endpoints
-
     return json.dumps(build_document(all_endpoints()), ensure_ascii=False).encode("utf-8")
 
 

@@ -12,16 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.core.protocol import bad_request
+from basedb.platform.domain.function_plans import function_plan
+from basedb.platform.domain.invoke import resolve_deployment
+from basedb.platform.domain.revision import live_catalog
+from basedb.platform.domain.site_skill import render_site_skill, skill_function
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import STRING, Schema, array, obj
 
 
 def get_skill(call: Call) -> dict[str, Any]:
-    from basedb.platform.domain.function_plans import function_plan
-    from basedb.platform.domain.invoke import resolve_deployment
-    from basedb.platform.domain.revision import live_catalog
-    from basedb.platform.domain.site_skill import render_site_skill, skill_function
-
     env = call.query.get("env") or "prod"
     if env != "prod":
         raise bad_request("The site Skill is only installable from production",
