@@ -5,9 +5,10 @@ Every module named in `ROUTE_MODULES` defines `ENDPOINTS: list[Endpoint]`
 these lists, so a route cannot exist without being documented. To add a group (drafts,
 deployments, functions, invoke, skill, pages):
 
-1. write `basedb/platform/routes/<group>.py` with handlers `def handler(call: Call) -> data`
-   (return the envelope's `data`, raise `errors.ApiFailure`/`errors.bad_request`; open
-   `call.store.read()` / `call.store.write()` around database work) and its `ENDPOINTS`,
+1. write `basedb/platform/web/routes/<group>.py` with handlers `def handler(call: Call)
+   -> data` (return the envelope's `data`, raise `basedb.core.protocol.ApiFailure` or
+   `bad_request`; open `call.store.read()` / `call.store.write()` around database work,
+   and call the domain for the rest) and its `ENDPOINTS`,
    giving each endpoint a summary, a tag, query parameters and JSON Schemas for the
    request body and the response `data` (shared pieces are in `routes.schemas`);
 2. add the module's name to `ROUTE_MODULES`;
