@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from basedb import __version__
+from basedb.client import endpoints
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.pagination import collect_pages
 from basedb.client.transport import InProcessTransport
@@ -85,6 +86,8 @@ class Client:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.profile_name: str | None = None
+        # How to ask "who am I": "basedb" (GET /users/me), "lark_user" or "bot".
+        self.whoami = "basedb"
         self._has_token = bool(token)
         headers = {"User-Agent": f"basedb/{__version__}", "Accept": "application/json"}
         if token:
@@ -150,6 +153,19 @@ class Client:
             return response.content
         self._envelope(request, response)
         return response.content
+
+    def current_user_id(self) -> str | None:
+        """The calling user's id: `GET /users/me` on a basedb platform, the `open_id` of
+        `authen/v1/user_info` for a Lark user, None for a bot (which is no user)."""
+        if self.whoami == "bot":
+            return None
+        if self.whoami == "lark_user":
+            data = self.request("GET", endpoints.USER_INFO).get("data")
+            found = data.get("open_id") if isinstance(data, dict) else None
+        else:
+            data = self.request("GET", endpoints.USERS_ME).get("data")
+            found = data.get("user_id") if isinstance(data, dict) else None
+        return str(found) if isinstance(found, str) and found else None
 
     def paginate(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None, list_field: str | None = None,

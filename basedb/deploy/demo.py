@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi
 from basedb.contracts import stale_findings
 from basedb.deploy.pipeline import deploy_preview, findings_error
@@ -61,7 +62,7 @@ def run_demo(target: Path, client: Client, *,
     rows = data.get("rows") or []
     step("invoke", f"{DEMO_FUNCTION} answered with {len(rows)} row(s)")
 
-    site = f"/sites/{app}/functions"
+    site = endpoints.functions(app)
     return {
         "ok": True, "workspace": str(root), "appToken": app,
         "previewDeploymentId": preview["deploymentId"],

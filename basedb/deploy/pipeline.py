@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.check.reporters.locations import Positions, format_position
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
@@ -141,7 +142,6 @@ def plan_preview(root: Path, *, skip_ai: bool) -> dict[str, Any]:
     runner = StageRunner(None, new_attempt_id())
     prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
-    site = f"/sites/{app}"
     body = payloads.functions_body(prepared.inputs, prepared.workspace.ids)
     if skip_ai:
         ai_sync: dict[str, Any] = {"status": "skipped", "reason": "skip_ai_functions"}
@@ -151,14 +151,16 @@ def plan_preview(root: Path, *, skip_ai: bool) -> dict[str, Any]:
         ai_sync = {"status": "planned", "keys": prepared.ai_keys}
     planned = [
         {"stage": "draft_functions", "status": "planned",
-         "request": f"PUT {site}/draft/functions", "counts": payloads.function_counts(body)},
+         "request": f"PUT {endpoints.draft_functions(app)}",
+         "counts": payloads.function_counts(body)},
         {"stage": "ai_sync", **ai_sync,
-         **({"request": f"GET, PUT {site}/draft/ai-functions"}
+         **({"request": f"GET, PUT {endpoints.draft_ai_functions(app)}"}
             if ai_sync["status"] == "planned" else {})},
         {"stage": "agent_tools", "status": "planned",
-         "request": f"PUT {site}/draft/agent-tools", "exclude": prepared.check.exclude},
-        {"stage": "deployment", "status": "planned", "request": f"POST {site}/deployments",
-         "bytes": len(prepared.site_zip)},
+         "request": f"PUT {endpoints.draft_agent_tools(app)}",
+         "exclude": prepared.check.exclude},
+        {"stage": "deployment", "status": "planned",
+         "request": f"POST {endpoints.deployments(app)}", "bytes": len(prepared.site_zip)},
     ]
     return {
         "ok": True, "dryRun": True, "env": "preview", "appToken": app,

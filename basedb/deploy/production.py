@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
@@ -82,8 +83,8 @@ def plan_production(root: Path, client: Client) -> dict[str, Any]:
             "fingerprint": fingerprint, "files": len(inputs),
             "deploymentId": candidate["deploymentId"], "alreadyProd": candidate["isProd"],
             "stages": [{"stage": "promote", "status": "planned",
-                        "request": f"POST /sites/{app_token}/deployments/"
-                                   f"{candidate['deploymentId']}/promote"}]}
+                        "request": "POST " + endpoints.promote(
+                            app_token, candidate["deploymentId"])}]}
 
 
 def deploy_production(root: Path, client: Client, *,

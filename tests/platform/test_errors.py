@@ -21,7 +21,8 @@ BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
          "record_id": "recNope", "app_token": "PrjNope", "deployment_id": "dplNope",
          "function_id": "fnNope", "path": "nope.html"}
 # Routes that succeed without any input of the caller's.
-NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites"), ("GET", "/openapi.json"),
+NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites/list"), ("GET", "/openapi.json"),
+                   ("GET", "/open-apis/authen/v1/user_info"),
                    ("GET", "/_basedb/runtime.js"), ("GET", "/_basedb/session"),
                    ("DELETE", "/_basedb/session")}
 # Pages answer browsers with HTML pages (not found, sign in) instead of envelopes.
