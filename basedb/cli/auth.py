@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from basedb.cli.common import (
+    connection_options,
     embedded_platform,
     emit_json,
     json_option,
@@ -95,7 +96,7 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
 
 
 @auth_group.command("status")
-@profile_option
+@connection_options
 @workspace_option
 @json_option
 def status_command(profile: str | None, workspace_dir: Path | None, as_json: bool) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from basedb.cli.common import (
+    connection_options,
     emit_json,
     json_option,
     open_client,
-    profile_option,
     workspace_option,
 )
 
@@ -20,7 +20,7 @@ _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 @click.command("doctor")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None,
                    profile: str | None) -> None:

@@ -54,6 +54,22 @@ class Profile:
         """Whether this profile talks to the in-process local platform."""
         return self.endpoint == EMBEDDED_ENDPOINT
 
+    @property
+    def identity(self) -> str:
+        return "user"
+
+    def with_identity(self, identity: str) -> Profile:
+        """This profile speaking as `identity` (`--as`)."""
+        if identity == self.identity:
+            return self
+        kind = "the embedded local platform" if self.embedded else "a basedb platform"
+        raise UsageError(
+            f"--as {identity}: profile {self.name!r} ({kind}) has only a user identity.",
+            code="IDENTITY_UNAVAILABLE",
+            hint="Use a Lark profile for a bot: set LARK_APP_ID and LARK_APP_SECRET and pass "
+                 "--profile NAME, or `basedb auth login --brand feishu --as bot --profile "
+                 "NAME`.")
+
 
 LOCAL = Profile(LOCAL_PROFILE, EMBEDDED_ENDPOINT)
 

@@ -54,8 +54,6 @@ class Code(IntEnum):
     PLATFORM_BUSY = 503
 
 
-AUTH_CODES = frozenset({Code.TOKEN_MISSING, Code.TOKEN_INVALID, Code.PERMISSION_DENIED})
-"""Codes that say who is calling is the problem (exit 3 on the command line)."""
 
 MAX_MSG_CHARS = 500
 MAX_RECEIVED_CHARS = 64
