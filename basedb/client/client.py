@@ -37,6 +37,8 @@ from basedb.client import endpoints
 from basedb.client.credentials import Credentials, StaticToken
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.lark import codes
+from basedb.client.lark.accounts import credentials_for
+from basedb.client.lark.larkcli import LarkCliTransport
 from basedb.client.pagination import collect_pages
 from basedb.client.responses import (
     WRITE_METHODS,
@@ -363,19 +365,39 @@ def _query_value(value: Any) -> Any:
 
 def connect(profile: Profile, *, embedded: EmbeddedFactory | None = None,
             timeout: float = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-            trace: RequestTrace | None = None) -> Client:
-    """A client for `profile`: over HTTP, or in-process through `embedded` for the local
-    profile."""
+            trace: RequestTrace | None = None,
+            transport: httpx.BaseTransport | None = None) -> Client:
+    """A client for `profile`: over HTTP, in-process through `embedded` for the local
+    profile, or through an installed lark-cli for a Lark profile that says so.
+    `transport` replaces the HTTP transport (tests)."""
+    lark = profile.lark
     if profile.embedded:
         platform = embedded_platform(embedded)
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
                         transport=InProcessTransport(platform.app), timeout=timeout,
                         retry=retry, trace=trace)
+    elif lark is not None and lark.via == "lark-cli":
+        client = Client(base_url=profile.endpoint, credentials=credentials_for(profile),
+                        transport=transport or LarkCliTransport(
+                            profile=lark.lark_profile, identity=lark.identity,
+                            timeout=timeout, trace=trace),
+                        timeout=timeout, retry=retry, trace=trace)
+    elif lark is not None:
+        client = Client(base_url=profile.endpoint,
+                        credentials=credentials_for(profile, timeout=timeout, trace=trace,
+                                                    transport=transport),
+                        transport=transport, timeout=timeout, retry=retry, trace=trace)
     else:
         client = Client(base_url=profile.endpoint, token=profile.token, timeout=timeout,
-                        retry=retry, trace=trace)
+                        retry=retry, trace=trace, transport=transport)
     client.profile_name = profile.name
+    client.whoami = ("basedb" if lark is None else "bot" if lark.identity == "bot"
+                     else "lark_user")
     client.error_context = ErrorContext(
         profile_name=profile.name, embedded=profile.embedded,
+        login_command=None if lark is None and not profile.embedded
+        else profile.login_command,
+        brand=lark.brand if lark is not None else None,
+        app_id=lark.app_id if lark is not None else None, identity=profile.identity,
         endpoint_label=client.error_context.endpoint_label)
     return client

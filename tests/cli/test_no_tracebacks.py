@@ -168,7 +168,7 @@ SITUATIONS = [
 # Failures that are about the command line itself, whatever the situation.
 COMMAND_NAMES: dict[str, tuple[str, ...]] = {
     "auth logout": ("The local profile has no stored login",),
-    "auth login": ("Missing option '--endpoint'",),
+    "auth login": ("Say where to sign in",),
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import permission_denied
+from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain import identity
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.web.http import Call, Endpoint
@@ -25,6 +25,10 @@ def get_me(call: Call) -> dict[str, Any]:
 def user_info(call: Call) -> dict[str, Any]:
     """Lark's user_info: the fields lark-cli reads (`open_id`, `name`) and their kin."""
     user = call.caller
+    if user.is_bot:
+        raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: user_info needs a user "
+                         "access token, not a tenant access token. Executed: no. Retry: "
+                         "retry after fixing.", status=401)
     return {"open_id": user.user_id, "union_id": user.user_id, "user_id": user.user_id,
             "name": user.name, "en_name": user.name, "tenant_key": "basedb-local"}
 
