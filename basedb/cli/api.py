@@ -106,33 +106,45 @@ def lark_cli_command(ctx: click.Context, profile: str | None, workspace_dir: Pat
                      args: tuple[str, ...]) -> None:
     """Run lark-cli with the workspace's profile: `basedb lark-cli -- api GET PATH …`.
 
-    When a `lark-cli` executable is on PATH it runs with LARKSUITE_CLI_PROFILE and
-    BASEDB_PROFILE set to the profile. Without one, and whenever the profile is the
-    embedded local platform (which lark-cli cannot reach), `api …` runs as `basedb api`.
+    For a profile that signs in through lark-cli, lark-cli runs with that profile's
+    `--profile` (and, for `api`, its `--as`) passed explicitly. Every other profile is
+    one lark-cli cannot use — the embedded local platform, a basedb server, a native
+    Feishu/Lark sign-in — so `api …` runs as `basedb api` with it, and a line on stderr
+    says so; other lark-cli commands are refused rather than sent to another account.
     """
-    import shutil
-
+    from basedb.client.lark.larkcli import find_lark_cli, not_installed
+    from basedb.client.profiles import current_profile
     from basedb.core.errors import UsageError
 
     if not args:
         raise UsageError("Nothing to run: pass lark-cli arguments after --.",
                          code="ARGS_MISSING",
                          hint="For example: basedb lark-cli -- api GET /sites/APP/catalog")
-    from basedb.client.profiles import current_profile
-
     resolved, _ = current_profile(profile, workspace_dir)
-    executable = shutil.which("lark-cli")
-    if args[0] != "api" or (executable is not None and not resolved.embedded):
+    lark = resolved.lark
+    if lark is not None and lark.via == "lark-cli":
+        executable = find_lark_cli()
         if executable is None:
-            raise UsageError(
-                f"lark-cli is not installed (no `lark-cli` on PATH), so `{args[0]}` cannot run.",
-                code="LARK_CLI_NOT_FOUND",
-                hint="basedb stands in only for `lark-cli api …` (e.g. `basedb lark-cli -- api "
-                     "GET /sites/APP/catalog`). Install lark-cli and put it on PATH for "
-                     "other commands.")
-        _run_lark_cli(ctx, executable, list(args), None if resolved.embedded else resolved.name)
+            raise not_installed()
+        command = list(args)
+        if command[0] == "api" and "--as" not in command:
+            command += ["--as", lark.identity]
+        if lark.lark_profile and "--profile" not in command:
+            command = ["--profile", lark.lark_profile, *command]
+        _run_lark_cli(ctx, executable, command)
         return
-    # `api …` with no lark-cli, or against the embedded platform lark-cli cannot reach.
+    what = {"local": "the embedded local platform", "endpoint": "a basedb platform",
+            "lark": "a native Feishu/Lark sign-in"}[resolved.kind]
+    if args[0] != "api":
+        raise UsageError(
+            f"Profile {resolved.name!r} is {what}, which lark-cli cannot use, so "
+            f"`lark-cli {args[0]}` is not run.",
+            code="NOT_A_LARK_CLI_PROFILE",
+            hint="basedb runs only `api …` for such a profile (as `basedb api`). For other "
+                 "lark-cli commands sign in with `basedb auth login --lark-cli --profile "
+                 "NAME` and use that profile.")
+    click.echo(f"basedb lark-cli: profile {resolved.name!r} is {what}; running `basedb api` "
+               "instead of lark-cli.", err=True)
     rest = list(args[1:])
     if profile and "--profile" not in rest:
         rest += ["--profile", profile]
@@ -142,17 +154,11 @@ def lark_cli_command(ctx: click.Context, profile: str | None, workspace_dir: Pat
         api_command.invoke(sub_ctx)
 
 
-def _run_lark_cli(ctx: click.Context, executable: str, args: list[str],
-                  profile_name: str | None) -> None:
-    import os
+def _run_lark_cli(ctx: click.Context, executable: str, args: list[str]) -> None:
     import subprocess
 
-    env = dict(os.environ)
-    if profile_name is not None:
-        env["LARKSUITE_CLI_PROFILE"] = profile_name
-        env["BASEDB_PROFILE"] = profile_name
     try:
-        completed = subprocess.run([executable, *args], env=env, check=False)
+        completed = subprocess.run([executable, *args], check=False)
     except OSError as exc:
         from basedb.core.errors import UsageError
 

@@ -329,13 +329,20 @@ def no_lark_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(empty))
 
 
-def test_lark_cli_falls_back_to_basedb_api(mock: respx.MockRouter, no_lark_cli: None) -> None:
+def test_lark_cli_api_with_an_endpoint_profile_runs_basedb_api_and_says_so(
+        mock: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "record.txt"
+    fake_lark_cli(tmp_path / "bin", record, exit_code=0)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     route = mock.get("/sites/app/catalog").respond(json={"code": 0, "data": {"tables": []}})
     result = run("lark-cli", "--profile", "mock", "--", "api", "GET",
                  "/open-apis/base/v3/sites/app/catalog", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["data"] == {"tables": []}
-    assert route.call_count == 1
+    assert route.call_count == 1 and not record.exists(), "never lark-cli for this profile"
+    assert result.stderr.splitlines() == [
+        "basedb lark-cli: profile 'mock' is a basedb platform; running `basedb api` instead "
+        "of lark-cli."]
 
 
 def test_lark_cli_fallback_keeps_api_exit_codes(mock: respx.MockRouter,
@@ -343,20 +350,25 @@ def test_lark_cli_fallback_keeps_api_exit_codes(mock: respx.MockRouter,
     mock.get("/sites/app").respond(401, json={"code": 99991663, "msg": "token invalid"})
     result = run("lark-cli", "--profile", "mock", "--", "api", "GET", "/sites/app")
     assert result.exit_code == 3
-    assert json.loads(result.stderr)["error"]["type"] == "auth"
+    notice, envelope = result.stderr.split("\n", 1)
+    assert "running `basedb api`" in notice
+    assert json.loads(envelope)["error"]["type"] == "auth"
 
 
-def test_lark_cli_other_commands_need_lark_cli(no_lark_cli: None) -> None:
+def test_other_lark_cli_commands_are_refused_for_profiles_lark_cli_cannot_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "record.txt"
+    fake_lark_cli(tmp_path / "bin", record, exit_code=0)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     result = run("lark-cli", "--", "base", "+table-list")
     assert result.exit_code == 2
-    message = result.stderr
-    assert "lark-cli is not installed" in message and "lark-cli api" in message
-    nothing = run("lark-cli")
-    assert nothing.exit_code == 2
+    assert "embedded local platform" in result.stderr and "--lark-cli" in result.stderr
+    assert not record.exists()
+    assert run("lark-cli").exit_code == 2
 
 
 def fake_lark_cli(bin_dir: Path, record: Path, exit_code: int) -> None:
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     script = bin_dir / "lark-cli"
     script.write_text(
         "#!/bin/sh\n"
@@ -365,9 +377,12 @@ def fake_lark_cli(bin_dir: Path, record: Path, exit_code: int) -> None:
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
 
 
-def test_real_lark_cli_runs_with_the_workspace_profile(
+def test_a_lark_cli_profile_runs_lark_cli_with_its_profile_passed_explicitly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    save_profile(Profile("team", ENDPOINT, TOKEN))
+    from basedb.client.profiles import LarkAccount
+
+    save_profile(Profile("team", "https://open.feishu.cn", lark=LarkAccount(
+        brand="feishu", identity="bot", via="lark-cli", lark_profile="work")))
     record = tmp_path / "record.txt"
     fake_lark_cli(tmp_path / "bin", record, exit_code=7)
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
@@ -376,8 +391,13 @@ def test_real_lark_cli_runs_with_the_workspace_profile(
     result = run("lark-cli", "-C", str(tmp_path / "site"), "--", "base", "+table-list",
                  "--as", "user")
     assert result.exit_code == 7
-    assert record.read_text().splitlines() == ["profile=team", "base", "+table-list",
-                                               "--as", "user"]
+    # --profile on the command line: lark-cli reads no LARKSUITE_CLI_PROFILE variable.
+    assert record.read_text().splitlines() == ["profile=", "--profile", "work", "base",
+                                               "+table-list", "--as", "user"]
+    api_call = run("lark-cli", "-C", str(tmp_path / "site"), "--", "api", "GET", "/x")
+    assert api_call.exit_code == 7
+    assert record.read_text().splitlines()[1:] == ["--profile", "work", "api", "GET", "/x",
+                                                   "--as", "bot"]
 
 
 def test_embedded_profile_api_calls_never_go_to_lark_cli(
@@ -388,6 +408,7 @@ def test_embedded_profile_api_calls_never_go_to_lark_cli(
     result = run("lark-cli", "--", "api", "GET", "/users/me", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["endpoint"] == "embedded"
+    assert "embedded local platform" in result.stderr
     assert not record.exists()
 
 
