@@ -26,6 +26,7 @@ import pytest
 
 from basedb.client.lark import oauth, signin
 from tests.cli.deploy_support import run
+from tests.cli.test_json_shapes import assert_shape
 from tests.lark_support import (
     StandIn,
     device_sign_in,
@@ -112,6 +113,9 @@ def test_a_bot_signs_in_and_is_stored(feishu: StandIn, tmp_path: Path) -> None:
                                 "--json")
     assert code == 0, err
     assert json.loads(out)["identity"] == "bot" and secret not in out + err
+    assert_shape("auth login --json", json.loads(out))
+    status = in_process("auth", "status", "--profile", "b", "--json")
+    assert_shape("auth status --json", json.loads(status[1]))
     journey(in_process, tmp_path, "b")
     wrong = in_process("auth", "login", "--brand", "feishu", "--as", "bot", "--app-id",
                        app_id, "--app-secret", "not-the-secret", "--profile", "w")
@@ -153,6 +157,7 @@ def test_a_user_signs_in_with_the_device_flow(feishu: StandIn, tmp_path: Path,
     catalog = json.loads((Path(result["site"]) / "catalog.json").read_text())
     assert catalog["tables"]
     status = json.loads(in_process("auth", "status", "--profile", "me", "--json")[1])
+    assert_shape("auth status --json", status)
     assert status["user"] == {"open_id": user_id, "name": "Ada"}
     assert status["tokenStatus"] == "valid" and "offline_access" in status["scope"]
 
