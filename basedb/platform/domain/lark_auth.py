@@ -214,22 +214,22 @@ def _new_user_code(conn: sqlite3.Connection) -> str:
 
 
 def decide_device_grant(conn: sqlite3.Connection, user: User, user_code: Any, approve: bool,
-                        *, now: int | None = None) -> str:
+                        *, now: int | None = None) -> str | LarkAnswer:
     """A signed-in user approves (or denies) the grant showing `user_code`. Returns the
-    app id; LarkRefusal when the code is unknown, expired or already decided."""
+    app id, or the refusal when the code is unknown, expired or already decided (returned,
+    not raised, so that the failed guess it counts is committed)."""
     moment = _now(now)
     key = f"user_code:{user.user_id}"
     _guard(conn, key, moment)
+    if user.is_bot:
+        return _oauth_error(403, "access_denied", "A bot cannot sign in as a user.")
     code = user_code.strip().upper() if isinstance(user_code, str) else ""
     row = conn.execute("SELECT app_id, status, expires_at FROM lark_device_grants "
                        "WHERE user_code = ?", (code,)).fetchone()
     if row is None or row[1] != "pending" or row[2] <= moment:
         _fail(conn, key, moment)
-        raise LarkRefusal(_oauth_error(400, "invalid_grant", "No pending sign-in has this "
-                                       "code; it may have expired or been used."))
-    if user.is_bot:
-        raise LarkRefusal(_oauth_error(403, "access_denied", "A bot cannot sign in as a "
-                                       "user."))
+        return _oauth_error(400, "invalid_grant", "No pending sign-in has this code; it may "
+                            "have expired or been used.")
     conn.execute("UPDATE lark_device_grants SET status = ?, user_id = ? WHERE user_code = ?",
                  ("approved" if approve else "denied", user.user_id, code))
     return str(row[0])

@@ -153,14 +153,16 @@ def approve_device(call: Call) -> dict[str, Any]:
                           received=approve, fix="send true to approve, false to deny")
     try:
         with call.store.write() as conn:
-            app_id = lark_auth.decide_device_grant(conn, call.caller, body.get("user_code"),
-                                                   approve)
+            decided = lark_auth.decide_device_grant(conn, call.caller, body.get("user_code"),
+                                                    approve)
     except LarkRefusal as refusal:
-        raise bad_request(str(refusal.answer.body.get("error_description")),
+        decided = refusal.answer
+    if isinstance(decided, LarkAnswer):
+        raise bad_request(str(decided.body.get("error_description")),
                           parameter="/user_code", received=body.get("user_code"),
                           fix="use the code the waiting command printed, before it "
-                          "expires") from None
-    return {"app_id": app_id, "approved": approve}
+                          "expires, as the user signing in") from None
+    return {"app_id": decided, "approved": approve}
 
 
 def create_app(call: Call) -> dict[str, Any]:
