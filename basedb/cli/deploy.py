@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,9 +11,12 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.deploy.results import PreviewPlan, PreviewResult, ProductionPlan, ProductionResult
 
 if TYPE_CHECKING:
     from basedb.deploy.stages import StageCallback, StageResult
+
+DeployResult = PreviewPlan | PreviewResult | ProductionPlan | ProductionResult
 
 HINTS_SHOWN = 20
 
@@ -74,8 +78,8 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
         if production:
             from basedb.deploy.production import deploy_production, plan_production
 
-            result = (plan_production(root, client) if dry_run
-                      else deploy_production(root, client, on_stage=progress))
+            result: DeployResult = (plan_production(root, client) if dry_run
+                                    else deploy_production(root, client, on_stage=progress))
         else:
             from basedb.deploy.pipeline import deploy_preview
 
@@ -106,51 +110,48 @@ def _progress_printer() -> StageCallback:
     return show
 
 
-def _report(result: dict[str, Any], as_json: bool) -> None:
+def _report(result: DeployResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     for line in render_text(result):
         click.echo(line)
-    for notice in result.get("notices", []):
+    for notice in getattr(result, "notices", ()):
         click.echo(f"Notice: {notice}", err=True)
 
 
-def render_text(result: dict[str, Any]) -> list[str]:
+def render_text(result: DeployResult) -> list[str]:
     """The readable summary of a deploy result (or plan)."""
-    if result.get("dryRun"):
+    if isinstance(result, (PreviewPlan, ProductionPlan)):
         return _render_plan(result)
     lines: list[str] = []
-    env = result["env"]
-    if env == "prod":
-        lines.append(f"Production now serves deployment {result['deploymentId']}.")
+    production = isinstance(result, ProductionResult)
+    if production:
+        lines.append(f"Production now serves deployment {result.deployment_id}.")
     else:
-        lines.append(f"Preview deployed: {result['deploymentId']}")
-    lines.append(f"  URL:          {result.get('baseAppUrl')}")
-    lines.append(f"  Fingerprint:  {result['fingerprint']}")
-    ai_sync = result.get("aiSync")
-    if ai_sync:
-        if ai_sync["status"] == "synced":
-            lines.append(f"  AI Functions: synced ({', '.join(ai_sync['keys'])})")
+        lines.append(f"Preview deployed: {result.deployment_id}")
+    lines.append(f"  URL:          {result.base_app_url}")
+    lines.append(f"  Fingerprint:  {result.fingerprint}")
+    if isinstance(result, PreviewResult):
+        ai_sync = result.ai_sync
+        if ai_sync.synced:
+            lines.append(f"  AI Functions: synced ({', '.join(ai_sync.keys or ())})")
         else:
-            lines.append(f"  AI Functions: not synced ({ai_sync.get('reason')})")
-    agent_tools = result.get("agentTools")
-    if agent_tools is not None:
-        excluded = ", ".join(agent_tools.get("exclude", [])) or "none"
+            lines.append(f"  AI Functions: not synced ({ai_sync.reason})")
+        excluded = ", ".join(result.agent_tools.exclude) or "none"
         lines.append(f"  Hidden from external agents: {excluded}")
-    lines.extend(_hint_lines(result))
+        lines.extend(_hint_lines(result.function_hints))
     lines.append("Next:")
-    command = result["nextAction"]["externalAgent"]["installation"]["command"]
-    if env == "prod":
-        lines.append(f"  {command}   # give local AI agents this site's functions")
+    if production:
+        lines.append(f"  {result.installation.command}   # give local AI agents this site's "
+                     "functions")
     else:
         lines.append("  basedb deploy --production --yes   # promote this preview")
     lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
     return lines
 
 
-def _hint_lines(result: dict[str, Any]) -> list[str]:
-    hints = result.get("functionHints") or []
+def _hint_lines(hints: Sequence[Mapping[str, Any]]) -> list[str]:
     if not hints:
         return []
     lines = [f"Function hints ({len(hints)}; they do not block deploys):"]
@@ -163,19 +164,20 @@ def _hint_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render_plan(plan: dict[str, Any]) -> list[str]:
-    lines = [f"Dry run ({plan['env']}): nothing was sent.",
-             f"  Site:         {plan['appToken']}",
-             f"  Fingerprint:  {plan['fingerprint']}",
-             f"  Files:        {plan['files']}" + (f" ({plan['bytes']:,} bytes zipped)"
-                                                   if "bytes" in plan else "")]
-    if plan["env"] == "prod":
-        state = " (already production)" if plan.get("alreadyProd") else ""
-        lines.append(f"  Would promote: {plan['deploymentId']}{state}")
+def _render_plan(plan: PreviewPlan | ProductionPlan) -> list[str]:
+    zipped = f" ({plan.bytes:,} bytes zipped)" if isinstance(plan, PreviewPlan) else ""
+    lines = [f"Dry run ({plan.env}): nothing was sent.",
+             f"  Site:         {plan.app_token}",
+             f"  Fingerprint:  {plan.fingerprint}",
+             f"  Files:        {plan.files}{zipped}"]
+    if isinstance(plan, ProductionPlan):
+        state = " (already production)" if plan.candidate.is_prod else ""
+        lines.append(f"  Would promote: {plan.candidate.deployment_id}{state}")
     lines.append("Stages:")
-    for stage in plan["stages"]:
+    for stage in plan.to_dict()["stages"]:
         request = f"  {stage['request']}" if stage.get("request") else ""
         reason = f" ({stage['reason']})" if stage.get("reason") else ""
         lines.append(f"  {stage['status']:<8} {stage['stage']}{reason}{request}")
-    lines.extend(_hint_lines(plan))  # the preview plan's: what deploying would report
+    if isinstance(plan, PreviewPlan):
+        lines.extend(_hint_lines(plan.function_hints))  # what deploying would report
     return lines

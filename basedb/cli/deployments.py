@@ -191,9 +191,9 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
     with _connect(profile, root) as client:
         result = rollback(root, client, token, deployment_id)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     click.echo(f"Production of {token} now serves {deployment_id}.")
-    click.echo(f"  URL: {result.get('baseAppUrl')}")
-    for notice in result.get("notices", []):
+    click.echo(f"  URL: {result.base_app_url}")
+    for notice in result.notices:
         click.echo(f"Notice: {notice}", err=True)

@@ -37,14 +37,14 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
                                  param_hint="'-C' / '--workspace'")
     result = run_doctor(profile, workspace_dir, open_client=open_client)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
     else:
-        for check in result["checks"]:
-            click.echo(f"[{_MARKS[check['status']]}] {check['name']}: {check['detail']}")
-            if check["fix"] and check["status"] != "ok":
-                click.echo(f"       fix: {check['fix']}")
-        warnings = sum(check["status"] == "warn" for check in result["checks"])
-        if not result["ok"]:
+        for check in result.checks:
+            click.echo(f"[{_MARKS[check.status]}] {check.name}: {check.detail}")
+            if check.fix and check.status != "ok":
+                click.echo(f"       fix: {check.fix}")
+        warnings = result.warnings
+        if not result.ok:
             click.echo("Some checks failed; apply the fixes above and run `basedb doctor` "
                        "again.")
         elif warnings:
@@ -52,4 +52,4 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
                        "better.")
         else:
             click.echo("All checks passed.")
-    ctx.exit(0 if result["ok"] else 1)
+    ctx.exit(0 if result.ok else 1)

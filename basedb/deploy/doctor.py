@@ -150,7 +150,7 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
 
 
 def run_doctor(profile_name: str | None, start: Path | None, *,
-               open_client: Callable[[Profile], Client]) -> dict[str, Any]:
+               open_client: Callable[[Profile], Client]) -> DoctorReport:
     """Run every check; never raises for what it diagnoses. `open_client` connects to a
     profile's platform (the command line's, which can embed the local platform)."""
     checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
@@ -186,6 +186,23 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
         return Check(name, "fail", error.message, error.hint)
 
 
-def _result(checks: list[Check]) -> dict[str, Any]:
-    return {"ok": all(c.status != "fail" for c in checks),
-            "checks": [c.to_dict() for c in checks]}
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Every check, in order; ok when none failed (warnings allowed)."""
+
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def warnings(self) -> int:
+        return sum(c.status == "warn" for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+
+
+def _result(checks: list[Check]) -> DoctorReport:
+    return DoctorReport(tuple(checks))

@@ -89,6 +89,14 @@ class InitResult:
     base_token: str
     files: tuple[Path, ...]  # absolute paths of every file written, sorted
 
+    def to_dict(self) -> dict[str, Any]:
+        """The `basedb init --json` document."""
+        return {
+            "workspace": str(self.workspace), "appToken": self.app_token,
+            "baseToken": self.base_token, "template": self.template,
+            "files": [p.relative_to(self.workspace).as_posix() for p in self.files],
+        }
+
 
 def init_workspace(target: Path | str, template: str, *, provisioner: Provisioner,
                    title: str | None = None, base_token: str | None = None) -> InitResult:
