@@ -86,9 +86,11 @@ def stderr_is_tty() -> bool:
 
 
 def render_error(error: BasedbError) -> str:
-    parts = [f"Error: {error.message}"]
-    if error.code not in (None, ""):
-        parts[0] += f" [{error.code}]"
+    # The code closes the message's first line: a message that lists findings below it
+    # keeps its last line for the last finding.
+    first, newline, rest = error.message.partition("\n")
+    code = f" [{error.code}]" if error.code not in (None, "") else ""
+    parts = [f"Error: {first}{code}{newline}{rest}"]
     if error.hint:
         parts.append(f"Hint: {error.hint}")
     log_id = error.detail.get("log_id")

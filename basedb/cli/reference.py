@@ -60,12 +60,19 @@ def render_check_reference() -> str:
     lines = ["# basedb check: error and hint codes", "",
              "Errors block `basedb check` (exit 1) and `basedb deploy`; hints "
              "(`functionHints`) never do. Codes are stable: CI and tests may depend on them.",
-             "Generated from the rule table (`python -m basedb.cli.reference --write`).", "",
-             "## Errors", "", "| code | reported when | how to fix |", "| --- | --- | --- |"]
-    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in ERROR_CODES]
-    lines += ["", "## Hints", "", "| code | reported when | what to do |", "| --- | --- | --- |"]
-    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in HINT_CODES]
-    return "\n".join(lines) + "\n"
+             "Generated from the rule table in basedb/check/reporters/rules.py "
+             "(`python -m basedb.cli.reference --write`); the SARIF report "
+             "(`basedb check --format sarif`) carries the same text for each rule.", ""]
+    for title, codes in (("Errors", ERROR_CODES), ("Hints", HINT_CODES)):
+        lines += [f"## {title}", "", "| code | reported when |", "| --- | --- |"]
+        lines += [f"| [`{c}`](#{c.lower()}) | {_cell(RULES[c].short)} |" for c in codes]
+        lines.append("")
+    for title, codes in (("Errors", ERROR_CODES), ("Hints", HINT_CODES)):
+        lines += [f"## {title} in detail", ""]
+        for code in codes:
+            rule = RULES[code]
+            lines += [f"### {code}", "", f"*{rule.short}*", "", rule.help_markdown("####"), ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _cell(text: str) -> str:

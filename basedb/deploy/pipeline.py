@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.check.reporters.locations import Positions, format_position
+from basedb.check.reporters.locations import Positions
+from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.contracts import stale_findings
@@ -100,13 +101,9 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
 def findings_error(result: CheckResult) -> FindingsError:
     """The error `deploy` stops with when check finds errors: it lists them."""
-    positions = Positions(Path(result.root)) if result.root else None
-    lines = []
-    for finding in result.errors[:FINDINGS_LISTED]:
-        position = format_position(positions.of(finding)) if positions else ""
-        where = finding.file + (f":{position}" if position else "")
-        where += f" {finding.pointer}" if finding.pointer else ""
-        lines.append(f"  - {finding.code} {where}: {finding.message}")
+    positions = Positions(Path(result.root))
+    lines = [f"  {finding_line(finding, positions.anchor(finding))}"
+             for finding in result.errors[:FINDINGS_LISTED]]
     more = len(result.errors) - FINDINGS_LISTED
     if more > 0:
         lines.append(f"  … and {more} more (run `basedb check` for all of them)")
