@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.groups import HelpfulGroup
 
 
-@click.group("catalog")
+@click.group("catalog", cls=HelpfulGroup)
 def catalog_group() -> None:
     """Keep catalog.json in step with the site's bound tables."""
 

@@ -14,6 +14,8 @@ import click
 
 from basedb.core.errors import EXIT_INTERNAL, BasedbError
 
+EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
+
 if TYPE_CHECKING:
     from basedb.client.client import Client
     from basedb.client.profiles import Profile
@@ -83,6 +85,24 @@ def echo_err(message: str) -> None:
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def confirm_or_stop(question: str, declined: str) -> None:
+    """Ask `question` on stderr (default no). On no, or Ctrl-C or the end of input,
+    print `declined` (what did not happen) and exit 1: the command did not do what it
+    was asked to. Nothing was changed, so there is nothing to undo."""
+    try:
+        agreed = click.confirm(question, default=False, err=True)
+    except click.Abort:
+        click.echo("", err=True)  # the prompt's line was not ended by the user
+        agreed = False
+    if not agreed:
+        click.echo(declined, err=True)
+        raise click.exceptions.Exit(EXIT_DECLINED)
 
 
 def render_error(error: BasedbError) -> str:
