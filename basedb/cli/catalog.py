@@ -8,6 +8,7 @@ import click
 
 from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
 from basedb.cli.groups import HelpfulGroup
+from basedb.core.wording import plural
 
 
 @click.group("catalog", cls=HelpfulGroup)
@@ -40,7 +41,7 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
         return
     catalog, binding = result["catalog"], result["binding"]
     state = "updated" if catalog["changed"] else "already up to date"
-    click.echo(f"catalog.json {state}: {catalog['tables']} table(s) of Base "
+    click.echo(f"catalog.json {state}: {plural(catalog['tables'], 'table')} of Base "
                f"{catalog['baseToken']}.")
     if catalog["tablesAdded"]:
         click.echo(f"  Tables added: {', '.join(catalog['tablesAdded'])}")

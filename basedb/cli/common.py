@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -87,6 +88,13 @@ def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def use_colour(stream: Any) -> bool:
+    """Colour for `stream`: only on a terminal, and never when NO_COLOR is set to
+    anything but the empty string (no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
 def stdin_is_tty() -> bool:
     return sys.stdin.isatty()
 
@@ -144,7 +152,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except BasedbError as error:
-        report_error(error)
+        report_error(_for_the_command(ctx, error))
         ctx.exit(error.exit_code)
     except click.UsageError as usage:
         # In JSON mode a wrong option is reported like every other error: as an envelope
@@ -170,11 +178,35 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
             hint="This is a bug in basedb; please report it with the command you ran. "
                  "Set BASEDB_DEBUG=1 to see the traceback.",
         ))
-        import os
-
         if os.environ.get("BASEDB_DEBUG"):
             click.echo(detail, err=True)
         ctx.exit(EXIT_INTERNAL)
+
+
+def _for_the_command(ctx: click.Context, error: BasedbError) -> BasedbError:
+    """`error`, with a hint that names only options of the command that was run."""
+    from basedb.core.errors import WORKSPACE_OPTION_HINT, WorkspaceNotFound
+
+    if isinstance(error, WorkspaceNotFound):
+        command = invoked_command(ctx)
+        if command is not None and any("--workspace" in p.opts for p in command.params):
+            return error.with_context(hint=WORKSPACE_OPTION_HINT)
+    return error
+
+
+def invoked_command(ctx: click.Context) -> click.Command | None:
+    """The command the group's arguments name (`basedb deployments list …` → list)."""
+    command: click.Command = ctx.command
+    for arg in ctx.meta.get(ARGS_KEY, []):
+        if not isinstance(command, click.Group):
+            break
+        if arg.startswith("-"):
+            continue  # the groups' own options are flags (--version, --help)
+        sub = command.get_command(ctx, arg)
+        if sub is None:
+            return None
+        command = sub
+    return command
 
 
 # --------------------------------------------------------------------- the platform

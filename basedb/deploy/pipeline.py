@@ -31,6 +31,7 @@ from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsErr
 from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
+from basedb.core.wording import plural
 from basedb.deploy import manifest, payloads
 from basedb.deploy.results import (
     AgentToolsPolicy,
@@ -259,8 +260,9 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     if missing:
         shown = ", ".join(missing)
         raise runner.fail("ai_sync", ConflictError(
-            f"The site has AI Function(s) that ai/ lacks: {shown}. Deploying would delete "
-            "them, so nothing was deleted or deployed", code=Code.AI_FUNCTION_MISSING_LOCALLY,
+            f"The site has {plural(len(missing), 'AI Function')} that ai/ lacks: {shown}. "
+            "Deploying would delete them, so nothing was deleted or deployed",
+            code=Code.AI_FUNCTION_MISSING_LOCALLY,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "

@@ -307,7 +307,7 @@ def test_without_the_sdk_the_command_says_how_to_install_it(
                         lambda name, *a: None if name == "mcp" else real(name, *a))
     result = run("mcp", "--env", "prod", cwd=site)
     assert result.exit_code == 2
-    assert "pip install 'basedb[mcp]'" in result.stderr
+    assert "pip install 'basedb-cli[mcp]'" in result.stderr
 
 
 def test_a_site_that_cannot_be_served_fails_at_start(tmp_path: Path) -> None:
