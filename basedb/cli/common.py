@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from basedb.core import environment
 from basedb.core.errors import EXIT_INTERNAL, BasedbError
 
 EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
@@ -49,7 +50,7 @@ def workspace_option(f: F) -> F:
 
 
 def profile_option(f: F) -> F:
-    return click.option("--profile", default=None, envvar="BASEDB_PROFILE",
+    return click.option("--profile", default=None, envvar=environment.PROFILE,
                         help="Profile to use (default: the workspace's, else `local`).")(f)
 
 
@@ -178,7 +179,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
             hint="This is a bug in basedb; please report it with the command you ran. "
                  "Set BASEDB_DEBUG=1 to see the traceback.",
         ))
-        if os.environ.get("BASEDB_DEBUG"):
+        if os.environ.get(environment.DEBUG):
             click.echo(detail, err=True)
         ctx.exit(EXIT_INTERNAL)
 
