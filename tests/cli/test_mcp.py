@@ -183,6 +183,7 @@ def test_portable_schema_splits_an_enum_by_type() -> None:
                            {"type": "null"}]}}
 
 
+@pytest.mark.slow
 def test_mcp_inspector_strict_finds_nothing_to_report(
         site: Path, isolated_dirs: dict[str, Path]) -> None:
     """MCP Inspector's CLI lists the tools of `basedb mcp` over stdio; with --strict it
@@ -319,6 +320,7 @@ def test_a_site_that_cannot_be_served_fails_at_start(tmp_path: Path) -> None:
     assert outside.exit_code == 2 and "SITE_INVALID" in outside.stderr
 
 
+@pytest.mark.slow
 def test_stdio_server_in_a_subprocess(site: Path, isolated_dirs: dict[str, Path]) -> None:
     env = {**os.environ, **{f"BASEDB_{k.upper()}_DIR": str(v)
                             for k, v in isolated_dirs.items()}}

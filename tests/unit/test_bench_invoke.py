@@ -48,6 +48,7 @@ def test_the_site_holds_the_records_and_an_indexed_function(site: OrdersSite) ->
     assert {p["status"] for p in params} <= set(STATUSES)
 
 
+@pytest.mark.slow
 def test_pairs_are_measured_against_the_served_platform(site: OrdersSite,
                                                         server: Server) -> None:
     paired = measure_pairs(server, site, site.params_sequence(30, seed=2), warmup=5)
@@ -71,6 +72,7 @@ def test_an_answer_that_differs_from_the_raw_query_stops_the_benchmark() -> None
         _check_same(400, b'{"code":9499,"msg":"bad"}', [], {})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 def test_the_load_generator_counts_successes(site: OrdersSite, server: Server,
                                              tmp_path: Path) -> None:
@@ -96,6 +98,7 @@ def test_the_load_generator_counts_successes(site: OrdersSite, server: Server,
     assert "99991663" in refused["sampleFailure"]
 
 
+@pytest.mark.slow
 def test_a_server_that_cannot_start_is_a_bench_error(tmp_path: Path) -> None:
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")

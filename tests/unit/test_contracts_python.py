@@ -158,6 +158,7 @@ def test_generated_module_imports_only_the_standard_library(representative: str)
     assert "typing_extensions" not in representative and "Any" not in representative
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["3.10", "3.12"])
 def test_generated_module_type_checks_with_mypy_strict(tmp_path: Path, representative: str,
                                                        version: str) -> None:
@@ -175,6 +176,7 @@ def test_generated_module_type_checks_with_mypy_strict(tmp_path: Path, represent
     assert sorted({int(line.split(":")[1]) for line in errors}) == USAGE_ERRORS, result.stdout
 
 
+@pytest.mark.slow
 def test_generated_module_type_checks_with_pyright_strict(tmp_path: Path,
                                                           representative: str) -> None:
     pyright = npm_tool("pyright")

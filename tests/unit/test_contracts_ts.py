@@ -435,6 +435,7 @@ invokeDatabaseFunction('createLeave', {});
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exact_optional", [False, True])
 def test_generated_typescript_compiles_and_constrains_calls(
         tmp_path: Path, exact_optional: bool) -> None:

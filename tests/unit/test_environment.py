@@ -130,6 +130,7 @@ def test_the_cli_reference_lists_every_variable() -> None:
     assert "## Shell completion" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("shell", "marker"), [("bash", "complete -o nosort -F"),
                                                ("zsh", "#compdef basedb"),
                                                ("fish", "complete --no-files --command basedb")])
@@ -142,6 +143,7 @@ def test_the_documented_completion_scripts_work(shell: str, marker: str) -> None
         ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_completion_offers_lazily_loaded_subcommands_and_options() -> None:
     env = {**os.environ, "_BASEDB_COMPLETE": "bash_complete", "COMP_WORDS": "basedb dep",
            "COMP_CWORD": "1"}
