@@ -199,7 +199,11 @@ def _status_lines(result: dict[str, Any]) -> list[str]:
 @profile_option
 def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_json: bool,
                      workspace_dir: Path | None, profile: str | None) -> None:
-    """Point production back at DEPLOYMENT_ID, a deployment that was production before."""
+    """Point production back at DEPLOYMENT_ID, a deployment that was production before.
+
+    `deployments list` shows which ones were. Without --yes on a terminal it names the
+    deployment and asks; answering no changes nothing and exits 1.
+    """
     from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
 
