@@ -8,18 +8,19 @@ import click
 
 from basedb.agent_tools.install import TARGET_CHOICES, Installed
 from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.groups import HelpfulGroup
 
 site_option = click.option(
     "--site", default=None, metavar="URL|TOKEN",
     help="The site: its app token or link (default: the site of the current workspace).")
 
 
-@click.group("agent-tools")
+@click.group("agent-tools", cls=HelpfulGroup)
 def agent_tools_group() -> None:
     """Let AI agents use the site's published functions: the site Skill, the open list."""
 
 
-@agent_tools_group.group("skill")
+@agent_tools_group.group("skill", cls=HelpfulGroup)
 def skill_group() -> None:
     """The site Skill: how local agents discover and call the site's functions."""
 

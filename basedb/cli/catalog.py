@@ -7,9 +7,11 @@ from pathlib import Path
 import click
 
 from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.groups import HelpfulGroup
+from basedb.core.wording import plural
 
 
-@click.group("catalog")
+@click.group("catalog", cls=HelpfulGroup)
 def catalog_group() -> None:
     """Keep catalog.json in step with the site's bound tables."""
 
@@ -38,7 +40,7 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
         emit_json(result.to_dict())
         return
     state = "updated" if result.catalog_changed else "already up to date"
-    click.echo(f"catalog.json {state}: {result.tables} table(s) of Base "
+    click.echo(f"catalog.json {state}: {plural(result.tables, 'table')} of Base "
                f"{result.base_token}.")
     if result.tables_added:
         click.echo(f"  Tables added: {', '.join(result.tables_added)}")

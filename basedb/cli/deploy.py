@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,11 +42,14 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     \b
     basedb deploy                      preview release (prints its URL and hints)
     basedb deploy --dry-run            what would be sent; sends nothing
-    basedb deploy --production --yes  promote the matching preview to production
+    basedb deploy --production --yes   promote the matching preview to production
 
-    Exit status: 0 deployed, 1 check errors or a refusal (stale preview, platform error),
-    2 bad usage, 3 auth, 4 network or server failure (the message says whether the
-    failed stage took effect).
+    Without --yes on a terminal, --production names the preview it would promote and
+    asks first.
+
+    Exit status: 0 deployed, 1 check errors or a refusal (stale preview, platform error,
+    or the promotion was declined), 2 bad usage, 3 auth, 4 network or server failure
+    (the message says whether the failed stage took effect).
     """
     from basedb.core.errors import UsageError
 
@@ -57,13 +59,11 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     if yes and not production:
         raise click.UsageError("--yes confirms --production; a preview needs no confirmation.")
     root = workspace_root(workspace_dir)
-    if production and not yes and not dry_run:
-        if not (sys.stdin.isatty() and common.stderr_is_tty()):
-            raise UsageError("--production needs --yes: promoting to production changes what "
-                             "every site member sees.", code="CONFIRMATION_REQUIRED",
-                             hint="Run `basedb deploy --production --yes`.")
-        click.confirm("Promote the preview built from these files to production?",
-                      abort=True, err=True)
+    ask = production and not yes and not dry_run
+    if ask and not (common.stdin_is_tty() and common.stderr_is_tty()):
+        raise UsageError("--production needs --yes: promoting to production changes what "
+                         "every site member sees.", code="CONFIRMATION_REQUIRED",
+                         hint="Run `basedb deploy --production --yes`.")
 
     progress = _progress_printer() if common.stderr_is_tty() else None
     if dry_run and not production:
@@ -78,6 +78,8 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
         if production:
             from basedb.deploy.production import deploy_production, plan_production
 
+            if ask:
+                _confirm_promotion(plan_production(root, client))
             result: DeployResult = (plan_production(root, client) if dry_run
                                     else deploy_production(root, client, on_stage=progress))
         else:
@@ -86,6 +88,18 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
             result = deploy_preview(root, client, skip_ai=skip_ai_functions,
                                     on_stage=progress)
     _report(result, as_json)
+
+
+def _confirm_promotion(plan: ProductionPlan) -> None:
+    """Name what would be promoted, and ask (the plan found the preview, or refused)."""
+    candidate = plan.candidate
+    if candidate.is_prod:
+        return  # promoting what production already serves changes nothing: no question
+    common.confirm_or_stop(
+        f"Promote preview {candidate.deployment_id} (fingerprint {plan.fingerprint[:12]}…, "
+        f"built from these files) to production of {plan.app_token}? Every site member "
+        "will see it.",
+        f"Not promoted: production of {plan.app_token} is unchanged.")
 
 
 def workspace_root(workspace_dir: Path | None) -> Path:

@@ -85,7 +85,9 @@ def resolve_target(directory: Path | None, app_token: str | None,
         return directory, token, current
     if current is None:
         if app_token is None:
-            raise WorkspaceNotFound(str(Path.cwd()))
+            raise WorkspaceNotFound(str(Path.cwd())).with_context(
+                hint="Run inside the site's workspace, or name the site and where to restore "
+                     "it: `basedb pull --app-token APP NEW_DIR`.")
         return Path.cwd(), app_token, None
     own = workspace_app_token(current)
     if app_token is not None and app_token != own:

@@ -9,9 +9,10 @@ import click
 from basedb.agent_tools.install import TARGET_CHOICES
 from basedb.cli.agent_tools import show_installed
 from basedb.cli.common import emit_json, json_option
+from basedb.cli.groups import HelpfulGroup
 
 
-@click.group("skill")
+@click.group("skill", cls=HelpfulGroup)
 def skill_group() -> None:
     """The basedb developer Skill (lark-base-database) for coding agents."""
 

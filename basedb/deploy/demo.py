@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi
 from basedb.contracts import stale_findings
+from basedb.core.wording import plural
 from basedb.deploy.pipeline import deploy_preview, findings_error
 from basedb.deploy.production import deploy_production
 from basedb.deploy.provision import PlatformProvisioner
@@ -101,7 +102,7 @@ def run_demo(target: Path, client: Client, *,
 
     data = SiteApi(client, app).invoke(DEMO_FUNCTION, {}, env="prod")
     rows = data.get("rows") or []
-    step("invoke", f"{DEMO_FUNCTION} answered with {len(rows)} row(s)")
+    step("invoke", f"{DEMO_FUNCTION} answered with {plural(len(rows), 'row')}")
 
     return DemoResult(workspace=root, app_token=app, preview=preview, prod=prod,
                       function_id=DEMO_FUNCTION, row_count=data.get("rowCount", len(rows)),

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb import __version__
+from basedb import __version__, install_command
 from basedb.client.profiles import current_profile
 from basedb.client.sites import SiteApi
 from basedb.core.errors import AuthError, BasedbError, WorkspaceNotFound
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
+from basedb.core.wording import plural
 from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.loader import find_root, load_workspace
@@ -72,7 +73,7 @@ def check_sqlglotc() -> Check:
         return Check("sqlglotc", "ok", "the compiled SQL parser is installed")
     return Check("sqlglotc", "warn", "the compiled SQL parser (sqlglotc) is not installed; "
                  "`basedb check` parses SQL in pure Python, which is slower",
-                 "pip install 'basedb[fast]'")
+                 install_command("fast"))
 
 
 def check_node() -> Check:
@@ -124,7 +125,7 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
     counts = ", ".join(f"{kind} {len(workspace.of_kind(kind))}"
                        for kind in ("database_function", "mutation", "faas", "ai_function"))
     others = len(workspace.load_findings)
-    note = f"; {others} declaration problem(s), see `basedb check`" if others else ""
+    note = f"; {plural(others, 'declaration problem')}, see `basedb check`" if others else ""
     status = "warn" if others else "ok"
     return (Check("workspace", status, f"{root} (site {workspace.config.app_token}; "
                   f"{counts}){note}", "basedb check" if others else None),
@@ -143,7 +144,7 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
         return Check("catalog", "warn", f"{CATALOG_FILE} is missing", "basedb catalog pull")
     if same_catalog(local, live):
         return Check("catalog", "ok", f"{CATALOG_FILE} matches the live catalog "
-                     f"({len(live['tables'])} table(s))")
+                     f"({plural(len(live['tables']), 'table')})")
     return Check("catalog", "warn", f"{CATALOG_FILE} differs from the live catalog of the "
                  "site's bound tables; checks run against a stale schema",
                  "basedb catalog pull")

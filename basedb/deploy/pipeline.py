@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.check.reporters.locations import Positions, format_position
+from basedb.check.reporters.locations import Positions
+from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.contracts import stale_findings
@@ -30,6 +31,7 @@ from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsErr
 from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
+from basedb.core.wording import plural
 from basedb.deploy import manifest, payloads
 from basedb.deploy.results import (
     AgentToolsPolicy,
@@ -100,13 +102,9 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
 def findings_error(result: CheckResult) -> FindingsError:
     """The error `deploy` stops with when check finds errors: it lists them."""
-    positions = Positions(Path(result.root)) if result.root else None
-    lines = []
-    for finding in result.errors[:FINDINGS_LISTED]:
-        position = format_position(positions.of(finding)) if positions else ""
-        where = finding.file + (f":{position}" if position else "")
-        where += f" {finding.pointer}" if finding.pointer else ""
-        lines.append(f"  - {finding.code} {where}: {finding.message}")
+    positions = Positions(Path(result.root))
+    lines = [f"  {finding_line(finding, positions.anchor(finding))}"
+             for finding in result.errors[:FINDINGS_LISTED]]
     more = len(result.errors) - FINDINGS_LISTED
     if more > 0:
         lines.append(f"  … and {more} more (run `basedb check` for all of them)")
@@ -262,8 +260,9 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     if missing:
         shown = ", ".join(missing)
         raise runner.fail("ai_sync", ConflictError(
-            f"The site has AI Function(s) that ai/ lacks: {shown}. Deploying would delete "
-            "them, so nothing was deleted or deployed", code=Code.AI_FUNCTION_MISSING_LOCALLY,
+            f"The site has {plural(len(missing), 'AI Function')} that ai/ lacks: {shown}. "
+            "Deploying would delete them, so nothing was deleted or deployed",
+            code=Code.AI_FUNCTION_MISSING_LOCALLY,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "

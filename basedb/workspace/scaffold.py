@@ -237,7 +237,7 @@ def _render_config(path: Path, template: str, values: dict[str, Any]) -> str:
     rendered = _PLACEHOLDER_RE.sub(fill, text)
     missing = [name for name in _CONFIG_VALUES if name not in used]
     if missing:
-        raise InternalError(f"{label} lacks the placeholder(s) "
+        raise InternalError(f"{label} lacks the placeholders "
                             f"{', '.join('${' + m + '}' for m in missing)}.",
                             code="TEMPLATE_INVALID")
     try:
