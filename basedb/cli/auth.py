@@ -22,6 +22,7 @@ from basedb.cli.common import (
     workspace_option,
 )
 from basedb.cli.groups import HelpfulGroup
+from basedb.core import environment
 
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")
 DEFAULT_LOGIN_PROFILE = "default"
@@ -49,9 +50,9 @@ def auth_group() -> None:
 @click.option("--as", "identity", type=click.Choice(["user", "bot"]), default="user",
               show_default=True, help="With --brand or --lark-cli: a user (OAuth device "
               "flow) or the app's bot (tenant access token).")
-@click.option("--app-id", default=None, envvar="LARK_APP_ID", metavar="ID",
+@click.option("--app-id", default=None, envvar=environment.LARK_APP_ID, metavar="ID",
               help="With --brand: the app's id ($LARK_APP_ID).")
-@click.option("--app-secret", default=None, envvar="LARK_APP_SECRET", metavar="SECRET",
+@click.option("--app-secret", default=None, envvar=environment.LARK_APP_SECRET, metavar="SECRET",
               help="With --brand: the app's secret ($LARK_APP_SECRET; - reads stdin).")
 @click.option("--scope", default="", metavar="SCOPES",
               help="With --brand --as user: extra scopes to request (space-separated; "
@@ -70,9 +71,9 @@ def auth_group() -> None:
 @click.option("--no-verify", is_flag=True, help="With --endpoint: store without checking the "
               "token first.")
 @click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=30.0,
-              envvar="BASEDB_TIMEOUT", show_default=True, metavar="SECONDS",
+              envvar=environment.TIMEOUT, show_default=True, metavar="SECONDS",
               help="Seconds to wait for each answer.")
-@click.option("--verbose", is_flag=True, envvar="BASEDB_DEBUG",
+@click.option("--verbose", is_flag=True, envvar=environment.DEBUG,
               help="Log every request and response line to stderr, secrets redacted.")
 @json_option
 def login_command(endpoint: str | None, token: str | None, brand: str | None, identity: str,

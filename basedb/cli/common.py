@@ -74,11 +74,11 @@ def connection_options(f: F) -> F:
     and identity a command's requests use, and how they are sent (`open_client` reads
     them)."""
     f = click.option("--verbose", is_flag=True, default=False, expose_value=False,
-                     envvar="BASEDB_DEBUG", callback=_remember(VERBOSE_KEY),
+                     envvar=environment.DEBUG, callback=_remember(VERBOSE_KEY),
                      help="Log every request and response line to stderr, tokens redacted "
                           "($BASEDB_DEBUG).")(f)
     f = click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=None,
-                     metavar="SECONDS", expose_value=False, envvar="BASEDB_TIMEOUT",
+                     metavar="SECONDS", expose_value=False, envvar=environment.TIMEOUT,
                      callback=_remember(TIMEOUT_KEY),
                      help="Seconds to wait for each answer ($BASEDB_TIMEOUT; default 30).")(f)
     f = click.option("--as", "identity", type=click.Choice(["user", "bot", "auto"]),

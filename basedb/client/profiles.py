@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.lark.brands import BRANDS, IDENTITIES, hosts, parse_brand
-from basedb.core import paths
+from basedb.core import environment, paths
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import InputError, UsageError, WorkspaceNotFound
 from basedb.workspace import files
@@ -47,9 +47,9 @@ _CONFIG_LIMIT = 1024 * 1024
 
 LOGIN_FIX = "basedb auth login --endpoint URL --token TOKEN --profile NAME"
 LARK_LOGIN_FIX = "basedb auth login --brand feishu --profile NAME"
-APP_ID_ENV = "LARK_APP_ID"
-APP_SECRET_ENV = "LARK_APP_SECRET"
-BRAND_ENV = "LARK_BRAND"
+APP_ID_ENV = environment.LARK_APP_ID
+APP_SECRET_ENV = environment.LARK_APP_SECRET
+BRAND_ENV = environment.LARK_BRAND
 VIA = ("native", "lark-cli")
 
 

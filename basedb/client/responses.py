@@ -170,12 +170,13 @@ def _permission_hint(code: int, scopes: list[str], context: ErrorContext) -> str
         return ("The identity lacks access to this resource. Ask a site admin to grant it, "
                 "or use a profile with access (--profile).")
     needed = " ".join(scopes)
+    what = "the scope" if len(scopes) == 1 else "the scopes"
     if code in codes.USER_SCOPE_CODES and context.identity == "user":
         login = context.login_command or "basedb auth login"
-        return (f"The user has not granted the scope(s) {needed}. Grant them with "
+        return (f"The user has not granted {what} {needed}. Grant it with "
                 f"`{login} --scope \"{needed}\"`, then retry once.")
-    return (f"The app has not been granted the scope(s) {needed}: an app admin applies for "
-            "them in the developer console (console_url), then retry once.")
+    return (f"The app has not been granted {what} {needed}: an app admin applies for it in "
+            "the developer console (console_url), then retry once.")
 
 
 def _console_url(scopes: list[str], context: ErrorContext) -> str | None:

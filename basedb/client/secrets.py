@@ -24,12 +24,12 @@ from typing import Protocol
 
 import filelock
 
-from basedb.core import paths
+from basedb.core import environment, paths
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import InputError, UsageError
 
 SERVICE = "basedb"
-STORE_ENV = "BASEDB_SECRET_STORE"
+STORE_ENV = environment.SECRET_STORE
 LOCK_TIMEOUT = 30.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

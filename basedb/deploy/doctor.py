@@ -175,9 +175,9 @@ def check_sites(client: Client, profile: Profile) -> Check:
         return Check("sites", "fail", f"the site listing failed: {error.message}", error.hint,
                      _state_of(error))
     listed = data.get("sites") if isinstance(data, dict) else None
-    more = " or more" if isinstance(data, dict) and data.get("hasMore") else ""
-    return Check("sites", "ok", f"GET /sites/list answered ({len(listed or [])}{more} "
-                 "site(s) on the first page)")
+    more = ", and more" if isinstance(data, dict) and data.get("hasMore") else ""
+    return Check("sites", "ok", f"GET /sites/list answered ({plural(len(listed or []), 'site')} "
+                 f"on the first page{more})")
 
 
 def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:

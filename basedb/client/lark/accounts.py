@@ -23,6 +23,7 @@ from basedb.client.lark.tenant import TenantCredentials
 from basedb.client.profiles import APP_ID_ENV, APP_SECRET_ENV, Profile
 from basedb.client.secrets import SecretStore, secret_store
 from basedb.client.trace import RequestTrace
+from basedb.core import environment
 from basedb.core.errors import AuthError
 
 NOT_CONFIGURED = "not_configured"
@@ -36,8 +37,8 @@ def app_secret(profile: Profile, store: SecretStore) -> str | None:
     lark = profile.lark
     if lark is None:
         return None
-    env_id = os.environ.get(APP_ID_ENV, "").strip()
-    env_secret = os.environ.get(APP_SECRET_ENV, "").strip()
+    env_id = os.environ.get(environment.LARK_APP_ID, "").strip()
+    env_secret = os.environ.get(environment.LARK_APP_SECRET, "").strip()
     if env_secret and (lark.from_env or (env_id and env_id == lark.app_id)):
         return env_secret
     return store.get(secret_key(profile.name))

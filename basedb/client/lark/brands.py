@@ -13,12 +13,13 @@ import os
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
+from basedb.core import environment
 from basedb.core.errors import UsageError
 
 BRANDS = ("feishu", "lark")
 IDENTITIES = ("user", "bot")
-OPEN_URL_ENV = "BASEDB_LARK_OPEN_URL"
-ACCOUNTS_URL_ENV = "BASEDB_LARK_ACCOUNTS_URL"
+OPEN_URL_ENV = environment.LARK_OPEN_URL
+ACCOUNTS_URL_ENV = environment.LARK_ACCOUNTS_URL
 
 _HOSTS = {
     "feishu": ("https://open.feishu.cn", "https://accounts.feishu.cn"),

@@ -32,10 +32,11 @@ from typing import Any
 import httpx
 
 from basedb.client.trace import RequestTrace
+from basedb.core import environment
 from basedb.core.errors import AuthError, UsageError
 from basedb.core.redact import redact
 
-EXECUTABLE_ENV = "BASEDB_LARK_CLI"
+EXECUTABLE_ENV = environment.LARK_CLI
 MULTIPART_KEY = "basedb.multipart"
 DOWNLOAD_KEY = "basedb.download"
 _PREFIX = re.compile(r"^API error: \[(\d+)\] ?")

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from basedb.core import environment
 from basedb.platform.domain.identity import User, create_user
 from basedb.platform.storage import ids
 
@@ -73,7 +74,7 @@ def _now(now: int | None) -> int:
 
 
 def device_interval() -> int:
-    value = os.environ.get("BASEDB_LARK_DEVICE_INTERVAL", "")
+    value = os.environ.get(environment.LARK_DEVICE_INTERVAL, "")
     return int(value) if value.isdigit() else DEFAULT_INTERVAL
 
 
