@@ -33,7 +33,7 @@ from basedb.platform.domain import lark_auth
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.domain.lark_auth import LarkAnswer, LarkRefusal
 from basedb.platform.web.http import Call, Endpoint, json_response, parse_json_body, read_body
-from basedb.platform.web.routes.schemas import BOOLEAN, STRING, obj
+from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, obj
 
 FORM = "application/x-www-form-urlencoded"
 BODY_LIMIT = 64 * 1024
@@ -176,23 +176,27 @@ def create_app(call: Call) -> dict[str, Any]:
 
 
 _RAW = "Lark's own JSON (not the envelope)."
+_AUTH_V3_ERROR = obj({"code": INTEGER, "msg": STRING, "error": STRING, "error_description": STRING},
+                     ("code", "msg"))
+_OAUTH_ERROR = obj({"error": STRING, "error_description": STRING, "code": INTEGER, "msg": STRING},
+                   ("error",))
 
 ENDPOINTS = [
     Endpoint("POST", TENANT_PATH, tenant_token, "A tenant access token for app credentials.",
              "lark", auth=False, absolute=True,
              body=obj({"app_id": STRING, "app_secret": STRING}, ("app_id", "app_secret")),
-             response_media_type="application/json",
+             response_media_type="application/json", error_schema=_AUTH_V3_ERROR,
              description="Answers `{code, msg, tenant_access_token, expire}`. " + _RAW +
              " Failed secrets are throttled per app and client."),
     Endpoint("POST", DEVICE_PATH, device_authorization, "Start an OAuth device sign-in.",
              "lark", auth=False, absolute=True, body_media_type=FORM, body={},
-             response_media_type="application/json",
+             response_media_type="application/json", error_schema=_OAUTH_ERROR,
              description="Basic auth with app id and secret; form `client_id`, `scope`. "
              "Answers `{device_code, user_code, verification_uri, "
              "verification_uri_complete, expires_in, interval}`. " + _RAW),
     Endpoint("POST", TOKEN_PATH, oauth_token, "Poll a device sign-in, or refresh a user token.",
              "lark", auth=False, absolute=True, body_media_type=FORM, body={},
-             response_media_type="application/json",
+             response_media_type="application/json", error_schema=_OAUTH_ERROR,
              description="Form `grant_type` (device_code or refresh_token), `client_id`, "
              "`client_secret`, and `device_code` or `refresh_token`. Answers `{access_token, "
              "expires_in, refresh_token, refresh_token_expires_in, scope}` or an OAuth "
