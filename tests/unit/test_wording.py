@@ -31,7 +31,9 @@ _PLURAL_S = re.compile(r"[A-Za-z]\(s\)")
 # runtime), mypy and MCP Inspector, and the `python -m` generators of the docs.
 OTHER_PROGRAMS = {"--max-old-space-size", "--permission", "--experimental-permission",
                   "--allow-fs-read", "--allow-fs-write", "--disable-warning", "--strict",
-                  "--write", "--check", "--path"}
+                  "--write", "--check", "--path",
+                  # lark-cli's, which a lark-cli profile runs (basedb.client.lark.larkcli)
+                  "--file", "--output", "--device-code", "--no-wait"}
 
 
 def strings_of(path: Path) -> Iterator[tuple[int, str]]:
