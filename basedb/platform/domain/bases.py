@@ -175,7 +175,8 @@ def _check_table_name_free(conn: sqlite3.Connection, base_token: str, name: str,
     if conn.execute("SELECT 1 FROM base_tables WHERE base_token = ? AND name = ?",
                     (base_token, name)).fetchone():
         raise bad_request(f"A table named {quote(name)} already exists in Base {base_token}",
-                          parameter=at, received=name, fix="choose another table name")
+                          parameter=at, received=name, fix="choose another table name",
+                          status=409)
 
 
 # -------------------------------------------------------------------------- fields

@@ -63,6 +63,7 @@ class Endpoint:
     description: str = ""
     auth: bool = True
     query: tuple[QueryParam, ...] = ()
+    headers: tuple[QueryParam, ...] = ()  # request headers the handler reads
     body: Mapping[str, Any] | None = None  # JSON Schema of the request body
     body_media_type: str = JSON  # other types are left for the handler to read
     body_required: bool = True
@@ -74,6 +75,9 @@ class Endpoint:
     # Set when failures answer a JSON body of the endpoint's own (Lark's OAuth and auth/v3
     # formats) besides the error envelope: its JSON Schema.
     error_schema: Mapping[str, Any] | None = None
+    # Error statuses beyond those the document derives from the endpoint's shape
+    # (basedb.platform.web.openapi.error_statuses), e.g. 409 for a conflict.
+    errors: tuple[int, ...] = ()
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.web.sessions).
     page_session: bool = False
@@ -107,6 +111,8 @@ class Call:
     path: dict[str, str]
     query: QueryParams
     body: Any = None
+    # Whether the request carried a body at all (`null` is a body; nothing is not).
+    body_sent: bool = False
     user: identity.User | None = None
     # Signed in through a page session (the sign-in cookie with the page header), i.e.
     # called by a deployed page's runtime rather than with a bearer token.
@@ -130,7 +136,7 @@ class Call:
     def body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
         """The JSON body, which must be an object (with only `allowed` keys, if given)."""
         if not isinstance(self.body, dict):
-            what = "is missing" if self.body is None else "must be a JSON object"
+            what = "must be a JSON object" if self.body_sent else "is missing"
             raise bad_request(f"The request body {what}", parameter="/", received=self.body,
                               fix="send a JSON object such as {\"name\": …}")
         if allowed is not None:
@@ -140,6 +146,10 @@ class Call:
                                       received=self.body[key], fix="remove it",
                                       candidates=sorted(allowed))
         return self.body
+
+    def optional_body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
+        """The JSON body when one was sent (then it must be an object), else {}."""
+        return self.body_object(allowed) if self.body_sent else {}
 
     def query_int(self, name: str, *, default: int, minimum: int, maximum: int) -> int:
         raw = self.query.get(name)
@@ -287,7 +297,9 @@ def asgi_handler(endpoint: Endpoint,
                     path=request.path_params, query=request.query_params)
         try:
             if reads_json:
-                call.body = parse_json_body(await read_body(request))
+                raw = await read_body(request)
+                call.body_sent = bool(raw.strip())
+                call.body = parse_json_body(raw)
             if is_async:
                 if endpoint.auth:
                     await run_in_threadpool(_authenticate, call, endpoint.page_session)

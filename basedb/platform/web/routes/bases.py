@@ -19,7 +19,9 @@ from basedb.platform.web.routes.schemas import (
     FIELD,
     FIELD_BODY,
     INTEGER,
+    MAX_OFFSET,
     MAX_PAGE,
+    NAME,
     PAGE_QUERY,
     STRING,
     TABLE,
@@ -63,7 +65,7 @@ def create_base(call: Call) -> dict[str, Any]:
 
 
 def list_tables(call: Call) -> dict[str, Any]:
-    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         require_base(conn, call.caller, call.path["base_token"])
@@ -170,7 +172,7 @@ _FIELD_UPDATE = {k: v for k, v in FIELD_BODY.items() if k != "required"}
 
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
-             body=obj({"name": STRING}, ("name",)),
+             body=obj({"name": NAME}, ("name",)),
              response=obj({"base_token": STRING, "name": STRING}, ("base_token", "name"))),
     Endpoint("GET", _TABLES, list_tables, "List the Base's tables.", "tables",
              query=PAGE_QUERY,
@@ -178,11 +180,11 @@ ENDPOINTS = [
                            "has_more": BOOLEAN, "total": INTEGER},
                           ("tables", "has_more", "total"))),
     Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
-             body=obj({"name": STRING, "fields": array(FIELD_BODY)}, ("name",)),
-             response=TABLE),
+             body=obj({"name": NAME, "fields": array(FIELD_BODY)}, ("name",)),
+             response=TABLE, errors=(409,)),
     Endpoint("GET", _TABLE, get_table, "A table and its fields.", "tables", response=TABLE),
     Endpoint("PATCH", _TABLE, patch_table, "Rename a table.", "tables",
-             body=obj({"name": STRING}, ("name",)), response=TABLE),
+             body=obj({"name": NAME}, ("name",)), response=TABLE, errors=(409,)),
     Endpoint("DELETE", _TABLE, delete_table, "Delete a table and its records.", "tables",
              description="Refused while a link field of another table points at it; the "
              "table is also unbound from sites.", response=_DELETED),

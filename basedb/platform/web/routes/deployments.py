@@ -113,8 +113,7 @@ ProdAction = Callable[[sqlite3.Connection, User, str, str], Deployment]
 
 
 def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
-    if call.body is not None:
-        call.body_object(())
+    call.optional_body_object(())
     with call.store.write() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
@@ -188,15 +187,19 @@ ENDPOINTS = [
                            "artifact": obj({"sha256": STRING, "size": INTEGER},
                                            ("sha256", "size")),
                            "baseAppUrl": _NULLABLE_STRING},
-                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl"))),
+                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl")),
+             errors=(409,)),
     Endpoint("POST", _ONE + "/promote", promote_deployment,
              "Point prod at this exact preview snapshot.", "deployments",
              description="Only the site's latest preview; anything else answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD),
+             body=_NO_BODY, body_required=False, response=_PROD,
+             errors=(409,)),
     Endpoint("POST", _ONE + "/rollback", rollback_deployment,
              "Point prod back at a deployment that was prod before.", "deployments",
              description="A deployment that was never prod answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD),
+             body=_NO_BODY, body_required=False, response=_PROD,
+             errors=(409,)),
     Endpoint("GET", _ONE + "/artifact", download_artifact, "The deployment's site.zip.",
-             "deployments", response_media_type=ZIP),
+             "deployments", response_media_type=ZIP,
+             errors=(409,)),
 ]

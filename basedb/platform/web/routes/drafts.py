@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.core.protocol import Code
+from basedb.core.protocol import Code, bad_request
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
-from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS
+from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_ID_RE, FUNCTION_KINDS
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -83,7 +83,13 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
         findings = validate_exclude(call.body, legal, file="agent-tools.json")
         if findings:
             raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
-        exclude = list(call.body.get("exclude", []))
+        # The file may leave exclude out; the request replaces the whole policy and says so.
+        body = call.body_object()
+        if "exclude" not in body:
+            raise bad_request("exclude is missing", parameter="/exclude", received=body,
+                              fix='send {"exclude": [functionId, …]}, or [] to open every '
+                              "function to external agents")
+        exclude = list(body["exclude"])
         drafts.save_exclude(conn, site.app_token, exclude)
     return {"exclude": exclude}
 
@@ -96,12 +102,14 @@ def get_draft_agent_tools(call: Call) -> dict[str, Any]:
 
 # ------------------------------------------------------------------- schemas
 
+FUNCTION_ID: Schema = {"type": "string", "pattern": FUNCTION_ID_RE.pattern}
+
 _DOC: Schema = {"type": "object", "description": "The function.json document."}
-_DATABASE_FUNCTION = obj({"functionId": STRING, "declaration": _DOC,
+_DATABASE_FUNCTION = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
                           "sql": {**STRING, "description": "main.sql"}},
                          ("functionId", "declaration", "sql"))
-_MUTATION = obj({"functionId": STRING, "declaration": _DOC}, ("functionId", "declaration"))
-_FAAS = obj({"functionId": STRING, "declaration": _DOC,
+_MUTATION = obj({"functionId": FUNCTION_ID, "declaration": _DOC}, ("functionId", "declaration"))
+_FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
 _FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
@@ -110,7 +118,7 @@ _FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": a
                  "left out counts as empty.")
 _HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
-_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
+_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": FUNCTION_ID, "declaration": _DOC},
                                               ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _FAILURES = ("Errors answer 9499 with data.errors (the findings of `basedb check`); the msg "

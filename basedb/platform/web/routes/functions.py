@@ -31,7 +31,7 @@ _TRUE, _FALSE = ("true", "1"), ("false", "0", "")
 
 
 def parse_env(call: Call) -> str:
-    env = call.query.get("env") or "prod"
+    env = call.query.get("env", "prod")
     if env not in ENVIRONMENTS:
         raise bad_request("env must be prod or preview", parameter="?env", received=env,
                           fix="send env=prod (the published release) or env=preview",
@@ -51,9 +51,7 @@ def parse_flag(call: Call, name: str) -> bool:
 
 def body_params(call: Call) -> dict[str, Any]:
     """`params` of the body {"params": {…}}; an absent body or params means none."""
-    if call.body is None:
-        return {}
-    body = call.body_object({"params"})
+    body = call.optional_body_object({"params"})
     params = body.get("params")
     if params is None:
         return {}
@@ -200,11 +198,13 @@ ENDPOINTS = [
              response=obj({"functions": array(obj(_ITEM_PROPERTIES, _ITEM_REQUIRED)),
                            "hasMore": BOOLEAN, "pageToken": _NULLABLE_STRING,
                            "env": STRING, "deploymentId": STRING},
-                          ("functions", "hasMore", "pageToken", "env", "deploymentId"))),
+                          ("functions", "hasMore", "pageToken", "env", "deploymentId")),
+             errors=(409,)),
     Endpoint("GET", _FUNCTION_PATH, describe, "How to call one function.", "functions",
              description="Read before each write call: inputSchema, parameters, a request "
              "example whose replacePaths are placeholders, and the call command.",
-             query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",))),
+             query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",)),
+             errors=(409,)),
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
              description="800004002 names the parameter that failed validation (nothing "
              "ran); 800004004 when the function's schema is not ready; 800004005 when it "
@@ -218,5 +218,6 @@ ENDPOINTS = [
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "
-                       "Functions their own data."}),
+                       "Functions their own data."},
+             errors=(409, 422, 502, 504)),
 ]

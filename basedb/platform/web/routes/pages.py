@@ -19,7 +19,7 @@ from basedb.core.protocol import ApiFailure, Code, bad_request
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import pages, sessions
-from basedb.platform.web.http import Call, Endpoint, envelope
+from basedb.platform.web.http import Call, Endpoint, QueryParam, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
 RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
@@ -205,8 +205,13 @@ ENDPOINTS = [
              "pages", description="Needs the header X-Basedb-Page: 1. Sets an HttpOnly, "
              "SameSite=Strict session cookie, which endpoints marked for pages accept "
              "together with that header.",
-             auth=False, absolute=True, body=obj({"token": STRING}, ("token",)),
-             response=_USER),
+             auth=False, absolute=True,
+             headers=(QueryParam(sessions.PAGE_HEADER, {"type": "string", "enum": ["1"]},
+                                 "1: the call comes from a platform page's script.",
+                                 required=True),),
+             body=obj({"token": {"type": "string", "pattern": r"\S"}}, ("token",)),
+             response=_USER,
+             errors=(401,)),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
              "pages", absolute=True, page_session=True, response=_USER),
     Endpoint("DELETE", "/_basedb/session", sign_out, "Sign the browser out.", "pages",

@@ -14,7 +14,9 @@ from basedb.platform.web.routes.paths import path_table
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
+    IDS,
     INTEGER,
+    MAX_OFFSET,
     MAX_PAGE,
     PAGE_QUERY,
     RECORD,
@@ -35,7 +37,7 @@ def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str,
 
 
 def list_records(call: Call) -> dict[str, Any]:
-    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         return records.list_page(conn, path_table(conn, call), offset, limit)
@@ -163,14 +165,17 @@ ENDPOINTS = [
                                      ("record_id", "deleted"))),
     Endpoint("POST", _RECORDS + "/batch_create", batch_create,
              f"Create up to {MAX_BATCH} records.", "records",
-             body=obj({"fields": {**STRINGS, "description": "Field names or ids."},
-                       "rows": array(array(CELL), maxItems=MAX_BATCH)}, ("fields", "rows")),
+             body=obj({"fields": {**IDS, "minItems": 1, "maxItems": bases.MAX_FIELDS_PER_TABLE,
+                                  "description": "Field names or ids."},
+                       "rows": array(array(CELL), minItems=1, maxItems=MAX_BATCH)},
+                      ("fields", "rows")),
              response=obj({"fields": STRINGS, "field_id_list": STRINGS,
                            "record_id_list": STRINGS, "data": array(array(CELL))},
                           ("fields", "field_id_list", "record_id_list", "data"))),
     Endpoint("POST", _RECORDS + "/batch_update", batch_update,
              f"Apply one patch to up to {MAX_BATCH} records.", "records",
-             body=obj({"record_id_list": {**STRINGS, "maxItems": MAX_BATCH}, "patch": _FLAT},
+             body=obj({"record_id_list": {**IDS, "minItems": 1, "maxItems": MAX_BATCH},
+                       "patch": {**_FLAT, "minProperties": 1}},
                       ("record_id_list", "patch")),
              response=obj({"record_id_list": STRINGS,
                            "update": {"type": "object", "additionalProperties": CELL,
