@@ -7,15 +7,22 @@ functions and pages), so requests reach handlers and not only the 404 path. Each
 operation runs against a site of its own, so that deleting a table or rolling back in
 one operation leaves the others' sites whole.
 
-What must hold for every response: no 5xx; the status, content type, log-id header and
-body match what the document says (the `{code, msg, data}` envelope, with `code` 0
-exactly on success).
+Every check schemathesis has runs on every response (`ALL_CHECKS`), on the cases of its
+coverage phase (each boundary and each violation of the document, one at a time, and
+the methods the document does not list) and on generated ones: no 5xx; the status,
+content type, log-id header and body match what the document says (the `{code, msg,
+data}` envelope, with `code` 0 exactly on success); what the document allows is
+accepted and what it forbids is refused; `Allow` lists exactly the documented methods.
+
+FUZZ_MAX_EXAMPLES (default 40) sets the generated cases per operation, for a quicker
+local run: `FUZZ_MAX_EXAMPLES=5 pytest -m slow tests/platform/test_schemathesis.py`.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +32,11 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
-from schemathesis.schemas import BaseSchema
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-)
+from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.generation.drivers import CoverageGenerator
+from schemathesis.generation.feedback import NO_FEEDBACK
+from schemathesis.generation.overrides import Override
+from schemathesis.schemas import APIOperation, BaseSchema
 from starlette.testclient import TestClient
 
 from basedb.core.paths import API_PREFIX
@@ -45,9 +50,17 @@ from tests.platform.release_support import deploy as upload_site
 
 pytestmark = pytest.mark.slow
 
-MAX_EXAMPLES = 40
-CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance,
-          response_headers_conformance]
+MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "40"))
+load_all_checks()
+# Every check the installed schemathesis has; the test below fails if one goes missing.
+ALL_CHECKS = CHECKS.get_all()
+ALL_CHECK_NAMES = {"not_a_server_error", "status_code_conformance", "content_type_conformance",
+                   "response_headers_conformance", "response_schema_conformance",
+                   "negative_data_rejection", "positive_data_acceptance",
+                   "missing_required_header", "unsupported_method", "allow_header_conformance",
+                   "use_after_free", "ensure_resource_availability", "ignored_auth",
+                   "object_level_authorization"}
+MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
 OPERATIONS = [(method, path) for path, item in current_document()["paths"].items()
               for method in item]
 # Runs until the query time limit stops it (5 s a call): covered by the invoke tests.
@@ -132,10 +145,19 @@ def test_operation_answers_as_documented(method: str, path: str, fuzzing: Fuzzin
     operation = fuzzing.schema[path][method]
     cases = st.one_of(operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
                       operation.as_strategy(generation_mode=GenerationMode.NEGATIVE))
+    choices = real_objects.choices(path)
     # None keeps the generated value (mostly an object that does not exist).
     real = st.fixed_dictionaries({name: st.sampled_from([*values, None])
-                                  for name, values in real_objects.choices(path).items()})
+                                  for name, values in choices.items()})
     headers = {"Authorization": f"Bearer {fuzzing.platform.owner_token}"}
+
+    # The coverage phase: each case a boundary or one violation of the document (and the
+    # methods it does not list), run once with the generated path and once with real
+    # objects, so that the checks see both the not-found answer and the handler's.
+    for case in coverage_cases(fuzzing.schema, operation):
+        call_and_check(case, headers)
+        if choices:
+            call_and_check(with_real_objects(case, choices), headers)
 
     @given(case=cases, chosen=real)
     @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
@@ -144,11 +166,34 @@ def test_operation_answers_as_documented(method: str, path: str, fuzzing: Fuzzin
         for name, value in chosen.items():
             if value is not None:
                 case.path_parameters[name] = value
-        response = case.call(headers=headers)
-        case.validate_response(response, checks=CHECKS, headers=headers)
-        assert_envelope_code(response.status_code, content_type(response), response.content)
+        call_and_check(case, headers)
 
     answers_as_documented()
+
+
+def coverage_cases(schema: BaseSchema, operation: APIOperation) -> list[Any]:
+    generation = schema.config.generation_for(operation=operation, phase="coverage")
+    return list(CoverageGenerator(operation=operation, generation_modes=MODES,
+                                  generation_config=generation, auth_storage=None,
+                                  override=Override(), feedback=NO_FEEDBACK))
+
+
+def with_real_objects(case: Any, choices: dict[str, list[str]]) -> Any:
+    """The case with each path parameter the first real object of its kind."""
+    real = copy.copy(case)
+    real.path_parameters = {**(case.path_parameters or {}),
+                            **{name: values[0] for name, values in choices.items()}}
+    return real
+
+
+def call_and_check(case: Any, headers: dict[str, str], **kwargs: Any) -> None:
+    response = case.call(headers=headers, **kwargs)
+    case.validate_response(response, checks=ALL_CHECKS, headers=headers)
+    assert_envelope_code(response.status_code, content_type(response), response.content)
+
+
+def test_every_schemathesis_check_runs() -> None:
+    assert {check.__name__ for check in ALL_CHECKS} >= ALL_CHECK_NAMES
 
 
 def described_invoke_document(api: Api, app_token: str,
@@ -199,10 +244,7 @@ def test_invoke_with_params_from_each_description(fuzzing: Fuzzing,
         @settings(max_examples=MAX_EXAMPLES // 2, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
         def runs_as_described(case: Any) -> None:
-            response = case.call(headers=headers, params=query)
-            case.validate_response(response, checks=CHECKS, headers=headers)
-            assert_envelope_code(response.status_code, content_type(response),
-                                 response.content)
+            call_and_check(case, headers, params=query)
 
         runs_as_described()
 
@@ -249,7 +291,7 @@ def test_page_responses_have_documented_media_types(
     response = case.call(headers=headers)
     assert response.status_code == status
     assert content_type(response).startswith(media_type)
-    case.validate_response(response, checks=CHECKS, headers=headers)
+    case.validate_response(response, checks=ALL_CHECKS, headers=headers)
 
 
 def test_every_documented_operation_is_fuzzed(fuzzing: Fuzzing) -> None:
