@@ -4,11 +4,11 @@
                     handler_source=source, input={…}, timeout_ms=10_000, log_id=…,
                     env="prod")
 
-Each call starts `node faas_runner.mjs` in a private temporary directory holding the
+Each call starts `node runner.mjs` in a private temporary directory holding the
 handler as `index.mjs`. The runner calls `default(input, ctx)` and reports the result
 over a dedicated pipe (a JSON document per line); `ctx.records` calls travel over the
 same pipe and are answered on the child's stdin, executed here by
-`faas_records.RecordRoutes` with the caller as the actor. Whatever the handler prints
+`records.RecordRoutes` with the caller as the actor. Whatever the handler prints
 (stdout, stderr, console.*) is a log: captured, capped, and written to the platform log
 on stderr with the log id, never shown to the caller.
 
@@ -57,14 +57,14 @@ from basedb.core.node import (
 from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
 from basedb.platform.domain.identity import User
-from basedb.platform.domain.runtimes.faas_records import RecordCallError, RecordRoutes
+from basedb.platform.domain.runtimes.faas.records import RecordCallError, RecordRoutes
 from basedb.platform.domain.sites import SiteRow
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import Store
 from basedb.workspace.declarations import FAAS_MAX_TIMEOUT_MS
 from basedb.workspace.model import Catalog
 
-RUNNER = Path(__file__).with_name("faas_runner.mjs")
+RUNNER = Path(__file__).with_name("runner.mjs")
 DEFAULT_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = FAAS_MAX_TIMEOUT_MS
 HEAP_LIMIT_MB = 128

@@ -1,6 +1,6 @@
-// Runs one FaaS handler for basedb's local platform (basedb/platform/domain/runtimes/faas.py).
+// Runs one FaaS handler for basedb's local platform (basedb/platform/domain/runtimes/faas/__init__.py).
 //
-//   node faas_runner.mjs <handler.mjs> <channel fd>
+//   node runner.mjs <handler.mjs> <channel fd>
 //
 // Protocol, one JSON document per line:
 //   stdin (platform -> runner):  {"type":"start","input":…,"context":{caller,site,env,logId}}
