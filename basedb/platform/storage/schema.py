@@ -188,10 +188,24 @@ def _releases(conn: sqlite3.Connection) -> None:
                      "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
 
 
+# Values a site's FaaS handlers read as environment variables (`secrets` in function.json);
+# set by the site's owner or admins, never returned by the API.
+_SECRETS = """
+CREATE TABLE site_secrets (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_by TEXT NOT NULL REFERENCES users(user_id),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (app_token, name)
+);
+"""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
+    Migration(4, "site secrets for FaaS handlers", _SECRETS),
 ]
 
 
