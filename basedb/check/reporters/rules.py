@@ -76,6 +76,16 @@ _RULES: tuple[Rule, ...] = (
     Rule("FAAS_SCHEMA_INVALID", "A FaaS inputSchema is not a valid JSON Schema.",
          "Fix the schema so that it validates against the JSON Schema meta-schema; use "
          "oneOf branches for conditional requirements."),
+    Rule("FAAS_NETWORK_INVALID", "A FaaS network.allow entry is not a public host name "
+         "(an IP address, a URL, a private domain, a duplicate, or too many).",
+         "List the host names the handler calls, such as \"api.example.com\", "
+         "\"*.example.com\" or \"api.example.com:8443\" (port 443 when none is given); "
+         "at most 32."),
+    Rule("FAAS_SECRET_INVALID", "A FaaS secrets entry is not a usable environment variable "
+         "name (malformed, reserved, repeated, or too many).",
+         "Name each secret like STRIPE_API_KEY (upper-case letters, digits, _), not one "
+         "the platform sets (PATH, HOME, TZ, NODE_*, …); set its value on the platform with "
+         "`basedb secrets set NAME`, never in the workspace."),
     Rule("SQL_PARSE_ERROR", "main.sql cannot be parsed.",
          "Write one PostgreSQL-flavoured SELECT; quote Base names with double quotes and use "
          "$1..$n for parameters."),
