@@ -27,7 +27,7 @@ def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
 
 
-def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
     """(the site's appToken, the workspace root when there is one)."""
     from basedb.cli.deploy import workspace_root
     from basedb.core.errors import WorkspaceNotFound
@@ -45,7 +45,7 @@ def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path 
     return workspace_app_token(root), root
 
 
-def _connect(profile: str | None, root: Path | None) -> Any:
+def connect_to(profile: str | None, root: Path | None) -> Any:
     from basedb.client.profiles import current_profile
 
     resolved, _ = current_profile(profile, root)
@@ -71,8 +71,8 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     """The site's deployments, newest first."""
     from basedb.client.sites import SiteApi, deployment_list
 
-    token, root = _site(workspace_dir, app_token)
-    with _connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         listing = SiteApi(client, token).deployments()
     if as_json:
         emit_json({"appToken": token, **listing})
@@ -107,7 +107,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     from basedb.core.errors import BasedbError
     from basedb.deploy.state import LocalState
 
-    token, root = _site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     result: dict[str, Any] = {"appToken": token}
     if root is not None:
         entries = LocalState(root).stages.latest_attempt()
@@ -115,7 +115,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
                               "stages": [e.to_dict() for e in entries]} if entries else None)
     failure: BasedbError | None = None
     try:
-        with _connect(profile, root) as client:
+        with connect_to(profile, root) as client:
             api = SiteApi(client, token)
             listing = api.deployments()
             result["prodDeploymentId"] = listing.get("prodDeploymentId")
@@ -180,7 +180,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
     from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
 
-    token, root = _site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     if not yes:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise UsageError("rollback needs --yes: it changes what every site member sees.",
@@ -188,7 +188,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
                              hint=f"Run `basedb deployments rollback {deployment_id} --yes`.")
         click.confirm(f"Point production of {token} back at {deployment_id}?", abort=True,
                       err=True)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         result = rollback(root, client, token, deployment_id)
     if as_json:
         emit_json(result)

@@ -46,6 +46,17 @@ class SiteApi:
     def catalog(self) -> dict[str, Any]:
         return self._get("/catalog")
 
+    # -------------------------------------------------------------------- secrets
+
+    def secrets(self) -> dict[str, Any]:
+        return self._get("/secrets")
+
+    def put_secret(self, name: str, value: str) -> dict[str, Any]:
+        return self._send("PUT", f"/secrets/{quote(name, safe='')}", {"value": value})
+
+    def delete_secret(self, name: str) -> dict[str, Any]:
+        return self._send("DELETE", f"/secrets/{quote(name, safe='')}")
+
     # --------------------------------------------------------------------- drafts
 
     def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:

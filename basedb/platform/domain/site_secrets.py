@@ -33,7 +33,7 @@ MAX_VALUE_BYTES = 32 * 1024
 def _check_name(name: str) -> None:
     problem = secret_name_problem(name)
     if problem:
-        raise bad_request(problem, parameter="/path/name", received=name,
+        raise bad_request(problem, parameter="/path/secret_name", received=name,
                           fix="use a name like STRIPE_API_KEY, as the function's \"secrets\" "
                               "declares it")
 
@@ -64,7 +64,7 @@ def put(conn: sqlite3.Connection, caller: User, app_token: str, name: str,
                          (app_token,)).fetchone()[0]
     if not exists and count >= MAX_SECRETS_PER_SITE:
         raise bad_request(f"Site {app_token} already has {MAX_SECRETS_PER_SITE} secrets",
-                          parameter="/path/name", received=name,
+                          parameter="/path/secret_name", received=name,
                           fix="delete secrets no function declares any more")
     at = now_text()
     conn.execute("INSERT INTO site_secrets (app_token, name, value, updated_by, updated_at) "
@@ -82,7 +82,7 @@ def delete(conn: sqlite3.Connection, caller: User, app_token: str, name: str) ->
                            (app_token, name)).rowcount
     if not removed:
         raise ApiFailure(Code.BAD_REQUEST, unexecuted_message(
-            f"Site {app_token} has no secret {quote(name)}", parameter="/path/name",
+            f"Site {app_token} has no secret {quote(name)}", parameter="/path/secret_name",
             received=name, fix="list the site's secrets with `basedb secrets list`"),
             status=404)
     return {"name": name, "deleted": True}

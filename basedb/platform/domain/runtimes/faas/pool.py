@@ -32,6 +32,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, version_of, version_tuple
@@ -48,7 +49,7 @@ from basedb.platform.domain.runtimes.faas.outcome import (
 )
 from basedb.platform.domain.runtimes.faas.records import RecordRoutes
 from basedb.platform.domain.runtimes.faas.sandbox import Sandbox
-from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
+from basedb.platform.domain.runtimes.faas.workdirs import clean_stale, runtime_root
 from basedb.platform.domain.runtimes.faas.worker import EGRESS_NAME, Worker, WorkerFailed
 from basedb.platform.domain.sites import SiteRow
 from basedb.platform.storage import platform_log
@@ -83,10 +84,16 @@ class FaasFunction:
 
 
 class FaasRuntime:
-    def __init__(self, limits: FaasLimits | None = None, *,
-                 egress: EgressProxy | None = None) -> None:
+    def __init__(self, limits: FaasLimits | None = None, *, egress: EgressProxy | None = None,
+                 root: Path | None = None) -> None:
+        """`root`: where worker directories go (default `workdirs.runtime_root()`), a
+        directory workers' users can pass through; stale ones in it are removed first."""
         self.limits = limits if limits is not None else FaasLimits.from_env()
         self.egress = egress if egress is not None else EgressProxy()
+        self._root = root
+        if root is not None:
+            root.mkdir(mode=0o711, parents=True, exist_ok=True)
+            clean_stale(root)
         self._lock = threading.Lock()
         self._sandbox: Sandbox | None = None
         self._announced = False
@@ -187,7 +194,7 @@ class FaasRuntime:
                                       log)
                 self._release(worker, function.pool_key(values), outcome.quiet)
         hide_internal_error(outcome)
-        write_call_log(function.function_id, log_id, outcome)
+        write_call_log(function.function_id, log_id, outcome, values.values())
         return interpret(outcome, function_id=function.function_id, log_id=log_id,
                          limit_ms=limit_ms, limits=self.limits)
 
@@ -274,7 +281,7 @@ class FaasRuntime:
                         f"{os.getpid()}-{slot}-{secrets.token_hex(3)}", self.limits)
                 except OSError as error:
                     raise WorkerFailed(f"cannot create the worker's cgroup: {error}") from None
-            worker = Worker.start(sandbox, slot=slot, root=runtime_root(),
+            worker = Worker.start(sandbox, slot=slot, root=self._root or runtime_root(),
                                   spawn=self._spawner.submit, group=group)
         except BaseException:
             if group is not None:
@@ -353,8 +360,9 @@ class FaasRuntime:
         try:
             worker = self._spawn(sandbox)
         except WorkerFailed as failure:
-            write_note(None, f"a spare worker could not be started: {failure}")
-            time.sleep(JANITOR_PERIOD_S)
+            if not self._closed:
+                write_note(None, f"a spare worker could not be started: {failure}")
+                time.sleep(JANITOR_PERIOD_S)
             return
         with self._lock:
             if self._closed or self._sandbox is not sandbox:

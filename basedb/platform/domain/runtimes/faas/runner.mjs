@@ -144,8 +144,8 @@ async function installEgress(socketPath) {
       },
     });
   }
-  const http = await import("node:http");
-  const https = await import("node:https");
+  const http = (await import("node:http")).default;
+  const https = (await import("node:https")).default;
   class TunnelAgent extends http.Agent {
     createConnection(options, callback) {
       tunnel(socketPath, options.host, Number(options.port) || 80, callback);
@@ -326,11 +326,11 @@ async function load(message) {
   for (const [name, value] of Object.entries(message.env ?? {})) {
     process.env[name] = value;
   }
-  if (message.egress) {
-    await installEgress(message.egress);
-  }
   let module;
   try {
+    if (message.egress) {
+      await installEgress(message.egress);
+    }
     module = await import(pathToFileURL(message.module).href);
   } catch (error) {
     send({ type: "failure", call: null, kind: "load_error", detail: describe(error), quiet: false });
@@ -351,6 +351,12 @@ function crash(error) {
     const call = activeCall;
     activeCall = null;
     send({ type: "failure", call, kind: "exception", detail: describe(error), quiet: false });
+  } else {
+    try {
+      fs.writeSync(2, `uncaught between calls: ${describe(error)}\n`);
+    } catch {
+      // the log pipe is gone: nothing more to say
+    }
   }
   process.exit(70);
 }

@@ -157,7 +157,9 @@ class Sandbox:
     def launch(self, paths: WorkerPaths, *, slot: int, channel_fd: int | None,
                info_fd: int | None, block_fd: int | None,
                script: list[str] | None = None) -> Launch:
-        """The command for one worker. `script` replaces the runner (for the probe)."""
+        """The command for one worker. `script` replaces the runner (for the probe).
+        bubblewrap runs as the worker's user, so that user must be able to pass through
+        the directories above `paths.code` (`workdirs` makes them 0711)."""
         assert self.node is not None
         user = self.user_for(slot)
         inside = self.isolated

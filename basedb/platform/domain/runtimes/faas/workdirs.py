@@ -49,7 +49,8 @@ def clean_stale(root: Path) -> int:
 
 def runtime_root() -> Path:
     """`<tmp>/basedb-faas-<uid>`: this user's, private to it (root's is traversable, not
-    listable, so that workers running as other users reach their own directories)."""
+    listable: a worker that is a plain process under a user of its own reaches its own
+    directories by path; bubblewrap gets them as open descriptors)."""
     global _root
     with _lock:
         if _root is None:

@@ -157,6 +157,7 @@ class Worker:
                 os.write(block_write, b"1")  # bubblewrap may now exec Node.js
             worker._await_ready(deadline)
         except (OSError, WorkerFailed) as error:
+            worker.kill_and_drain(worker.startup_log)
             worker.stop()
             detail = worker.startup_log.text().strip()
             raise WorkerFailed(f"{error}" + (f": {detail[-500:]}" if detail else "")) from None
@@ -295,6 +296,13 @@ class Worker:
             log.add(chunk)
 
     # ----------------------------------------------------------------------- stop
+
+    def kill_and_drain(self, log: CallLog) -> None:
+        """Kill the worker and keep whatever it printed (why it failed to start)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self._drain_log(log)
 
     def stop(self) -> None:
         """Kill the worker (and its sandbox), reap it, remove its directory and groups."""
