@@ -29,8 +29,8 @@ def test_a_fresh_workspace_is_healthy(tmp_path: Path) -> None:
     site = init_site(tmp_path / "site")
     code, checks = doctor("-C", str(site))
     assert code == 0
-    assert list(checks) == ["python", "basedb", "sqlglotc", "node", "profile", "token",
-                            "workspace", "catalog"]
+    assert list(checks) == ["python", "basedb", "sqlglotc", "node", "faas sandbox", "profile",
+                            "token", "workspace", "catalog"]
     assert checks["profile"]["status"] == "ok"
     assert checks["profile"]["detail"].startswith("local (the default)")
     assert checks["token"]["status"] == "ok"
