@@ -9,7 +9,7 @@ weight, where the platform may write the cgroup tree (as root, v1 or v2).
 
 Layout: a `basedb-faas` group under each controller's root holds one child per worker,
 named `<platform pid>-<n>`, so that `clean_stale` can remove what a platform that died
-left behind. Workers share the parent's CPU weight (a tenth of a normal process's), so
+left behind. Workers share the parent's CPU weight (half of a normal process's), so
 that handlers spinning on every core cannot starve the server's own requests.
 """
 
@@ -25,8 +25,10 @@ from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 
 ROOT_NAME = "basedb-faas"
 MOUNTINFO = Path("/proc/self/mountinfo")
-CPU_SHARES_V1 = 102  # of the default 1024
-CPU_WEIGHT_V2 = 10  # of the default 100
+# All workers together weigh half of one ordinary process group: spinning handlers leave
+# the server two thirds of a contended CPU, and still get their share on a busy machine.
+CPU_SHARES_V1 = 512  # of the default 1024
+CPU_WEIGHT_V2 = 50  # of the default 100
 
 
 def _write(path: Path, value: str) -> None:

@@ -102,6 +102,7 @@ class FaasRuntime:
         self._idle: dict[tuple[str, ...], list[Worker]] = {}
         self._idle_order: OrderedDict[Worker, tuple[str, ...]] = OrderedDict()
         self._spares: list[Worker] = []
+        self._busy: set[Worker] = set()
         self._want_spares = False
         self._slots: set[int] = set()
         self._call_ids = itertools.count(1)
@@ -156,6 +157,11 @@ class FaasRuntime:
                 return [w for w, key in self._idle_order.items() if key[0] == scope]
             return [*self._idle_order, *self._spares]
 
+    def busy_workers(self) -> list[Worker]:
+        """The workers running a call right now."""
+        with self._lock:
+            return list(self._busy)
+
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {"active": self._active, "idle": len(self._idle_order),
@@ -190,8 +196,14 @@ class FaasRuntime:
                     worker.grant.log_id = log_id
                     worker.grant.log_file = platform_log.destination()
                 deadline = time.monotonic() + limit_ms / 1000
-                outcome = worker.call(next(self._call_ids), input, context, routes, deadline,
-                                      log)
+                with self._lock:
+                    self._busy.add(worker)
+                try:
+                    outcome = worker.call(next(self._call_ids), input, context, routes,
+                                          deadline, log)
+                finally:
+                    with self._lock:
+                        self._busy.discard(worker)
                 self._release(worker, function.pool_key(values), outcome.quiet)
         hide_internal_error(outcome)
         write_call_log(function.function_id, log_id, outcome, values.values())

@@ -382,10 +382,10 @@ def _sandbox_pid(info_fd: int, deadline: float) -> int:
 
 
 def _lower_priority(pid: int) -> None:
-    """Workers yield the CPU to the platform: their session's autogroup gets nice 10
-    (Linux; where a CPU cgroup holds them, its weight decides instead)."""
+    """Workers yield the CPU to the platform: their session's autogroup gets nice 5, a
+    third of the weight (Linux; where a CPU cgroup holds them, its weight decides)."""
     with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text("10", encoding="ascii")
+        Path(f"/proc/{pid}/autogroup").write_text("5", encoding="ascii")
 
 
 # -------------------------------------------------------------------- directories
