@@ -1,5 +1,5 @@
-"""Control groups for FaaS workers: a resident-memory cap, a task cap and a low CPU
-weight, where the platform may write the cgroup tree (as root, v1 or v2).
+"""Control groups for FaaS workers: a resident-memory cap and a task cap, where the
+platform may write the cgroup tree (as root, v1 or v2).
 
     driver = find_cgroups()                  # None: no writable memory controller
     group = driver.create("4242-7", limits)  # one per worker
@@ -9,8 +9,12 @@ weight, where the platform may write the cgroup tree (as root, v1 or v2).
 
 Layout: a `basedb-faas` group under each controller's root holds one child per worker,
 named `<platform pid>-<n>`, so that `clean_stale` can remove what a platform that died
-left behind. Workers share the parent's CPU weight (half of a normal process's), so
-that handlers spinning on every core cannot starve the server's own requests.
+left behind.
+
+CPU is not shared out here: workers grouped under one CPU weight wait behind each other
+and behind the server on every wake-up (measured: a third of the throughput of
+ungrouped workers), so a worker that keeps running past a short grace period is lowered
+instead (`worker.Worker.demote`), which costs well-behaved calls nothing.
 """
 
 from __future__ import annotations
@@ -25,10 +29,6 @@ from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 
 ROOT_NAME = "basedb-faas"
 MOUNTINFO = Path("/proc/self/mountinfo")
-# All workers together weigh half of one ordinary process group: spinning handlers leave
-# the server two thirds of a contended CPU, and still get their share on a busy machine.
-CPU_SHARES_V1 = 512  # of the default 1024
-CPU_WEIGHT_V2 = 50  # of the default 100
 
 
 def _write(path: Path, value: str) -> None:
@@ -102,34 +102,25 @@ class CgroupDriver:
     version: int  # 1 or 2
     memory: Path  # the controller root holding ROOT_NAME (v2: the unified root)
     pids: Path | None
-    cpu: Path | None
 
     def describe(self) -> str:
-        parts = ["memory", *(["pids"] if self.pids else []), *(["cpu weight"] if self.cpu
-                                                               else [])]
+        parts = ["memory", *(["pids"] if self.pids else [])]
         return f"cgroup v{self.version} ({', '.join(parts)})"
 
     def prepare(self) -> None:
         """Make the parent groups; raises OSError when the tree is not writable."""
         if self.version == 2:
             parent = self.memory / ROOT_NAME
-            wanted = ["+memory", *(["+pids"] if self.pids else []),
-                      *(["+cpu"] if self.cpu else [])]
+            wanted = ["+memory", *(["+pids"] if self.pids else [])]
             _write(self.memory / "cgroup.subtree_control", " ".join(wanted))
             parent.mkdir(exist_ok=True)
             _write(parent / "cgroup.subtree_control", " ".join(wanted))
-            if self.cpu:
-                with contextlib.suppress(OSError):
-                    _write(parent / "cpu.weight", str(CPU_WEIGHT_V2))
             return
-        for root in (self.memory, self.pids, self.cpu):
+        for root in (self.memory, self.pids):
             if root is not None:
                 (root / ROOT_NAME).mkdir(exist_ok=True)
         with contextlib.suppress(OSError):
             _write(self.memory / ROOT_NAME / "memory.use_hierarchy", "1")
-        if self.cpu is not None:
-            with contextlib.suppress(OSError):
-                _write(self.cpu / ROOT_NAME / "cpu.shares", str(CPU_SHARES_V1))
 
     def create(self, name: str, limits: FaasLimits) -> WorkerGroup:
         memory_bytes = str(limits.memory_mb * 1024 * 1024)
@@ -164,8 +155,6 @@ class CgroupDriver:
                 owned.append(pids)
                 _write(pids / "pids.max", str(limits.max_tasks))
                 procs.append(pids / "cgroup.procs")
-            if self.cpu is not None:
-                procs.append(self.cpu / ROOT_NAME / "cgroup.procs")
         except OSError:
             for directory in owned:
                 _remove_group(directory)
@@ -209,7 +198,7 @@ def find_cgroups() -> CgroupDriver | None:
             v2 = mount
         elif extra[0] == "cgroup":
             for option in extra[2].split(","):
-                if option in ("memory", "pids", "cpu"):
+                if option in ("memory", "pids"):
                     v1[option] = mount
     if v2 is not None:
         try:
@@ -217,8 +206,7 @@ def find_cgroups() -> CgroupDriver | None:
         except OSError:
             controllers = []
         if "memory" in controllers:
-            return CgroupDriver(2, v2, v2 if "pids" in controllers else None,
-                                v2 if "cpu" in controllers else None)
+            return CgroupDriver(2, v2, v2 if "pids" in controllers else None)
     if "memory" in v1:
-        return CgroupDriver(1, v1["memory"], v1.get("pids"), v1.get("cpu"))
+        return CgroupDriver(1, v1["memory"], v1.get("pids"))
     return None

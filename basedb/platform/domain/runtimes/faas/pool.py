@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import itertools
 import os
@@ -59,6 +60,7 @@ from basedb.workspace.model import Catalog
 
 NODE_REQUIRED = "Node.js 20+ is required to run FaaS functions"
 JANITOR_PERIOD_S = 1.0
+CPU_CHECK_EVERY = 16  # calls between looks at a worker's CPU time (a /proc read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,11 +257,13 @@ class FaasRuntime:
             spare = None
             if found is None and self._spares:
                 spare = self._spares.pop()
+            refill = found is None or not self._want_spares
             self._want_spares = True
         for worker in dead:
             worker.stop()
-        self._ensure_janitor()
-        self._wake.set()
+        if refill:  # a spare was taken, or spares are wanted from now on
+            self._ensure_janitor()
+            self._wake.set()
         if found is not None:
             return found
         worker = spare if spare is not None and spare.alive else self._spawn(sandbox)
@@ -309,8 +313,9 @@ class FaasRuntime:
             self._slots.discard(slot)
 
     def _release(self, worker: Worker, key: tuple[str, ...], quiet: bool) -> None:
-        keep = (quiet and worker.alive and not self._closed
-                and worker.cpu_seconds() < self.limits.worker_cpu_seconds)
+        keep = (quiet and worker.alive and not self._closed and worker.restore()
+                and (worker.calls % CPU_CHECK_EVERY
+                     or worker.cpu_seconds() < self.limits.worker_cpu_seconds))
         if not keep:
             worker.stop()
             return
@@ -388,7 +393,7 @@ class FaasRuntime:
     # ------------------------------------------------------------------- sandbox
 
     def _current_sandbox(self) -> Sandbox:
-        node = node_executable()
+        node = _node_executable()
         with self._lock:
             sandbox = self._sandbox
         if sandbox is not None and sandbox.node == node:
@@ -423,8 +428,19 @@ class FaasRuntime:
         return sandbox
 
 
+@functools.lru_cache(maxsize=4)
+def _node_lookup(configured: str, path: str) -> str | None:
+    del configured, path  # the cache key: what node_executable() depends on
+    return node_executable()
+
+
+def _node_executable() -> str | None:
+    """`node_executable()`, looked up again only when $BASEDB_NODE or $PATH change."""
+    return _node_lookup(os.environ.get("BASEDB_NODE", ""), os.environ.get("PATH", ""))
+
+
 def _require_node(log_id: str) -> None:
-    executable = node_executable()
+    executable = _node_executable()
     version = None if executable is None else version_of(executable)
     if executable is None or version is None or version_tuple(version)[0] < MIN_NODE_MAJOR:
         found = f" (found Node.js {version})" if version else ""

@@ -36,6 +36,7 @@ from basedb.platform.domain.runtimes.faas.sandbox import Sandbox, WorkerPaths
 
 RUNNER = Path(__file__).with_name("runner.mjs")
 HANDLER_NAME = "index.mjs"
+DEMOTE_AFTER_S = 0.05  # of one call, before the worker's CPU weight is lowered
 EGRESS_NAME = "egress.sock"
 _READ_CHUNK = 65536
 
@@ -102,12 +103,19 @@ class Worker:
         os.set_blocking(channel, False)
         self._outgoing = bytearray()
         self._log_open = True
+        # One selector for the worker's life: the channel and the log always, stdin while
+        # something waits to be written.
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(channel, selectors.EVENT_READ, "channel")
+        self._selector.register(self._log, selectors.EVENT_READ, "log")
+        self._writing = False
         self.loaded = False
         self.stopped = False
         self.calls = 0
         self.last_used = time.monotonic()
         self.startup_log = CallLog(4096, 4096)
         self.oom_killed = False  # the kernel stopped it at its memory limit
+        self.demoted = False  # lowered for running long (see `demote`)
         self.grant: EgressGrant | None = None  # its egress socket, if its function has hosts
         self.on_stop: list[Callable[[], None]] = []
 
@@ -166,7 +174,6 @@ class Worker:
                 if fd >= 0:
                     with contextlib.suppress(OSError):
                         os.close(fd)
-        _lower_priority(worker.pid)
         return worker
 
     def _await_ready(self, deadline: float) -> None:
@@ -213,8 +220,12 @@ class Worker:
 
     def _converse(self, call_id: int, routes: RecordRoutes, deadline: float,
                   outcome: Outcome) -> None:
+        demote_at = min(time.monotonic() + DEMOTE_AFTER_S, deadline)
         while True:
-            for message in self._pump(deadline, outcome.log):
+            if not self.demoted and time.monotonic() >= demote_at:
+                self.demote()
+            wait_until = deadline if self.demoted else demote_at
+            for message in self._pump(wait_until, outcome.log):
                 kind = message.get("type")
                 if kind == "loaded":
                     self.loaded = True
@@ -247,43 +258,55 @@ class Worker:
     def _queue(self, message: dict[str, Any]) -> None:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         self._outgoing += text.encode("utf-8") + b"\n"
+        try:  # most messages fit in the pipe at once: no wait for the selector
+            written = os.write(self._stdin, self._outgoing)
+        except (BlockingIOError, OSError):
+            return
+        del self._outgoing[:written]
 
     def _pump(self, deadline: float, log: CallLog) -> list[Any]:
         """Write what is queued, read what arrived; returns channel messages (possibly
         none) once something happened or the deadline passed."""
-        with selectors.DefaultSelector() as selector:
-            if not self.channel.closed:
-                selector.register(self.channel.fd, selectors.EVENT_READ, "channel")
-            if self._log_open:
-                selector.register(self._log, selectors.EVENT_READ, "log")
-            if self._outgoing:
-                selector.register(self._stdin, selectors.EVENT_WRITE, "stdin")
-            if not selector.get_map():
-                return []
-            messages: list[Any] = []
-            for key, _ in selector.select(max(deadline - time.monotonic(), 0)):
-                if key.data == "stdin":
-                    try:
-                        written = os.write(self._stdin, self._outgoing)
-                    except BlockingIOError:
-                        continue
-                    except OSError:  # the runner is gone; its channel will say so
-                        self._outgoing.clear()
-                        continue
-                    del self._outgoing[:written]
-                elif key.data == "log":
-                    chunk = _read(self._log)
-                    if chunk is None:
-                        continue
-                    if chunk:
-                        log.add(chunk)
-                    else:
-                        self._log_open = False
+        self._want_write(bool(self._outgoing))
+        if self.channel.closed and not self._log_open:
+            return []
+        messages: list[Any] = []
+        for key, _ in self._selector.select(max(deadline - time.monotonic(), 0)):
+            if key.data == "stdin":
+                try:
+                    written = os.write(self._stdin, self._outgoing)
+                except BlockingIOError:
+                    continue
+                except OSError:  # the runner is gone; its channel will say so
+                    self._outgoing.clear()
+                    self._want_write(False)
+                    continue
+                del self._outgoing[:written]
+                self._want_write(bool(self._outgoing))
+            elif key.data == "log":
+                chunk = _read(self._log)
+                if chunk is None:
+                    continue
+                if chunk:
+                    log.add(chunk)
                 else:
-                    chunk = _read(self.channel.fd)
-                    if chunk is not None:
-                        messages += self.channel.feed(chunk)
-            return messages
+                    self._log_open = False
+                    self._selector.unregister(self._log)
+            else:
+                chunk = _read(self.channel.fd)
+                if chunk is not None:
+                    messages += self.channel.feed(chunk)
+                    if self.channel.closed:
+                        self._selector.unregister(self.channel.fd)
+        return messages
+
+    def _want_write(self, wanted: bool) -> None:
+        if wanted != self._writing and not self.stopped:
+            if wanted:
+                self._selector.register(self._stdin, selectors.EVENT_WRITE, "stdin")
+            else:
+                self._selector.unregister(self._stdin)
+            self._writing = wanted
 
     def _drain_log(self, log: CallLog) -> None:
         """What the handler printed before its last message is in the pipe: keep it."""
@@ -294,6 +317,24 @@ class Worker:
                     self._log_open = False
                 return
             log.add(chunk)
+
+    # ------------------------------------------------------------------- priority
+
+    def demote(self) -> None:
+        """A call that runs past DEMOTE_AFTER_S gives way: the worker gets the lowest
+        CPU weight, so that handlers spinning on every core leave the server's other
+        requests (and short calls of other workers) their CPU. Short calls, the usual
+        case, never pay for it."""
+        self.demoted = True
+        _set_priority(self.pid, 19, threads=True)
+
+    def restore(self) -> bool:
+        """Back to normal weight after a long call; False when that is not allowed (the
+        worker should then not take another call)."""
+        if not self.demoted:
+            return True
+        self.demoted = not _set_priority(self.pid, 0, threads=os.geteuid() == 0)
+        return not self.demoted
 
     # ----------------------------------------------------------------------- stop
 
@@ -320,6 +361,7 @@ class Worker:
             if closing is not None:
                 with contextlib.suppress(OSError):
                     closing.close()
+        self._selector.close()
         with contextlib.suppress(OSError):
             os.close(self.channel.fd)
         self.channel.closed = True
@@ -381,11 +423,22 @@ def _sandbox_pid(info_fd: int, deadline: float) -> int:
         raise WorkerFailed(f"bubblewrap reported {data[:200]!r}") from None
 
 
-def _lower_priority(pid: int) -> None:
-    """Workers yield the CPU to the platform: their session's autogroup gets nice 5, a
-    third of the weight (Linux; where a CPU cgroup holds them, its weight decides)."""
+def _set_priority(pid: int, nice: int, *, threads: bool) -> bool:
+    """Set the scheduling weight of a worker (Linux): its session's autogroup (each
+    worker has a session of its own) and, where allowed, each of its threads. Whether
+    it took; raising a nice value is always allowed, lowering one needs root."""
+    done = False
     with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text("5", encoding="ascii")
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice), encoding="ascii")
+        done = True
+    if threads and hasattr(os, "setpriority"):
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                os.setpriority(os.PRIO_PROCESS, int(task), nice)
+            done = True
+        except (OSError, ValueError):
+            pass
+    return done
 
 
 # -------------------------------------------------------------------- directories
