@@ -14,6 +14,7 @@ and skip without it, saying so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -266,21 +267,49 @@ def test_when_the_server_dies_its_workers_die_and_their_directories_go_at_next_s
         while len(_worker_dirs(prefix)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)  # the spares are being started
         directories = _worker_dirs(prefix)
-        assert len(directories) == 2 and _processes_using(directories)
+        assert len(directories) == 2
+        _until(lambda: len(_nodes_of(directories)) == 2)
+        nodes = _nodes_of(directories)  # the spares' Node.js processes
     finally:
         process.kill()  # no clean shutdown: the platform crashes
         process.wait()
     deadline = time.monotonic() + READY_S
-    while _processes_using(directories) and time.monotonic() < deadline:
+    while _alive(nodes) and time.monotonic() < deadline:
         time.sleep(0.05)  # the kernel delivers --die-with-parent's SIGKILL
-    assert not _processes_using(directories)
+    assert not _alive(nodes)  # no worker outlives its platform
     assert all(d.exists() for d in directories)  # nobody was left to remove them …
-    clean_stale(runtime_root())  # … until a platform starts again
+    clean_stale(runtime_root())  # … until a platform starts again, which also stops a
+    deadline = time.monotonic() + READY_S  # sandbox caught mid-start
+    while _processes_using(directories) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _processes_using(directories)
     assert not any(d.exists() for d in directories)
 
 
 def _worker_dirs(prefix: str) -> list[Path]:
     return [d for d in runtime_root().iterdir() if d.name.startswith(prefix)]
+
+
+def _nodes_of(directories: list[Path]) -> list[int]:
+    """The Node.js processes of those workers: children of the bubblewrap processes whose
+    command line names their directories."""
+    nodes = []
+    for pid in _processes_using(directories):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                for child in (task / "children").read_text().split():
+                    if Path(f"/proc/{child}/exe").resolve().name.startswith("node"):
+                        nodes.append(int(child))
+    return nodes
+
+
+def _alive(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z":
+                alive.append(pid)
+    return alive
 
 
 def _processes_using(directories: list[Path]) -> list[int]:

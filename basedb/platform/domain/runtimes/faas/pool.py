@@ -2,7 +2,7 @@
 workers for first calls, concurrency caps, and the sandbox they all run in.
 
     runtime = shared_runtime()                # one per process (or FaasRuntime(limits))
-    runtime.start()                           # optional: probe the sandbox, start spares
+    runtime.start()                           # a server: probe the sandbox, keep spares
     data = runtime.run(store=…, site=…, catalog=…, caller=…, function=FaasFunction(…),
                        input={…}, log_id=…, env="prod", secret_values={…})
 
@@ -12,7 +12,8 @@ hosts. A new deployment therefore never meets a worker of an old one, and a work
 reused only by calls of the same function of the same deployment. A worker that
 crashed, timed out, left something running after a call, or used up its CPU budget is
 stopped, never reused; the next call gets another. Idle workers stop after
-`idle_seconds`; spares (started, bound to nothing) make a deployment's first call cheap.
+`idle_seconds`. Once `start()` was called (by `basedb serve`), spares (started, bound to
+nothing) make a deployment's first call cheap; a one-shot command keeps none.
 
 Workers are started from one long-lived thread: bubblewrap's `--die-with-parent` ties a
 sandbox to the *thread* that started it, and the server's request threads come and go.
@@ -107,7 +108,6 @@ class FaasRuntime:
         self._busy: set[Worker] = set()
         self._want_spares = False
         self._slots: set[int] = set()
-        self._call_ids = itertools.count(1)
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="basedb-faas-spawn")
         self._janitor: threading.Thread | None = None
         self._wake = threading.Event()
@@ -201,7 +201,7 @@ class FaasRuntime:
                 with self._lock:
                     self._busy.add(worker)
                 try:
-                    outcome = worker.call(next(self._call_ids), input, context, routes,
+                    outcome = worker.call(secrets.randbits(52), input, context, routes,
                                           deadline, log)
                 finally:
                     with self._lock:
@@ -257,13 +257,11 @@ class FaasRuntime:
             spare = None
             if found is None and self._spares:
                 spare = self._spares.pop()
-            refill = found is None or not self._want_spares
-            self._want_spares = True
         for worker in dead:
             worker.stop()
-        if refill:  # a spare was taken, or spares are wanted from now on
-            self._ensure_janitor()
-            self._wake.set()
+        self._ensure_janitor()  # it stops idle workers
+        if spare is not None:
+            self._wake.set()  # to start the next spare
         if found is not None:
             return found
         worker = spare if spare is not None and spare.alive else self._spawn(sandbox)

@@ -227,8 +227,9 @@ function recordRoutes(call) {
 let handler = null;
 let baseline = null;  // the runner's own active resources, by type, when idle
 
-// stdin keeps the process alive only while a call waits for a reply: a handler whose
-// promise can never settle lets the event loop drain, and `beforeExit` reports it.
+// stdin keeps the worker alive between calls and while a call waits for a record reply;
+// otherwise, during a call, only the handler's own work does: a handler whose promise
+// can never settle lets the event loop drain, and `beforeExit` reports it.
 function holdStdin(hold) {
   if (hold) {
     process.stdin.ref?.();

@@ -6,7 +6,9 @@ Each worker has `<root>/<platform pid>-<slot>-<random>/`, removed when the worke
 (however it stopped: the platform removes it, not the worker). A bubblewrap worker's
 work directory is a tmpfs inside its sandbox, gone with the sandbox. If the platform
 itself dies, its workers die with it (`--die-with-parent`) and the next platform process
-removes the directories whose owner process is gone (`clean_stale`), once, at start.
+removes the directories whose owner process is gone (`clean_stale`), once, at start,
+stopping whatever still names one: a sandbox that was being set up when its platform
+died never runs a handler, but bubblewrap leaves it waiting.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
 import threading
@@ -37,14 +40,35 @@ def _owner_alive(name: str) -> bool:
 
 
 def clean_stale(root: Path) -> int:
-    """Remove worker directories whose platform process is gone; how many."""
-    removed = 0
+    """Remove worker directories whose platform process is gone, and stop any process
+    still naming one (bubblewrap caught mid-start when its platform died waits forever
+    for it); how many directories."""
+    stale: list[Path] = []
     with contextlib.suppress(OSError):
-        for entry in root.iterdir():
-            if entry.is_dir() and not entry.is_symlink() and not _owner_alive(entry.name):
-                shutil.rmtree(entry, ignore_errors=True)
-                removed += 1
-    return removed
+        stale = [entry for entry in root.iterdir() if entry.is_dir()
+                 and not entry.is_symlink() and not _owner_alive(entry.name)]
+    if stale:
+        _kill_processes_naming(stale)
+    for entry in stale:
+        shutil.rmtree(entry, ignore_errors=True)
+    return len(stale)
+
+
+def _kill_processes_naming(directories: list[Path]) -> None:
+    names = [os.fsencode(directory) + b"/" for directory in directories]
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if any(name in command for name in names):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def runtime_root() -> Path:
