@@ -256,7 +256,7 @@ def test_memory_hog_is_killed(site: FaasSite) -> None:
         export default async () => {
           const hoard = [];
           for (;;) hoard.push(new Array(100000).fill(Math.random()));
-        }""", Code.EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED, timeout_ms=60_000)  # the limit that stops it: memory
     assert "ran out of memory" in failure.msg
 
 
@@ -267,7 +267,7 @@ def test_off_heap_memory_is_bounded_too(site: FaasSite) -> None:
           const hoard = [];
           for (let i = 0; i < 64; i++) hoard.push(Buffer.alloc(256 * 1024 * 1024, 1));
           return {code: 0, data: hoard.length};
-        }""", Code.EXECUTION_FAILED)
+        }""", Code.EXECUTION_FAILED, timeout_ms=60_000)
     assert "ran out of memory" in failure.msg
 
 

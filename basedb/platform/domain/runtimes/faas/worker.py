@@ -36,7 +36,8 @@ from basedb.platform.domain.runtimes.faas.sandbox import Sandbox, WorkerPaths
 
 RUNNER = Path(__file__).with_name("runner.mjs")
 HANDLER_NAME = "index.mjs"
-DEMOTE_AFTER_S = 0.05  # of one call, before the worker's CPU weight is lowered
+DEMOTE_AFTER_S = 0.1  # of one call, before the worker's CPU weight is lowered
+DEMOTED_NICE = 10  # a tenth of a normal process's weight
 EGRESS_NAME = "egress.sock"
 _READ_CHUNK = 65536
 
@@ -322,12 +323,12 @@ class Worker:
     # ------------------------------------------------------------------- priority
 
     def demote(self) -> None:
-        """A call that runs past DEMOTE_AFTER_S gives way: the worker gets the lowest
-        CPU weight, so that handlers spinning on every core leave the server's other
+        """A call that runs past DEMOTE_AFTER_S gives way: the worker gets a tenth of
+        the CPU weight, so that handlers spinning on every core leave the server's other
         requests (and short calls of other workers) their CPU. Short calls, the usual
         case, never pay for it."""
         self.demoted = True
-        _set_priority(self.pid, 19, threads=True)
+        _set_priority(self.pid, DEMOTED_NICE, threads=True)
 
     def restore(self) -> bool:
         """Back to normal weight after a long call; False when that is not allowed (the
