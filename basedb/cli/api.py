@@ -48,18 +48,22 @@ def api_command(ctx: click.Context, method: str, path: str, params: str | None,
                 workspace_dir: Path | None) -> None:
     """Call any Open API endpoint, as `lark-cli api` does.
 
-    PATH may omit the /open-apis/base/v3 prefix. Examples:
+    PATH may omit the /open-apis/base/v3 prefix. In a workspace, {app} in PATH is its
+    appToken and {base} its bound Base (base-database.jsonc), as `gh api` fills {owner}.
+    Examples:
 
     \b
-      basedb api GET /sites/APP/functions --params '{"env":"prod"}'
-      basedb api POST /sites/APP/functions/FN/invoke --data @body.json
-      basedb api GET /bases/B/tables/T/records --page-all
+      basedb api GET /sites/{app}/functions --params '{"env":"prod"}'
+      basedb api POST /sites/{app}/functions/FN/invoke --data @body.json
+      basedb api GET /bases/{base}/tables/T/records --page-all
 
     Exit status: 0 ok, 1 API error, 2 bad usage or input, 3 auth, 4 network or server.
     """
     ctx.meta[JSON_MODE_KEY] = True  # errors as lark-cli envelopes, like lark-cli api
+    from basedb.cli.placeholders import expand_path
     from basedb.client.api import build_call, describe_call, execute_call, more_pages_remain
 
+    path = expand_path(path, workspace_dir)
     call = build_call(method, path, params=params, data=data,
                       stdin=sys.stdin.buffer, page_all=page_all,
                       page_limit=page_limit)

@@ -20,12 +20,13 @@ from basedb.cli.common import (
     profile_option,
     workspace_option,
 )
+from basedb.cli.groups import HelpfulGroup
 
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")
 DEFAULT_LOGIN_PROFILE = "default"
 
 
-@click.group("auth")
+@click.group("auth", cls=HelpfulGroup)
 def auth_group() -> None:
     """Manage profiles and tokens.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -12,7 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from basedb.core import environment
 from basedb.core.errors import EXIT_INTERNAL, BasedbError
+
+EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -46,7 +50,7 @@ def workspace_option(f: F) -> F:
 
 
 def profile_option(f: F) -> F:
-    return click.option("--profile", default=None, envvar="BASEDB_PROFILE",
+    return click.option("--profile", default=None, envvar=environment.PROFILE,
                         help="Profile to use (default: the workspace's, else `local`).")(f)
 
 
@@ -85,10 +89,37 @@ def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def use_colour(stream: Any) -> bool:
+    """Colour for `stream`: only on a terminal, and never when NO_COLOR is set to
+    anything but the empty string (no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def confirm_or_stop(question: str, declined: str) -> None:
+    """Ask `question` on stderr (default no). On no, or Ctrl-C or the end of input,
+    print `declined` (what did not happen) and exit 1: the command did not do what it
+    was asked to. Nothing was changed, so there is nothing to undo."""
+    try:
+        agreed = click.confirm(question, default=False, err=True)
+    except click.Abort:
+        click.echo("", err=True)  # the prompt's line was not ended by the user
+        agreed = False
+    if not agreed:
+        click.echo(declined, err=True)
+        raise click.exceptions.Exit(EXIT_DECLINED)
+
+
 def render_error(error: BasedbError) -> str:
-    parts = [f"Error: {error.message}"]
-    if error.code not in (None, ""):
-        parts[0] += f" [{error.code}]"
+    # The code closes the message's first line: a message that lists findings below it
+    # keeps its last line for the last finding.
+    first, newline, rest = error.message.partition("\n")
+    code = f" [{error.code}]" if error.code not in (None, "") else ""
+    parts = [f"Error: {first}{code}{newline}{rest}"]
     if error.hint:
         parts.append(f"Hint: {error.hint}")
     log_id = error.detail.get("log_id")
@@ -122,7 +153,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except BasedbError as error:
-        report_error(error)
+        report_error(_for_the_command(ctx, error))
         ctx.exit(error.exit_code)
     except click.UsageError as usage:
         # In JSON mode a wrong option is reported like every other error: as an envelope
@@ -148,11 +179,35 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
             hint="This is a bug in basedb; please report it with the command you ran. "
                  "Set BASEDB_DEBUG=1 to see the traceback.",
         ))
-        import os
-
-        if os.environ.get("BASEDB_DEBUG"):
+        if os.environ.get(environment.DEBUG):
             click.echo(detail, err=True)
         ctx.exit(EXIT_INTERNAL)
+
+
+def _for_the_command(ctx: click.Context, error: BasedbError) -> BasedbError:
+    """`error`, with a hint that names only options of the command that was run."""
+    from basedb.core.errors import WORKSPACE_OPTION_HINT, WorkspaceNotFound
+
+    if isinstance(error, WorkspaceNotFound):
+        command = invoked_command(ctx)
+        if command is not None and any("--workspace" in p.opts for p in command.params):
+            return error.with_context(hint=WORKSPACE_OPTION_HINT)
+    return error
+
+
+def invoked_command(ctx: click.Context) -> click.Command | None:
+    """The command the group's arguments name (`basedb deployments list …` → list)."""
+    command: click.Command = ctx.command
+    for arg in ctx.meta.get(ARGS_KEY, []):
+        if not isinstance(command, click.Group):
+            break
+        if arg.startswith("-"):
+            continue  # the groups' own options are flags (--version, --help)
+        sub = command.get_command(ctx, arg)
+        if sub is None:
+            return None
+        command = sub
+    return command
 
 
 # --------------------------------------------------------------------- the platform

@@ -43,13 +43,7 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     if not resolved.embedded:
         _remember_profile(result.workspace, resolved.name)
     if as_json:
-        emit_json({
-            "workspace": str(result.workspace),
-            "appToken": result.app_token,
-            "baseToken": result.base_token,
-            "template": result.template,
-            "files": [p.relative_to(result.workspace).as_posix() for p in result.files],
-        })
+        emit_json(result.to_dict())
         return
     shown = result.workspace if directory == Path(".") else directory
     click.echo(f"Created workspace {shown} from template {template!r} "

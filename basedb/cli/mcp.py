@@ -24,9 +24,10 @@ def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
 
     Each callable function is a tool named by its functionId, with its description, its
     live inputSchema and hints (Database Functions read-only; Mutations say whether they
-    delete or can be repeated). discover_functions, describe_function and
-    invoke_function reach functions published after the server started. stdout carries
-    the protocol; messages go to stderr. Needs the MCP SDK: pip install 'basedb[mcp]'.
+    change or remove what exists, and whether they can be repeated). discover_functions,
+    describe_function and invoke_function reach functions published after the server
+    started. stdout carries the protocol; messages go to stderr. Needs the MCP SDK:
+    pip install 'basedb-cli[mcp]'.
 
     \b
     Example client configuration:
@@ -34,11 +35,12 @@ def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
     """
     import importlib.util
 
+    from basedb import install_command
     from basedb.core.errors import UsageError
 
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("`basedb mcp` needs the MCP Python SDK, which is not installed.",
-                         code="MCP_NOT_INSTALLED", hint="pip install 'basedb[mcp]'")
+                         code="MCP_NOT_INSTALLED", hint=install_command("mcp"))
     from basedb.agent_tools.mcp_server import run_stdio
     from basedb.agent_tools.site_skill import resolve_site
     from basedb.agent_tools.site_tools import SiteTools

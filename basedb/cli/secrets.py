@@ -3,7 +3,6 @@ variables, kept on the platform and never in the workspace."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,17 +46,9 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
                    f"{item.get('updatedBy', '')}")
 
 
-def _read_value(name: str, from_env: str | None) -> str:
+def _read_value(name: str) -> str:
     from basedb.core.errors import InputError
 
-    if from_env is not None:
-        value = os.environ.get(from_env)
-        if not value:
-            raise InputError(f"--from-env {from_env}: that environment variable is not set "
-                             "or empty.", code="SECRET_VALUE_MISSING",
-                             hint=f"Export {from_env} first, or pipe the value: "
-                                  f"`printf %s \"$VALUE\" | basedb secrets set {name}`.")
-        return value
     if sys.stdin.isatty():
         value = click.prompt(f"Value of {name}", hide_input=True, err=True)
     else:
@@ -67,30 +58,30 @@ def _read_value(name: str, from_env: str | None) -> str:
     if not value:
         raise InputError(f"No value for secret {name}: stdin was empty.",
                          code="SECRET_VALUE_MISSING",
-                         hint=f"Pipe the value in (`printf %s \"$VALUE\" | basedb secrets set "
-                              f"{name}`) or pass --from-env VAR.")
+                         hint=f"Pipe the value in: `printf %s \"$VALUE\" | basedb secrets set "
+                              f"{name}` (in CI, from the CI's own secret).")
     return str(value)
 
 
 @secrets_group.command("set")
 @click.argument("name")
-@click.option("--from-env", "from_env", metavar="VAR", default=None,
-              help="Take the value from this environment variable instead of stdin.")
 @app_token_option
 @json_option
 @workspace_option
 @profile_option
-def set_command(name: str, from_env: str | None, app_token: str | None, as_json: bool,
-                workspace_dir: Path | None, profile: str | None) -> None:
-    """Set secret NAME to a value read from stdin (or --from-env VAR), never from the
-    command line, where other users of the machine could see it. Running workers get
-    the new value on their next call."""
+def set_command(name: str, app_token: str | None, as_json: bool, workspace_dir: Path | None,
+                profile: str | None) -> None:
+    """Set secret NAME to the value read from stdin (asked for, hidden, on a terminal),
+    never from the command line, where other users of the machine could see it. Running
+    workers get the new value on their next call."""
     from basedb.client.sites import SiteApi
 
     token, root = site_of(workspace_dir, app_token)
-    value = _read_value(name, from_env)
     with connect_to(profile, root) as client:
-        result: dict[str, Any] = SiteApi(client, token).put_secret(name, value)
+        site = SiteApi(client, token)
+        site.secrets()  # the site is reachable and ours to change, before asking for a value
+        value = _read_value(name)
+        result: dict[str, Any] = site.put_secret(name, value)
     if as_json:
         emit_json({"appToken": token, **result})
         return

@@ -125,10 +125,15 @@ def read_data(value: str | None, *, stdin: BinaryIO) -> Any:
             raise InputError("--data @ names no file.", code="DATA_INVALID",
                              hint="Write --data @body.json to send a file's JSON.")
         label = f"--data @{name}"
+        path = Path(name).expanduser()
         try:
-            text = files.read_text(Path(name).expanduser(), label=label, limit=LIMIT_DATA)
+            text = files.read_text(path, label=label, limit=LIMIT_DATA)
         except files.FileProblem as problem:
-            raise InputError(problem.message, code="DATA_INVALID", hint=problem.fix) from None
+            missing = not path.exists() and not path.is_symlink()
+            hint = (f"Check the file name: there is no {path.absolute()}; --data @FILE reads "
+                    "a JSON file, relative to the current directory." if missing
+                    else problem.fix)
+            raise InputError(problem.message, code="DATA_INVALID", hint=hint) from None
         return parse_json_text(text, label=label)
     return parse_json_text(value, label="--data")
 

@@ -98,9 +98,16 @@ class WorkspaceNotFound(UsageError):
         super().__init__(
             f"No base-database.jsonc found in {start} or any parent directory.",
             code="WORKSPACE_NOT_FOUND",
-            hint="Run inside a site workspace, pass --workspace DIR, "
-            "or create one with `basedb init`.",
+            hint=WORKSPACE_HINT,
         )
+
+
+# What to do without a workspace; the command line adds `-C/--workspace DIR` for the
+# commands that take it (an option is only named where it exists).
+WORKSPACE_HINT = ("Run inside a site workspace (the directory of base-database.jsonc or one "
+                  "below it), or create one with `basedb init`.")
+WORKSPACE_OPTION_HINT = ("Run inside a site workspace, pass -C/--workspace DIR, or create one "
+                         "with `basedb init`.")
 
 
 class InputError(UsageError):

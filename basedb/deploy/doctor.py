@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb import __version__
+from basedb import __version__, install_command
 from basedb.client.profiles import current_profile
 from basedb.client.sites import SiteApi
 from basedb.core.errors import AuthError, BasedbError, WorkspaceNotFound
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
+from basedb.core.wording import plural
 from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.loader import find_root, load_workspace
@@ -74,7 +75,7 @@ def check_sqlglotc() -> Check:
         return Check("sqlglotc", "ok", "the compiled SQL parser is installed")
     return Check("sqlglotc", "warn", "the compiled SQL parser (sqlglotc) is not installed; "
                  "`basedb check` parses SQL in pure Python, which is slower",
-                 "pip install 'basedb[fast]'")
+                 install_command("fast"))
 
 
 def check_node() -> Check:
@@ -126,7 +127,7 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
     counts = ", ".join(f"{kind} {len(workspace.of_kind(kind))}"
                        for kind in ("database_function", "mutation", "faas", "ai_function"))
     others = len(workspace.load_findings)
-    note = f"; {others} declaration problem(s), see `basedb check`" if others else ""
+    note = f"; {plural(others, 'declaration problem')}, see `basedb check`" if others else ""
     status = "warn" if others else "ok"
     return (Check("workspace", status, f"{root} (site {workspace.config.app_token}; "
                   f"{counts}){note}", "basedb check" if others else None),
@@ -145,7 +146,7 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
         return Check("catalog", "warn", f"{CATALOG_FILE} is missing", "basedb catalog pull")
     if same_catalog(local, live):
         return Check("catalog", "ok", f"{CATALOG_FILE} matches the live catalog "
-                     f"({len(live['tables'])} table(s))")
+                     f"({plural(len(live['tables']), 'table')})")
     return Check("catalog", "warn", f"{CATALOG_FILE} differs from the live catalog of the "
                  "site's bound tables; checks run against a stale schema",
                  "basedb catalog pull")
@@ -153,7 +154,7 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
 
 def run_doctor(profile_name: str | None, start: Path | None, *,
                open_client: Callable[[Profile], Client],
-               machine_checks: tuple[Callable[[], Check], ...] = ()) -> dict[str, Any]:
+               machine_checks: tuple[Callable[[], Check], ...] = ()) -> DoctorReport:
     """Run every check; never raises for what it diagnoses. `open_client` connects to a
     profile's platform (the command line's, which can embed the local platform);
     `machine_checks` add checks of this machine after the Node.js one."""
@@ -191,6 +192,23 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
         return Check(name, "fail", error.message, error.hint)
 
 
-def _result(checks: list[Check]) -> dict[str, Any]:
-    return {"ok": all(c.status != "fail" for c in checks),
-            "checks": [c.to_dict() for c in checks]}
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Every check, in order; ok when none failed (warnings allowed)."""
+
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def warnings(self) -> int:
+        return sum(c.status == "warn" for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+
+
+def _result(checks: list[Check]) -> DoctorReport:
+    return DoctorReport(tuple(checks))

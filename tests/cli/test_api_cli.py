@@ -187,6 +187,15 @@ def test_unusable_data_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, na
         assert word in message
 
 
+def test_a_missing_data_file_hint_says_which_path_was_looked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("api", "POST", "/x", "--data", "@missing.json")
+    hint = error_of(result)["hint"]
+    assert "Create --data" not in hint
+    assert str(tmp_path / "missing.json") in hint and "relative to the current" in hint
+
+
 def test_data_from_stdin(mock: respx.MockRouter) -> None:
     route = mock.post("/sites/a/functions/f/invoke").respond(json={"code": 0})
     result = api("POST", "/sites/a/functions/f/invoke", "--data", "-",

@@ -33,7 +33,7 @@ def test_an_unchanged_catalog_changes_no_byte(site: Path) -> None:
     assert (site / "base-database.jsonc").read_bytes() == config
     assert (site / "catalog.json").read_bytes() == catalog
     text = run("catalog", "pull", "-C", str(site))
-    assert "catalog.json already up to date: 3 table(s)" in text.stdout
+    assert "catalog.json already up to date: 3 tables" in text.stdout
 
 
 def test_a_newly_bound_table_joins_catalog_and_binding(site: Path) -> None:

@@ -198,7 +198,7 @@ def test_returned_code_500_after_a_write_says_the_write_was_kept(site: FaasSite)
           await ctx.records.create("Tasks", {Title: "half done"});
           return {code: 500, msg: "downstream failed"};
         }""", Code.EXECUTION_FAILED)
-    assert "Executed: partly: 1 record write call(s) completed" in failure.msg
+    assert "Executed: partly: 1 record write call completed" in failure.msg
     assert "downstream failed" not in failure.msg
     assert [r["Title"] for r in site.records()] == ["half done"]
 
@@ -502,7 +502,7 @@ def test_writes_before_a_crash_are_kept_and_reported(site: FaasSite) -> None:
           await ctx.records.create("Tasks", {Title: "second"});
           throw new Error("boom");
         }""", Code.EXECUTION_FAILED)
-    assert "Executed: partly: 2 record write call(s) completed" in failure.msg
+    assert "Executed: partly: 2 record write calls completed" in failure.msg
     assert "Retry: do not retry before checking" in failure.msg
     assert [r["Title"] for r in site.records()] == ["first", "second"]
 

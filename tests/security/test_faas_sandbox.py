@@ -409,6 +409,7 @@ def test_memory_bombs_are_stopped(target: Target, bomb: str) -> None:
 
 
 @needs_node
+@pytest.mark.slow
 def test_memory_bombs_at_once_are_each_stopped(target: Target) -> None:
     source = ("export default async () => { const h = []; "
               "for (let i = 0; i < 64; i++) h.push(Buffer.alloc(64 * 2 ** 20, 1)); "
@@ -561,20 +562,36 @@ export default async (input) => {
   return {code: 0, data: "slow"};
 }"""
 
+# Runs until the test sets its gate record's Status to Done: a call that stays running
+# for exactly as long as the test needs, whatever the machine's speed.
+GATED = """
+export default async (input, ctx) => {
+  for (;;) {
+    const gate = await ctx.records.get("Tasks", input.gate);
+    if (gate.fields.Status === "Done") return {code: 0, data: "released"};
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}"""
+
 
 @needs_node
 def test_concurrency_caps_answer_retry_later(capped: Target) -> None:
-    other = task_site(capped.api).app_token
+    other = task_site(capped.api)
+    tasks = f"/bases/{capped.site.base_token}/tables/{capped.site.table_id}/records"
+    gate = capped.api.ok("POST", tasks, json={"Title": "gate", "Status": "Open"})["record_id"]
+    other_gate = capped.api.ok("POST", f"/bases/{other.base_token}/tables/{other.table_id}"
+                               "/records", json={"Title": "gate", "Status": "Open"})["record_id"]
     results: list[Any] = []
 
-    def slow(app: str) -> None:
+    def gated(site: TaskSite, record: str) -> None:
         try:
-            results.append(capped.run(SLOW, {"ms": 4000}, app_token=app))
+            results.append(capped.run(GATED, {"gate": record}, app_token=site.app_token,
+                                      timeout_ms=120_000))
         except ApiFailure as failure:
             results.append(failure)
 
-    threads = [threading.Thread(target=slow, args=(app,))
-               for app in (capped.app_token, capped.app_token, other)]
+    threads = [threading.Thread(target=gated, args=(site, record)) for site, record in
+               ((capped.site, gate), (capped.site, gate), (other, other_gate))]
     threads[0].start()
     threads[1].start()
     _until(lambda: capped.runtime.stats()["active"] == 2)
@@ -585,9 +602,12 @@ def test_concurrency_caps_answer_retry_later(capped: Target) -> None:
     third = task_site(capped.api).app_token
     with pytest.raises(ApiFailure) as platform_full:
         capped.run(PING, function_id="ping", app_token=third)
+    capped.api.ok("PATCH", f"{tasks}/{gate}", json={"Status": "Done"})
+    capped.api.ok("PATCH", f"/bases/{other.base_token}/tables/{other.table_id}/records/"
+                  f"{other_gate}", json={"Status": "Done"})
     for thread in threads:
         thread.join()
-    assert results == ["slow", "slow", "slow"]
+    assert results == ["released", "released", "released"]
     for refused, why in ((site_full.value, "already runs 2 FaaS calls, its limit"),
                          (platform_full.value, "the platform already runs 3 FaaS calls")):
         assert refused.code == Code.PLATFORM_BUSY and refused.status == 503

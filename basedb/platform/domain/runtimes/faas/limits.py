@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+from basedb.core import environment
 from basedb.core.errors import InputError
 from basedb.workspace.declarations import FAAS_MAX_TIMEOUT_MS
 
@@ -27,14 +28,6 @@ DEFAULT_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = FAAS_MAX_TIMEOUT_MS
 SANDBOX_MODES = ("auto", "require", "off")
 
-_ENV_NAMES = {
-    "global_concurrency": "BASEDB_FAAS_CONCURRENCY",
-    "site_concurrency": "BASEDB_FAAS_SITE_CONCURRENCY",
-    "memory_mb": "BASEDB_FAAS_MEMORY_MB",
-    "disk_mb": "BASEDB_FAAS_DISK_MB",
-    "idle_seconds": "BASEDB_FAAS_IDLE_SECONDS",
-    "spares": "BASEDB_FAAS_SPARES",
-}
 _RANGES = {
     "global_concurrency": (1, 1024),
     "site_concurrency": (1, 1024),
@@ -43,6 +36,10 @@ _RANGES = {
     "idle_seconds": (1, 86400),
     "spares": (0, 16),
 }
+
+
+def _setting(variable: str) -> str:
+    return os.environ.get(variable, "").strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +69,16 @@ class FaasLimits:
         """The defaults, with what $BASEDB_FAAS_* set; a bad value is an InputError."""
         limits = cls()
         changes: dict[str, object] = {}
-        for name, variable in _ENV_NAMES.items():
-            raw = os.environ.get(variable, "").strip()
+        for name, variable, raw in (
+                ("global_concurrency", environment.FAAS_CONCURRENCY,
+                 _setting(environment.FAAS_CONCURRENCY)),
+                ("site_concurrency", environment.FAAS_SITE_CONCURRENCY,
+                 _setting(environment.FAAS_SITE_CONCURRENCY)),
+                ("memory_mb", environment.FAAS_MEMORY_MB, _setting(environment.FAAS_MEMORY_MB)),
+                ("disk_mb", environment.FAAS_DISK_MB, _setting(environment.FAAS_DISK_MB)),
+                ("idle_seconds", environment.FAAS_IDLE_SECONDS,
+                 _setting(environment.FAAS_IDLE_SECONDS)),
+                ("spares", environment.FAAS_SPARES, _setting(environment.FAAS_SPARES))):
             if not raw:
                 continue
             low, high = _RANGES[name]
@@ -83,7 +88,7 @@ class FaasLimits:
                                  hint=f"Set {variable} to a number in range, or unset it for "
                                       f"the default ({getattr(limits, name)}).")
             changes[name] = int(raw)
-        mode = os.environ.get("BASEDB_FAAS_SANDBOX", "").strip() or "auto"
+        mode = _setting(environment.FAAS_SANDBOX) or "auto"
         if mode not in SANDBOX_MODES:
             raise InputError(f"$BASEDB_FAAS_SANDBOX is {mode!r}; it must be one of "
                              f"{', '.join(SANDBOX_MODES)}.", code="FAAS_LIMIT_INVALID",

@@ -15,6 +15,7 @@ from typing import Any
 
 from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
+from basedb.core.wording import plural
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 
 MAX_AUTHOR_MSG_CHARS = 400
@@ -110,8 +111,8 @@ def _execution_failed(outcome: Outcome, *, function_id: str, log_id: str, limit_
     author_fix = "the site's developer should look up this LogID in the platform log"
     reason, fix = _failure_reason(outcome, name, limit_ms, author_fix, limits)
     if outcome.writes:
-        executed = (f"partly: {outcome.writes} record write call(s) completed before the "
-                    "failure and were kept")
+        executed = (f"partly: {plural(outcome.writes, 'record write call')} completed "
+                    "before the failure and were kept")
         retry = "do not retry before checking the records with a read-only function"
     else:
         executed = "no record was written"

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from basedb.core import environment
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, version_of, version_tuple
 from basedb.core.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.platform.domain.identity import User
@@ -434,7 +435,7 @@ def _node_lookup(configured: str, path: str) -> str | None:
 
 def _node_executable() -> str | None:
     """`node_executable()`, looked up again only when $BASEDB_NODE or $PATH change."""
-    return _node_lookup(os.environ.get("BASEDB_NODE", ""), os.environ.get("PATH", ""))
+    return _node_lookup(os.environ.get(environment.NODE, ""), os.environ.get("PATH", ""))
 
 
 def _require_node(log_id: str) -> None:

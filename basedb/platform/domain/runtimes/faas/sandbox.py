@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,8 @@ from basedb.platform.domain.runtimes.faas.cgroups import CgroupDriver, find_cgro
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 
 UID_BASE = 1_800_000_000
+PROCESS_RANGES = 16_384  # uids UID_BASE … UID_BASE + 2**24, by platform pid and slot
+SLOTS_PER_PROCESS = 1_024
 ADDRESS_SPACE_BYTES = 2 * 1024**3  # without a memory cgroup; V8 reserves ~0.8 GB up front
 # Host paths the sandbox sees read-only, as they are on the host (symlinks stay symlinks).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -128,7 +131,7 @@ class Sandbox:
 
     def probe(self) -> str:
         """Start Node.js in this sandbox once; what went wrong, or ""."""
-        scratch = Path(os.environ.get("TMPDIR", "/tmp"))
+        scratch = Path(tempfile.gettempdir())
         paths = WorkerPaths(scratch, scratch, None)
         launch = self.launch(paths, slot=0, channel_fd=None, info_fd=None, block_fd=None,
                              script=["-e", ""])
@@ -147,8 +150,13 @@ class Sandbox:
     # --------------------------------------------------------------------- launch
 
     def user_for(self, slot: int) -> int | None:
-        """The uid (and gid) of the worker in `slot`; None: the platform's own."""
-        return UID_BASE + slot if self.worker_users else None
+        """The uid (and gid) of the worker in `slot`; None: the platform's own. Two
+        platform processes (a server and a command's embedded platform) get different
+        ranges, so that no two live workers share a user."""
+        if not self.worker_users:
+            return None
+        return UID_BASE + ((os.getpid() % PROCESS_RANGES) * SLOTS_PER_PROCESS
+                           + slot % SLOTS_PER_PROCESS)
 
     def code_dir(self, paths: WorkerPaths) -> str:
         """The worker's code directory as the worker sees it."""

@@ -1,0 +1,97 @@
+"""Every environment variable basedb reads, in one registry.
+
+docs/cli.md renders this table (`python -m basedb.cli.reference --write`), and a test
+scans the code for every variable it reads and fails on one missing here, so the
+documentation cannot fall behind the code. The modules that read a variable name it
+with the constants below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    name: str
+    what: str  # what it changes, in one or two sentences
+    default: str  # what happens when it is unset
+
+
+# Where basedb keeps its files (basedb.core.paths)
+DATA_DIR = "BASEDB_DATA_DIR"
+CONFIG_DIR = "BASEDB_CONFIG_DIR"
+STATE_DIR = "BASEDB_STATE_DIR"
+# Which profile applies (every command with --profile)
+PROFILE = "BASEDB_PROFILE"
+# The local platform
+PUBLIC_URL = "BASEDB_PUBLIC_URL"
+ACCESS_LOG = "BASEDB_ACCESS_LOG"
+NODE = "BASEDB_NODE"
+AI_BASE_URL = "BASEDB_AI_BASE_URL"
+AI_API_KEY = "BASEDB_AI_API_KEY"
+AI_MODEL = "BASEDB_AI_MODEL"
+# The FaaS runtime of the local platform (docs/faas-sandbox.md)
+FAAS_CONCURRENCY = "BASEDB_FAAS_CONCURRENCY"
+FAAS_SITE_CONCURRENCY = "BASEDB_FAAS_SITE_CONCURRENCY"
+FAAS_MEMORY_MB = "BASEDB_FAAS_MEMORY_MB"
+FAAS_DISK_MB = "BASEDB_FAAS_DISK_MB"
+FAAS_IDLE_SECONDS = "BASEDB_FAAS_IDLE_SECONDS"
+FAAS_SPARES = "BASEDB_FAAS_SPARES"
+FAAS_SANDBOX = "BASEDB_FAAS_SANDBOX"
+# Troubleshooting
+DEBUG = "BASEDB_DEBUG"
+
+VARIABLES: tuple[EnvVar, ...] = (
+    EnvVar(PROFILE, "The profile to use when a command gets no --profile.",
+           "the workspace's `profile`, else `local` (the embedded platform)"),
+    EnvVar(CONFIG_DIR, "Where profiles (config.json) are kept.",
+           "the user config directory, e.g. ~/.config/basedb"),
+    EnvVar(DATA_DIR, "Where the local platform keeps its SQLite database, owner token and "
+           "platform.log.", "the user data directory, e.g. ~/.local/share/basedb"),
+    EnvVar(STATE_DIR, "Where user-level state is kept, such as the record of installed site "
+           "Skills.", "the user state directory, e.g. ~/.local/state/basedb"),
+    EnvVar(PUBLIC_URL, "The URL the local platform puts in baseAppUrl and site links (set it "
+           "to where `basedb serve` is reachable).", "http://127.0.0.1:8787"),
+    EnvVar(ACCESS_LOG, "Any value but empty or 0: the local platform logs one line per HTTP "
+           "request.", "no access log"),
+    EnvVar(NODE, "The Node.js executable that runs FaaS handlers on the local platform.",
+           "`node` on PATH"),
+    EnvVar("PATH", "Where `node` is looked for when BASEDB_NODE is unset (FaaS workers get a "
+           "PATH of system directories only).", "the system's default"),
+    EnvVar(FAAS_SANDBOX, "`require`: refuse to run FaaS handlers without an OS sandbox "
+           "(bubblewrap); `off`: run them as plain processes even where it exists.",
+           "`auto`: the strongest sandbox the machine offers, said at start"),
+    EnvVar(FAAS_CONCURRENCY, "FaaS calls running at once on one platform process; more "
+           "answer 503 retry later.", "16"),
+    EnvVar(FAAS_SITE_CONCURRENCY, "FaaS calls of one site running at once.", "8"),
+    EnvVar(FAAS_MEMORY_MB, "Resident memory of one FaaS worker, Node.js included (cgroup "
+           "where the platform may write one).", "256"),
+    EnvVar(FAAS_DISK_MB, "Size of a FaaS worker's work directory, and of its largest file.",
+           "64"),
+    EnvVar(FAAS_IDLE_SECONDS, "An idle warm FaaS worker is stopped after this long.", "60"),
+    EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
+           "1"),
+    EnvVar(AI_BASE_URL, "The root of an OpenAI-compatible API (e.g. "
+           "http://127.0.0.1:11434/v1) that answers AI Functions on the local platform.",
+           "AI Functions are not enabled locally"),
+    EnvVar(AI_API_KEY, "The API key sent to BASEDB_AI_BASE_URL.", "no key is sent"),
+    EnvVar(AI_MODEL, "The model named in AI Function requests.", "`default`"),
+    EnvVar(DEBUG, "Any non-empty value: an internal error (exit 5) also prints its traceback.",
+           "the message and hint only"),
+    EnvVar("NO_COLOR", "Any non-empty value turns colours off (no-color.org).",
+           "colours on a terminal"),
+    EnvVar("GITHUB_WORKSPACE", "The repository checkout that `check --format github` and "
+           "`--format sarif` make paths relative to (set by GitHub Actions).",
+           "the current directory"),
+    EnvVar("CODEX_HOME", "Where `skill install` and `agent-tools skill install` find Codex "
+           "(skills go to $CODEX_HOME/skills).", "~/.codex"),
+    EnvVar("CLAUDE_CONFIG_DIR", "Where those commands find Claude Code (skills go to "
+           "$CLAUDE_CONFIG_DIR/skills).", "~/.claude"),
+    EnvVar("TZ", "Passed on to FaaS handlers, whose datetime cells are in the platform's "
+           "local time.", "the system's time zone"),
+    EnvVar("_BASEDB_COMPLETE", "Read by click for shell completion (see Shell completion "
+           "below); not for everyday use.", "normal operation"),
+)
+
+BY_NAME: dict[str, EnvVar] = {var.name: var for var in VARIABLES}
