@@ -11,9 +11,10 @@ import click
 
 from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
 from basedb.cli.deployments import app_token_option, connect_to, site_of
+from basedb.cli.groups import HelpfulGroup
 
 
-@click.group("secrets")
+@click.group("secrets", cls=HelpfulGroup)
 def secrets_group() -> None:
     """Set the secrets a site's FaaS functions read (names only are ever shown).
 
