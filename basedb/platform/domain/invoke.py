@@ -298,9 +298,11 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
         function_id=target.function_id, source=snapshot.functions[target.function_id].handler
         or "", timeout_ms=declaration.timeout_ms, network=declaration.network_allow,
         secrets=declaration.secrets)
-    with store.read() as conn:
-        values = site_secrets.values_for(conn, site.app_token, function.secrets,
-                                         function_id=target.function_id, log_id=log_id)
+    values: dict[str, str] = {}
+    if function.secrets:
+        with store.read() as conn:
+            values = site_secrets.values_for(conn, site.app_token, function.secrets,
+                                             function_id=target.function_id, log_id=log_id)
     return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
                     function=function, input=checked, log_id=log_id, env=env,
                     secret_values=values)

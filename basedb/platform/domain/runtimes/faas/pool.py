@@ -107,6 +107,7 @@ class FaasRuntime:
         self._idle_order: OrderedDict[Worker, tuple[str, ...]] = OrderedDict()
         self._spares: list[Worker] = []
         self._busy: set[Worker] = set()
+        self._call_ids = itertools.count(1)
         self._want_spares = False
         self._slots: set[int] = set()
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="basedb-faas-spawn")
@@ -189,9 +190,10 @@ class FaasRuntime:
         context = {"caller": {"userId": caller.user_id, "name": caller.name},
                    "site": {"appToken": site.app_token}, "env": env, "logId": log_id}
         log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes)
+        key = function.pool_key(values)
         with self._admitted(function, log_id):
             try:
-                worker = self._acquire(sandbox, function, values)
+                worker = self._acquire(sandbox, function, values, key)
             except WorkerFailed as failure:
                 outcome = Outcome(log=log, kind="failure", failure="spawn", detail=str(failure))
             else:
@@ -202,12 +204,12 @@ class FaasRuntime:
                 with self._lock:
                     self._busy.add(worker)
                 try:
-                    outcome = worker.call(secrets.randbits(52), input, context, routes,
+                    outcome = worker.call(next(self._call_ids), input, context, routes,
                                           deadline, log)
                 finally:
                     with self._lock:
                         self._busy.discard(worker)
-                self._release(worker, function.pool_key(values), outcome.quiet)
+                self._release(worker, key, outcome.quiet)
         hide_internal_error(outcome)
         write_call_log(function.function_id, log_id, outcome, values.values())
         return interpret(outcome, function_id=function.function_id, log_id=log_id,
@@ -241,9 +243,8 @@ class FaasRuntime:
 
     # ------------------------------------------------------------------- workers
 
-    def _acquire(self, sandbox: Sandbox, function: FaasFunction,
-                 values: Mapping[str, str]) -> Worker:
-        key = function.pool_key(values)
+    def _acquire(self, sandbox: Sandbox, function: FaasFunction, values: Mapping[str, str],
+                 key: tuple[str, ...]) -> Worker:
         dead: list[Worker] = []
         found: Worker | None = None
         with self._lock:

@@ -202,8 +202,10 @@ class Worker:
     def call(self, call_id: int, input: Any, context: dict[str, Any], routes: RecordRoutes,
              deadline: float, log: CallLog) -> Outcome:
         """Run one call to its end (or the deadline); the worker is stopped unless the
-        outcome says it is quiet and may take another call. `call_id` is random (a
-        handler cannot guess it to answer for a call: its messages carry it)."""
+        outcome says it is quiet and may take another call. Every message of the call
+        carries `call_id`: anything else the channel says is not about this call and is
+        ignored (a worker runs one call at a time, so there is no other call a handler
+        could speak for)."""
         self.calls += 1
         outcome = Outcome(log=log)
         self._queue({"type": "call", "call": call_id, "input": input, "context": context})
