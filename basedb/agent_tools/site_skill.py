@@ -29,6 +29,7 @@ from basedb.agent_tools.install import (
     install_record,
     plan_install,
 )
+from basedb.client import endpoints
 from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError, WorkspaceNotFound
 from basedb.core.skill_spec import (
@@ -101,7 +102,7 @@ class OpenFunctions:
 
 def list_open_functions(client: Client, app_token: str, env: str) -> OpenFunctions:
     """The functions a caller's agents can use on `env`, each with its access."""
-    envelope = client.paginate("GET", f"/sites/{app_token}/functions",
+    envelope = client.paginate("GET", endpoints.functions(app_token),
                                params={"env": env}, list_field="functions")
     data = envelope.get("data") or {}
     functions = []
@@ -129,7 +130,7 @@ class SiteSkill:
 
 def fetch_site_skill(client: Client, app_token: str) -> SiteSkill:
     """The site's prod Skill, checked; InputError naming what is unusable."""
-    data = client.request("GET", f"/sites/{app_token}/skill", params={"env": "prod"}).get(
+    data = client.request("GET", endpoints.skill(app_token), params={"env": "prod"}).get(
         "data")
     where = f"The site Skill of {app_token} from {client.base_url}"
     if not isinstance(data, dict):

@@ -32,6 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
 
 if TYPE_CHECKING:
@@ -358,30 +359,26 @@ class SiteTools:
     title: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @property
-    def _base(self) -> str:
-        return f"/sites/{self.app_token}/functions"
-
     def functions(self) -> list[dict[str, Any]]:
         """Every function open to agents (all pages); raises when the site cannot be
         listed (no deployment for env, no access)."""
         with self._lock:
-            envelope = self.client.paginate("GET", self._base, params={"env": self.env},
-                                            list_field="functions")
+            envelope = self.client.paginate("GET", endpoints.functions(self.app_token),
+                                            params={"env": self.env}, list_field="functions")
         items = (envelope.get("data") or {}).get("functions") or []
         return [item for item in items if isinstance(item, dict)
                 and isinstance(item.get("functionId"), str)]
 
     def describe(self, function_id: str) -> dict[str, Any]:
         with self._lock:
-            data = self.client.request("GET", f"{self._base}/{function_id}",
+            data = self.client.request("GET", endpoints.function(self.app_token, function_id),
                                        params={"env": self.env}).get("data") or {}
         described = data.get("function")
         return described if isinstance(described, dict) else {}
 
     def invoke(self, function_id: str, params: dict[str, Any]) -> Any:
         with self._lock:
-            envelope = self.client.request("POST", f"{self._base}/{function_id}/invoke",
+            envelope = self.client.request("POST", endpoints.invoke(self.app_token, function_id),
                                            params={"env": self.env}, json={"params": params})
         return envelope.get("data")
 
@@ -390,7 +387,7 @@ class SiteTools:
         if self.title is None:
             try:
                 with self._lock:
-                    data = self.client.request("GET", f"/sites/{self.app_token}").get("data")
+                    data = self.client.request("GET", endpoints.site(self.app_token)).get("data")
                 title = data.get("title") if isinstance(data, dict) else None
             except BasedbError:
                 title = None

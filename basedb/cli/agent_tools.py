@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from basedb.agent_tools.install import TARGET_CHOICES, Installed
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
 from basedb.cli.groups import HelpfulGroup
 
 site_option = click.option(
@@ -36,7 +42,7 @@ def skill_group() -> None:
                    "directory of a project install (without --site).")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def install_command(site: str | None, target: str | None, directory: Path | None,
                     force: bool, as_json: bool, workspace_dir: Path | None,
                     profile: str | None) -> None:
@@ -89,7 +95,7 @@ def install_command(site: str | None, target: str | None, directory: Path | None
               show_default=True, help="Which release to list.")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's functions open to agents, with their access and schema status."""

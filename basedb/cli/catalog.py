@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
 from basedb.cli.groups import HelpfulGroup
 from basedb.core.wording import plural
 
@@ -19,7 +25,7 @@ def catalog_group() -> None:
 @catalog_group.command("pull")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
                          profile: str | None) -> None:
     """Refresh catalog.json from the live catalog and merge the bound table ids.

@@ -54,6 +54,48 @@ def profile_option(f: F) -> F:
                         help="Profile to use (default: the workspace's, else `local`).")(f)
 
 
+AS_KEY = "basedb.as"
+TIMEOUT_KEY = "basedb.timeout"
+VERBOSE_KEY = "basedb.verbose"
+IDENTITY_KEY = "basedb.identity"  # the identity a command's requests spoke for
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is not None and value is not False:
+            ctx.meta[key] = value
+        return value
+
+    return callback
+
+
+def connection_options(f: F) -> F:
+    """`--profile`, `--as user|bot`, `--timeout SECONDS` and `--verbose`: which platform
+    and identity a command's requests use, and how they are sent (`open_client` reads
+    them)."""
+    f = click.option("--verbose", is_flag=True, default=False, expose_value=False,
+                     envvar=environment.DEBUG, callback=_remember(VERBOSE_KEY),
+                     help="Log every request and response line to stderr, tokens redacted "
+                          "($BASEDB_DEBUG).")(f)
+    f = click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=None,
+                     metavar="SECONDS", expose_value=False, envvar=environment.TIMEOUT,
+                     callback=_remember(TIMEOUT_KEY),
+                     help="Seconds to wait for each answer ($BASEDB_TIMEOUT; default 30).")(f)
+    f = click.option("--as", "identity", type=click.Choice(["user", "bot", "auto"]),
+                     default=None, expose_value=False, callback=_remember(AS_KEY),
+                     help="Identity to call as: user or bot (default: the profile's).")(f)
+    return profile_option(f)
+
+
+def _meta(key: str) -> Any:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if key in ctx.meta:
+            return ctx.meta[key]
+        ctx = ctx.parent
+    return None
+
+
 def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | None,
                     ) -> str | None:
     """Callback of `--app-token` options: a value that cannot be an app token would only
@@ -122,6 +164,8 @@ def render_error(error: BasedbError) -> str:
     parts = [f"Error: {first}{code}{newline}{rest}"]
     if error.hint:
         parts.append(f"Hint: {error.hint}")
+    if error.console_url:
+        parts.append(f"Console: {error.console_url}")
     log_id = error.detail.get("log_id")
     if log_id and str(log_id) not in error.message:  # platform messages end with it
         parts.append(f"Log ID: {log_id}")
@@ -133,7 +177,7 @@ def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     from basedb.core.redact import redact
 
     if in_json_mode() if as_json is None else as_json:
-        text = json.dumps(error.to_envelope(), ensure_ascii=False)
+        text = json.dumps(error.to_envelope(_meta(IDENTITY_KEY)), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)
@@ -230,7 +274,19 @@ def embedded_platform() -> LocalPlatform:
 
 
 def open_client(profile: Profile) -> Client:
-    """A client for `profile`, with the embedded platform for the local profile."""
-    from basedb.client.client import connect
+    """A client for `profile`, with the embedded platform for the local profile, and the
+    command line's --as, --timeout and --verbose (or their environment variables)."""
+    from basedb.client.client import DEFAULT_TIMEOUT, connect
+    from basedb.client.trace import RequestTrace
 
-    return connect(profile, embedded=embedded_platform)
+    identity = _meta(AS_KEY)
+    if identity not in (None, "auto"):
+        profile = profile.with_identity(identity)
+    timeout = _meta(TIMEOUT_KEY)
+    client = connect(profile, embedded=embedded_platform,
+                     timeout=float(timeout) if timeout else DEFAULT_TIMEOUT,
+                     trace=RequestTrace() if _meta(VERBOSE_KEY) else None)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().meta[IDENTITY_KEY] = client.identity
+    return client

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from basedb.cli import common
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
 from basedb.deploy.results import PreviewPlan, PreviewResult, ProductionPlan, ProductionResult
 
 if TYPE_CHECKING:
@@ -32,7 +38,7 @@ HINTS_SHOWN = 20
 @click.option("--yes", "-y", is_flag=True, help="Confirm --production without a prompt.")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
                    production: bool, yes: bool, as_json: bool, workspace_dir: Path | None,

@@ -10,10 +10,10 @@ import click
 from basedb.cli import common
 from basedb.cli.common import (
     check_app_token,
+    connection_options,
     emit_json,
     json_option,
     open_client,
-    profile_option,
     workspace_option,
 )
 from basedb.cli.groups import HelpfulGroup
@@ -70,7 +70,7 @@ def _flags(item: dict[str, Any], preview_id: str | None) -> str:
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's deployments, newest first."""
@@ -117,7 +117,7 @@ def list_lines(token: str, listing: dict[str, Any], found: list[dict[str, Any]])
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def status_command(ctx: click.Context, deployment_id: str | None, app_token: str | None,
                    as_json: bool, workspace_dir: Path | None, profile: str | None) -> None:
@@ -196,7 +196,7 @@ def _status_lines(result: dict[str, Any]) -> list[str]:
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_json: bool,
                      workspace_dir: Path | None, profile: str | None) -> None:
     """Point production back at DEPLOYMENT_ID, a deployment that was production before.

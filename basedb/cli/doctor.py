@@ -10,10 +10,10 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import (
+    connection_options,
     emit_json,
     json_option,
     open_client,
-    profile_option,
     workspace_option,
 )
 
@@ -47,7 +47,7 @@ def check_faas_sandbox() -> Check:
 @click.command("doctor")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None,
                    profile: str | None) -> None:

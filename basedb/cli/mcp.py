@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import open_client, profile_option, workspace_option
+from basedb.cli.common import connection_options, open_client, workspace_option
 
 
 @click.command("mcp")
@@ -17,7 +17,7 @@ from basedb.cli.common import open_client, profile_option, workspace_option
               show_default=True,
               help="Which release to serve (preview: the site's owners and admins only).")
 @workspace_option
-@profile_option
+@connection_options
 def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
                 profile: str | None) -> None:
     """Serve the site's functions open to agents as MCP tools over stdio.

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import check_app_token, emit_json, json_option, open_client, profile_option
+from basedb.cli.common import (
+    check_app_token,
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+)
 
 
 @click.command("pull")
@@ -20,7 +26,7 @@ from basedb.cli.common import check_app_token, emit_json, json_option, open_clie
 @click.option("--force", is_flag=True,
               help="Overwrite local files that differ from the restored ones.")
 @json_option
-@profile_option
+@connection_options
 def pull_command(directory: Path | None, app_token: str | None, env: str, force: bool,
                  as_json: bool, profile: str | None) -> None:
     """Restore source, catalog.json and AI drafts from the site's latest deployment.

@@ -39,8 +39,18 @@ FAAS_DISK_MB = "BASEDB_FAAS_DISK_MB"
 FAAS_IDLE_SECONDS = "BASEDB_FAAS_IDLE_SECONDS"
 FAAS_SPARES = "BASEDB_FAAS_SPARES"
 FAAS_SANDBOX = "BASEDB_FAAS_SANDBOX"
-# Troubleshooting
+# Troubleshooting, and how requests are sent
 DEBUG = "BASEDB_DEBUG"
+TIMEOUT = "BASEDB_TIMEOUT"
+# Feishu / Lark (basedb.client.lark, docs/lark.md)
+LARK_APP_ID = "LARK_APP_ID"
+LARK_APP_SECRET = "LARK_APP_SECRET"
+LARK_BRAND = "LARK_BRAND"
+LARK_OPEN_URL = "BASEDB_LARK_OPEN_URL"
+LARK_ACCOUNTS_URL = "BASEDB_LARK_ACCOUNTS_URL"
+LARK_CLI = "BASEDB_LARK_CLI"
+SECRET_STORE = "BASEDB_SECRET_STORE"
+LARK_DEVICE_INTERVAL = "BASEDB_LARK_DEVICE_INTERVAL"
 
 VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(PROFILE, "The profile to use when a command gets no --profile.",
@@ -77,8 +87,26 @@ VARIABLES: tuple[EnvVar, ...] = (
            "AI Functions are not enabled locally"),
     EnvVar(AI_API_KEY, "The API key sent to BASEDB_AI_BASE_URL.", "no key is sent"),
     EnvVar(AI_MODEL, "The model named in AI Function requests.", "`default`"),
-    EnvVar(DEBUG, "Any non-empty value: an internal error (exit 5) also prints its traceback.",
-           "the message and hint only"),
+    EnvVar(DEBUG, "Any non-empty value: every request and response line is logged to stderr "
+           "with secrets masked (as --verbose), and an internal error (exit 5) also prints its "
+           "traceback.", "the message and hint only"),
+    EnvVar(TIMEOUT, "Seconds to wait for each answer from a platform (as --timeout).", "30"),
+    EnvVar(LARK_APP_ID, "A Feishu/Lark app's id. With LARK_APP_SECRET, `--profile NAME` naming "
+           "no stored profile is a bot profile of that app (CI), and `auth login --brand` "
+           "uses it.", "no app credentials from the environment"),
+    EnvVar(LARK_APP_SECRET, "That app's secret (never printed).",
+           "the secret stored with the profile"),
+    EnvVar(LARK_BRAND, "The brand of a bot profile made from LARK_APP_ID: feishu or lark.",
+           "feishu"),
+    EnvVar(LARK_OPEN_URL, "Where a brand's open host (open.feishu.cn, open.larksuite.com) is "
+           "reached instead, e.g. a `basedb serve` standing in for Lark.", "the brand's host"),
+    EnvVar(LARK_ACCOUNTS_URL, "Where a brand's accounts host (the OAuth device flow) is "
+           "reached instead.", "the brand's host"),
+    EnvVar(LARK_CLI, "The lark-cli executable a lark-cli profile runs.", "`lark-cli` on PATH"),
+    EnvVar(SECRET_STORE, "Where app secrets and tokens are kept: auto, keyring or file.",
+           "auto: the OS keyring when `keyring` has a working backend, else 0600 files"),
+    EnvVar(LARK_DEVICE_INTERVAL, "The polling interval, in seconds, the local platform's Lark "
+           "stand-in asks device sign-ins for (tests).", "5"),
     EnvVar("NO_COLOR", "Any non-empty value turns colours off (no-color.org).",
            "colours on a terminal"),
     EnvVar("GITHUB_WORKSPACE", "The repository checkout that `check --format github` and "

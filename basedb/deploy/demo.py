@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi
 from basedb.contracts import stale_findings
 from basedb.core.wording import plural
@@ -56,7 +57,7 @@ class DemoResult:
 
     @property
     def next_try(self) -> list[str]:
-        site = f"/sites/{self.app_token}/functions"
+        site = endpoints.functions(self.app_token)
         return [
             f"cd {shlex.quote(str(self.workspace))}",
             f"basedb api GET {site} --params '{{\"env\":\"prod\"}}'",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from basedb.check.reporters.locations import Positions
 from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
@@ -127,7 +128,6 @@ def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
     runner = StageRunner(None, new_attempt_id())
     prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
-    site = f"/sites/{app}"
     body = payloads.functions_body(prepared.inputs, prepared.workspace.ids)
     if skip_ai:
         ai_sync = AiSync("skipped", reason="skip_ai_functions")
@@ -137,14 +137,16 @@ def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
         ai_sync = AiSync("planned", keys=tuple(prepared.ai_keys))
     planned = [
         {"stage": "draft_functions", "status": "planned",
-         "request": f"PUT {site}/draft/functions", "counts": payloads.function_counts(body)},
+         "request": f"PUT {endpoints.draft_functions(app)}",
+         "counts": payloads.function_counts(body)},
         {"stage": "ai_sync", **ai_sync.to_dict(),
-         **({"request": f"GET, PUT {site}/draft/ai-functions"}
+         **({"request": f"GET, PUT {endpoints.draft_ai_functions(app)}"}
             if ai_sync.status == "planned" else {})},
         {"stage": "agent_tools", "status": "planned",
-         "request": f"PUT {site}/draft/agent-tools", "exclude": prepared.check.exclude},
-        {"stage": "deployment", "status": "planned", "request": f"POST {site}/deployments",
-         "bytes": len(prepared.site_zip)},
+         "request": f"PUT {endpoints.draft_agent_tools(app)}",
+         "exclude": prepared.check.exclude},
+        {"stage": "deployment", "status": "planned",
+         "request": f"POST {endpoints.deployments(app)}", "bytes": len(prepared.site_zip)},
     ]
     return PreviewPlan(
         app_token=app, fingerprint=prepared.fingerprint, files=len(prepared.inputs),

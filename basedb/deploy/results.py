@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from basedb.client import endpoints
 from basedb.deploy.stages import StageResult
 
 SKILL_INSTALL = "basedb agent-tools skill install"
@@ -182,8 +183,8 @@ class ProductionPlan:
             "fingerprint": self.fingerprint, "files": self.files,
             "deploymentId": deployment_id, "alreadyProd": self.candidate.is_prod,
             "stages": [{"stage": "promote", "status": "planned",
-                        "request": f"POST /sites/{self.app_token}/deployments/"
-                                   f"{deployment_id}/promote"}],
+                        "request": "POST " + endpoints.promote(self.app_token,
+                                                               deployment_id)}],
         }
 
 

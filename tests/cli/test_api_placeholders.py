@@ -59,11 +59,13 @@ def test_a_placeholder_without_a_workspace_or_an_unknown_one_is_a_usage_error(
         tmp_path: Path) -> None:
     result = run("api", "GET", "/sites/{app}/functions", cwd=tmp_path)
     assert result.exit_code == 2
+    # basedb api reports bad input as lark-cli does: type validation, no code.
     error = json.loads(result.stderr)["error"]
-    assert error["code"] == "PATH_PLACEHOLDER_UNFILLED" and "-C/--workspace" in error["hint"]
+    assert error["type"] == "validation" and "code" not in error
+    assert "no workspace here" in error["message"] and "-C/--workspace" in error["hint"]
     unknown = run("api", "GET", "/sites/{site}/functions", cwd=tmp_path)
     assert unknown.exit_code == 2
     error = json.loads(unknown.stderr)["error"]
-    assert error["code"] == "PATH_PLACEHOLDER_UNKNOWN" and "{app}" in error["hint"]
+    assert "which basedb does not fill" in error["message"] and "{app}" in error["hint"]
     # a path without placeholders needs no workspace
     assert run("api", "GET", "/sites/x/functions", "--dry-run", cwd=tmp_path).exit_code == 0

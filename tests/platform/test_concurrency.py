@@ -24,7 +24,7 @@ def test_concurrent_writes_and_reads(api: Api, base: str) -> None:
         {"name": "Step", "type": "number"},
         {"name": "No", "type": "auto_number"},
     ])
-    records = f"/bases/{base}/tables/{table['table_id']}/records"
+    records = f"/bases/{base}/tables/{table['id']}/records"
     deadline = time.monotonic() + SECONDS
     statuses: Counter[int] = Counter()
     created: dict[int, list[str]] = {w: [] for w in range(WRITERS)}

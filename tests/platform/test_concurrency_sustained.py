@@ -57,9 +57,9 @@ def load_site(api: Api) -> LoadSite:
         {"name": "Key", "type": "text"},
         {"name": "Via", "type": "select", "options": [{"name": kind} for kind in KINDS]},
     ])
-    app = api.ok("POST", "/sites", json={"title": "Load"})["appToken"]
+    app = api.ok("POST", "/sites/create", json={"title": "Load"})["appToken"]
     api.ok("POST", f"/sites/{app}/bind_base",
-           json={"baseToken": base, "tableIds": [table["table_id"]]})
+           json={"baseToken": base, "tableIds": [table["id"]]})
 
     def param(name: str, kind: str) -> dict[str, Any]:
         return {"name": name, "kind": kind, "description": f"The {name} of the row"}
@@ -84,7 +84,7 @@ def load_site(api: Api) -> LoadSite:
         "faas": []})
     deployed = deploy(api, app)
     api.ok("POST", f"/sites/{app}/deployments/{deployed['deploymentId']}/promote")
-    return LoadSite(app, f"/bases/{base}/tables/{table['table_id']}/records")
+    return LoadSite(app, f"/bases/{base}/tables/{table['id']}/records")
 
 
 @dataclass

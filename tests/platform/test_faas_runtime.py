@@ -95,15 +95,15 @@ def site(platform: LocalPlatform, api: Api, base: str) -> FaasSite:
         {"name": "Title", "type": "text"},
         {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
         {"name": "Points", "type": "number"},
-        {"name": "Owner", "type": "link", "link_table": people["table_id"]},
+        {"name": "Owner", "type": "link", "link_table": people["id"]},
         {"name": "Created by", "type": "created_by"},
     ])
-    app_token = api.ok("POST", "/sites", json={"title": "Tasks site"})["appToken"]
+    app_token = api.ok("POST", "/sites/create", json={"title": "Tasks site"})["appToken"]
     api.ok("POST", f"/sites/{app_token}/bind_base",
-           json={"baseToken": base, "tableIds": [tasks["table_id"], people["table_id"]]})
+           json={"baseToken": base, "tableIds": [tasks["id"], people["id"]]})
     member = api.ok("POST", "/users", json={"name": "Mia"})
     api.ok("POST", f"/sites/{app_token}/members", json={"userId": member["user_id"]})
-    return FaasSite(platform, api, app_token, base, tasks["table_id"],
+    return FaasSite(platform, api, app_token, base, tasks["id"],
                     identity.User(member["user_id"], "Mia"))
 
 
@@ -514,7 +514,7 @@ def test_unbound_tables_are_out_of_reach(site: FaasSite, api: Api) -> None:
         export default async (input, ctx) => {
           try { await ctx.records.list(input.hidden); return {code: 0, data: "listed"}; }
           catch (e) { return {code: 0, data: e.code}; }
-        }""", {"hidden": hidden["table_id"]})
+        }""", {"hidden": hidden["id"]})
     assert data == "table_not_found"
 
 

@@ -32,7 +32,9 @@ _PLURAL_S = re.compile(r"[A-Za-z]\(s\)")
 # `python -m` generators of the docs.
 OTHER_PROGRAMS = {"--max-old-space-size", "--permission", "--experimental-permission",
                   "--allow-fs-read", "--allow-fs-write", "--disable-warning", "--strict",
-                  "--write", "--check", "--path"}
+                  "--write", "--check", "--path",
+                  # lark-cli's, which a lark-cli profile runs (basedb.client.lark.larkcli)
+                  "--file", "--output", "--device-code", "--no-wait"}
 BUBBLEWRAP = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
               "--as-pid-1", "--new-session", "--clearenv", "--setenv", "--ro-bind",
               "--ro-bind-try", "--symlink", "--proc", "--dev", "--size", "--perms", "--tmpfs",
