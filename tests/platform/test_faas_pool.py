@@ -97,7 +97,10 @@ def test_idle_workers_are_stopped(platform: LocalPlatform, api: Api, root: Path)
         found.run(release(1))
         [worker] = found.runtime.idle_workers()
         deadline = time.monotonic() + 30
-        while found.runtime.idle_workers() and time.monotonic() < deadline:
+        # The reaper stops the worker on its own thread: wait until it has finished,
+        # directory included.
+        while ((found.runtime.idle_workers() or worker.paths.root.exists())
+               and time.monotonic() < deadline):
             time.sleep(0.1)
         assert found.runtime.idle_workers() == [] and worker.stopped
         assert not worker.paths.root.exists()
