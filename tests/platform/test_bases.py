@@ -120,6 +120,7 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
 @pytest.mark.parametrize(("body", "expected"), [
     ({"name": "X", "type": "formula"}, "not supported by the local platform"),
     ({"name": "X", "type": "rich"}, "Unknown field type"),
+    ({"name": "X", "type": [None, None]}, "Unknown field type"),  # once a 500
     ({"name": "", "type": "text"}, "name is missing or empty"),
     ({"name": "record_id", "type": "text"}, "reserved"),
     ({"name": "X", "type": "text", "multiple": True}, "multiple applies to select and user"),

@@ -200,9 +200,10 @@ def parse_field_spec(conn: sqlite3.Connection, base_token: str, body: Any, at: s
         raise bad_request("record_id is reserved for the record id pseudo-column",
                           parameter=f"{at}/name", received=name, fix="choose another name")
     ftype = body.get("type", current.type if current else None)
-    if ftype not in CREATABLE_FIELD_TYPES:
+    if not isinstance(ftype, str) or ftype not in CREATABLE_FIELD_TYPES:
         reason = (f"Field type {quote(ftype)} is not supported by the local platform"
-                  if ftype in UNSUPPORTED_FIELD_TYPES else "Unknown field type")
+                  if isinstance(ftype, str) and ftype in UNSUPPORTED_FIELD_TYPES
+                  else "Unknown field type")
         raise bad_request(reason, parameter=f"{at}/type", received=ftype,
                           fix=f"use one of {', '.join(CREATABLE_FIELD_TYPES)}",
                           candidates=("text", "number", "select"))
