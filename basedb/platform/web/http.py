@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sys
 import time
 import traceback
@@ -39,6 +40,7 @@ from basedb.platform.storage.store import Store, is_busy_error
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 from basedb.platform.web.sessions import page_session_user
 
+_DECIMAL_RE = re.compile(r"-?[0-9]+")
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
 JSON = "application/json"
@@ -156,12 +158,11 @@ class Call:
 
     def query_int(self, name: str, *, default: int, minimum: int, maximum: int) -> int:
         raw = self.query.get(name)
-        if raw is None or raw == "":
+        if raw is None:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            value = minimum - 1
+        # Digits only, as the document's integer reads: not "", " 5", "1_0" or "٣",
+        # which int() would take.
+        value = int(raw) if _DECIMAL_RE.fullmatch(raw) else minimum - 1
         if not minimum <= value <= maximum:
             raise bad_request(f"Query parameter {name} must be an integer from {minimum} "
                               f"to {maximum}", parameter=f"?{name}", received=raw,
