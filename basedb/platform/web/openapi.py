@@ -25,6 +25,7 @@ from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
 from basedb.platform.web.routes import all_endpoints
+from basedb.workspace.faas_access import SECRET_NAME_RE
 from basedb.workspace.model import FUNCTION_ID_RE
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
@@ -43,6 +44,7 @@ PATH_PARAMETERS = {
 }
 PATH_SCHEMAS = {
     "function_id": {"type": "string", "pattern": FUNCTION_ID_RE.pattern},
+    "secret_name": {"type": "string", "pattern": SECRET_NAME_RE.pattern},
 }
 # Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
 _CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")

@@ -170,6 +170,12 @@ _FIELD = _FIELDS + "/{field_id}"
 _DELETED = obj({"id": STRING, "deleted": BOOLEAN}, ("id", "deleted"))
 _FIELD_UPDATE = {k: v for k, v in FIELD_BODY.items() if k != "required"}
 
+# What a field body must also satisfy, by its type; refused with 9499 (400).
+_FIELD_RULES = ("Field rules by type (400 when broken): options only on select fields, "
+                "multiple only on select and user fields, link_table only on link fields, "
+                "where it is required and names a table of the same Base; field names differ "
+                "within a table.")
+
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
              body=obj({"name": NAME}, ("name",)),
@@ -180,6 +186,7 @@ ENDPOINTS = [
                            "has_more": BOOLEAN, "total": INTEGER},
                           ("tables", "has_more", "total"))),
     Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
+             description=_FIELD_RULES,
              body=obj({"name": NAME, "fields": array(FIELD_BODY)}, ("name",)),
              response=TABLE, errors=(409,)),
     Endpoint("GET", _TABLE, get_table, "A table and its fields.", "tables", response=TABLE),
@@ -192,12 +199,12 @@ ENDPOINTS = [
              response=obj({"fields": array(FIELD), "has_more": BOOLEAN, "total": INTEGER},
                           ("fields", "has_more", "total"))),
     Endpoint("POST", _FIELDS, create_field, "Add a field (a new column).", "fields",
-             body=FIELD_BODY, response=FIELD),
+             description=_FIELD_RULES, body=FIELD_BODY, response=FIELD),
     Endpoint("GET", _FIELD, get_field, "One field.", "fields", response=FIELD),
     Endpoint("PUT", _FIELD, put_field, "Update a field's name, description, options or "
              "multiple.", "fields",
              description="Omitted keys keep their values; the type and link_table cannot "
-             "change. Cells holding removed options are cleared.",
+             "change (400). Cells holding removed options are cleared. " + _FIELD_RULES,
              body=_FIELD_UPDATE, response=FIELD),
     Endpoint("DELETE", _FIELD, delete_field, "Delete a field and its cells.", "fields",
              response=_DELETED),

@@ -157,8 +157,8 @@ ENDPOINTS = [
              "Deploy a preview: snapshot the drafts, the catalog and site.zip.", "deployments",
              description="The drafts are judged again against the live catalog (9499 with "
              "data.errors), the agent-tools policy against the draft ids (800004030), and "
-             "site.zip must carry .basedb/manifest.json whose fingerprint equals the form "
-             "field (9499).",
+             "site.zip must be a zip archive carrying .basedb/manifest.json whose fingerprint "
+             "equals the form field (9499).",
              body=obj({"artifact": {"type": "string", "format": "binary",
                                     "description": "site.zip"},
                        "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"}},

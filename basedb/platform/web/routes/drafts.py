@@ -105,8 +105,9 @@ def get_draft_agent_tools(call: Call) -> dict[str, Any]:
 FUNCTION_ID: Schema = {"type": "string", "pattern": FUNCTION_ID_RE.pattern}
 
 _DOC: Schema = {"type": "object", "description": "The function.json document."}
+_NON_BLANK: Schema = {"type": "string", "pattern": r"\S"}
 _DATABASE_FUNCTION = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
-                          "sql": {**STRING, "description": "main.sql"}},
+                          "sql": {**_NON_BLANK, "description": "main.sql"}},
                          ("functionId", "declaration", "sql"))
 _MUTATION = obj({"functionId": FUNCTION_ID, "declaration": _DOC}, ("functionId", "declaration"))
 _FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
@@ -118,7 +119,13 @@ _FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": a
                  "left out counts as empty.")
 _HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
-_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": FUNCTION_ID, "declaration": _DOC},
+_AI_DECLARATION = obj({"name": _NON_BLANK, "description": {"type": ["string", "null"]},
+                       "capability": _NON_BLANK, "prompt": _NON_BLANK,
+                       "inputSchema": {"type": ["object", "null"]}},
+                      ("capability", "prompt"), additional=True,
+                      description="The AI Function's declaration (ai/<key>.json).")
+_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": FUNCTION_ID,
+                                               "declaration": _AI_DECLARATION},
                                               ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _FAILURES = ("Errors answer 9499 with data.errors (the findings of `basedb check`); the msg "
@@ -140,7 +147,8 @@ ENDPOINTS = [
              response=_FUNCTIONS),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
-             description="Stored even when no AI endpoint is configured. " + _FAILURES,
+             description="Judged by the validators of `basedb check`; stored even when no "
+             "AI endpoint is configured. " + _FAILURES,
              body=_AI_FUNCTIONS, response=obj({"keys": STRINGS}, ("keys",))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
              "The draft AI Functions.", "drafts", response=_AI_FUNCTIONS),

@@ -206,8 +206,10 @@ ENDPOINTS = [
              query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",)),
              errors=(409,)),
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
-             description="800004002 names the parameter that failed validation (nothing "
-             "ran); 800004004 when the function's schema is not ready; 800004005 when it "
+             description="params must match the function's inputSchema (GET …/functions/"
+             "{function_id} gives it): 800004002 names the parameter that failed validation "
+             "(nothing ran); 800004011 for an AI Function while the platform has no AI "
+             "endpoint; 800004004 when the function's schema is not ready; 800004005 when it "
              "failed while running. Mutations: check record_not_found, "
              "precondition_failed and ignored_fields even when code is 0. A page calling "
              "through its sign-in session also reaches functions agent-tools.json excludes.",

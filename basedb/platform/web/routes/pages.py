@@ -192,11 +192,11 @@ ENDPOINTS = [
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=SITE_FILE, error_page_media_type=HTML),
+             response_media_type=SITE_FILE, error_page_media_type=HTML, errors=(401, 403)),
     Endpoint("GET", "/sites/{app_token}/{path:path}", serve_prod_page,
              "A page of the site's production release (members).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=SITE_FILE, error_page_media_type=HTML),
+             response_media_type=SITE_FILE, error_page_media_type=HTML, errors=(401, 403)),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
              "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
              "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,

@@ -145,6 +145,8 @@ _RECORD = _RECORDS + "/{record_id}"
 _FLAT = {"type": "object", "additionalProperties": CELL,
          "description": "Cell values keyed by field name or field_id."}
 
+_KEYS = "Keys are the table's field names or ids (400 for any other)."
+
 ENDPOINTS = [
     Endpoint("GET", _RECORDS, list_records, "A page of records, column-oriented.", "records",
              query=PAGE_QUERY,
@@ -156,15 +158,17 @@ ENDPOINTS = [
                           ("fields", "field_id_list", "record_id_list", "data", "has_more",
                            "total"))),
     Endpoint("POST", _RECORDS, create_record, "Create a record.", "records", body=_FLAT,
-             response=RECORD),
+             description=_KEYS, response=RECORD),
     Endpoint("GET", _RECORD, get_record, "One record.", "records", response=RECORD),
     Endpoint("PATCH", _RECORD, patch_record, "Update some fields of a record.", "records",
-             body=_FLAT, response=RECORD),
+             description=_KEYS, body=_FLAT, response=RECORD),
     Endpoint("DELETE", _RECORD, delete_record, "Delete a record (and links to it).",
              "records", response=obj({"record_id": STRING, "deleted": BOOLEAN},
                                      ("record_id", "deleted"))),
     Endpoint("POST", _RECORDS + "/batch_create", batch_create,
              f"Create up to {MAX_BATCH} records.", "records",
+             description="Each row holds one value per entry of fields, in the same order "
+             "(null for none); fields are the table's field names or ids (400 otherwise).",
              body=obj({"fields": {**IDS, "minItems": 1, "maxItems": bases.MAX_FIELDS_PER_TABLE,
                                   "description": "Field names or ids."},
                        "rows": array(array(CELL), minItems=1, maxItems=MAX_BATCH)},

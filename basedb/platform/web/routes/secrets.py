@@ -40,9 +40,10 @@ ENDPOINTS = [
     Endpoint("PUT", _SECRETS + "/{secret_name}", put_secret, "Set a secret.", "secrets",
              description=_ABOUT + f" A value is 1 to {site_secrets.MAX_VALUE_BYTES} bytes; a "
              f"site has at most {site_secrets.MAX_SECRETS_PER_SITE}.",
-             body=obj({"value": STRING}, ("value",)), response=_ITEM),
+             body=obj({"value": {"type": "string", "minLength": 1}}, ("value",)),
+             response=_ITEM),
     Endpoint("DELETE", _SECRETS + "/{secret_name}", delete_secret, "Delete a secret.", "secrets",
-             description=_ABOUT, body_required=False,
+             description=_ABOUT, body_required=False, errors=(400,),
              response=obj({"name": STRING, "deleted": {"type": "boolean"}},
                           ("name", "deleted"))),
 ]

@@ -239,7 +239,8 @@ ENDPOINTS = [
                            "role": STRING, "binding": _BINDING},
                           ("appToken", "title", "role", "binding"))),
     Endpoint("POST", _SITE + "/bind_base", bind_base, "Bind tables of one Base to the site.",
-             "sites", description="Appends and dedupes; never replaces. A site binds one Base.",
+             "sites", description="Appends and dedupes; never replaces. A site binds one Base (400 "
+             "for tables of another while any are bound).",
              body=obj({"baseToken": ID, "tableIds": {**IDS, "minItems": 1}},
                       ("baseToken", "tableIds")),
              response=obj({"appToken": STRING, "baseToken": STRING, "tableIds": STRINGS},
@@ -259,8 +260,10 @@ ENDPOINTS = [
              "or revokes admin.", body=_MEMBER_BODY,
              response=obj({"userId": STRING, "role": STRING}, ("userId", "role"))),
     Endpoint("DELETE", _SITE + "/members", remove_member, "Remove a member.", "members",
-             description="The user id comes in the body or as ?userId=. Members may remove "
-             "themselves.", body=obj({"userId": ID}), body_required=False,
+             description="The user id comes in the body or as ?userId=; one of the two is "
+             "needed (400). Members may remove themselves.", body=obj({"userId": ID},
+                                                                       ("userId",)),
+             body_required=False,
              query=(QueryParam("userId", ID, "The member to remove (instead of the "
                                "body)."),),
              response=obj({"userId": STRING, "removed": {"type": "boolean"}},
