@@ -37,7 +37,7 @@ def test_preview_result_document(site: Path) -> None:
     app = app_token_of(site)
     assert result["ok"] is True and result["env"] == "preview"
     assert result["appToken"] == app
-    assert result["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{app}/preview/"
+    assert result["baseAppUrl"] == f"http://{app.lower()}.localhost:8787/sites/{app}/preview/"
     assert result["fingerprint"].startswith("sha256:")
     assert result["functionHints"] == []
     assert result["aiSync"] == {"status": "synced", "keys": ["summarizeLeave"]}

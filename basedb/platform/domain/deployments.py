@@ -16,7 +16,6 @@ only returns to a deployment that was prod before.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,19 +41,6 @@ from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import FUNCTION_KINDS, Catalog
 
 DEPLOYMENT_ID = ("dpl", 16)
-DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
-PUBLIC_URL_ENV = "BASEDB_PUBLIC_URL"
-
-
-def public_origin() -> str:
-    """Where `basedb serve` is reached: $BASEDB_PUBLIC_URL, else the default address."""
-    return (os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL).rstrip("/")
-
-
-def base_app_url(app_token: str, env: str) -> str:
-    """The page URL of the site's prod or preview release."""
-    suffix = "preview/" if env == "preview" else ""
-    return f"{public_origin()}/sites/{app_token}/{suffix}"
 
 
 @dataclass(frozen=True, slots=True)

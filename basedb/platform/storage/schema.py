@@ -188,10 +188,22 @@ def _releases(conn: sqlite3.Connection) -> None:
                      "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
 
 
+_PAGE_ORIGINS = """
+DELETE FROM page_sessions;
+ALTER TABLE page_sessions ADD COLUMN app_token TEXT
+    REFERENCES sites(app_token) ON DELETE CASCADE;
+CREATE INDEX page_sessions_by_site_user ON page_sessions(app_token, user_id);
+CREATE UNIQUE INDEX sites_by_page_host ON sites(lower(app_token));
+"""
+# Sessions were platform-wide; each now belongs to one site (its page origin), so the
+# old ones end. Page hosts are case-insensitive: no two sites may share one.
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
+    Migration(4, "page sessions belong to one site; one page host per site", _PAGE_ORIGINS),
 ]
 
 

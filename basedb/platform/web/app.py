@@ -15,6 +15,7 @@ from starlette.routing import Route
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
     AppContext,
+    HostGuardMiddleware,
     RequestLogMiddleware,
     asgi_handler,
     http_exception_handler,
@@ -24,8 +25,11 @@ from basedb.platform.web.routes import all_endpoints
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Starlette:
-    """The ASGI app over `store`; `access_log` writes one JSON line per request."""
+def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
+              private_hosts: frozenset[str] = frozenset()) -> Starlette:
+    """The ASGI app over `store`; `access_log` writes one JSON line per request.
+    `private_hosts` are host names it answers besides its public ones (the name the
+    in-process client uses; never a name a network can send)."""
     context = AppContext(store=store, data_dir=data_dir)
     by_path: dict[str, dict[str, Handler]] = {}
     for endpoint in all_endpoints():
@@ -39,7 +43,8 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Star
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
-                               context=context)],
+                               context=context),
+                    Middleware(HostGuardMiddleware, private_names=private_hosts)],
         exception_handlers={HTTPException: http_exception_handler},
     )
     app.state.context = context

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
@@ -35,8 +35,11 @@ from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
+from basedb.platform.web.origins import HOST_KEY, classify_host, request_host
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 from basedb.platform.web.sessions import page_session_user
+
+HostScope = Literal["api", "page", "any"]
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
@@ -74,6 +77,11 @@ class Endpoint:
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.web.sessions).
     page_session: bool = False
+    # Which hosts serve it (basedb.platform.web.origins): the API hosts, the sites' page
+    # hosts, or both. Elsewhere the route does not exist.
+    hosts: HostScope = "api"
+    # Set when some requests are answered with a redirect: what it says.
+    redirect: str | None = None
 
     @property
     def full_path(self) -> str:
@@ -258,7 +266,7 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
     authorization = call.request.headers.get("authorization")
     user = None
     if page_session and not authorization:
-        user = page_session_user(conn, call.request)
+        user = page_session_user(conn, call.request, call.path.get("app_token"))
         call.from_page = user is not None
     if user is None:
         user = identity.authenticate(conn, authorization)
@@ -282,6 +290,9 @@ def asgi_handler(endpoint: Endpoint,
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
         call = Call(request=request, context=context, log_id=log_id,
                     path=request.path_params, query=request.query_params)
+        if not serves_host(endpoint, request):
+            return failure_response(http_failure(request.method, request.url.path,
+                                                 HTTPException(404)), log_id)
         try:
             if reads_json:
                 call.body = parse_json_body(await read_body(request))
@@ -301,7 +312,53 @@ def asgi_handler(endpoint: Endpoint,
     return handle
 
 
+def serves_host(endpoint: Endpoint, request: Request) -> bool:
+    """Whether the endpoint exists on the request's host (API or a site's page host)."""
+    host = request_host(request)
+    if host is None or host.kind == "api":
+        return endpoint.hosts != "page"
+    if endpoint.hosts == "api":
+        return False
+    # A page host serves its own site only.
+    app_token = request.path_params.get("app_token")
+    return app_token is None or str(app_token).lower() == host.site
+
+
 # ------------------------------------------------------------------------ middleware
+
+
+class HostGuardMiddleware:
+    """Answers only to the platform's own host names (basedb.platform.web.origins): any
+    other `Host` — a DNS-rebinding page's, say — gets 421 before routing. Records the
+    classified host in the scope for the routes."""
+
+    def __init__(self, app: ASGIApp, *, private_names: frozenset[str] = frozenset()) -> None:
+        self.app = app
+        self.private_names = private_names
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = next((value for name, value in scope.get("headers", ())
+                       if name == b"host"), None)
+        host = None
+        if header is not None:
+            host = classify_host(header.decode("latin-1"), private_names=self.private_names)
+        if host is None:
+            failure = ApiFailure(
+                protocol.Code.HOST_NOT_ALLOWED,
+                "This platform does not answer to the host name the request was sent to. "
+                "Fix: use the address `basedb serve` printed (127.0.0.1 or localhost), a "
+                "site's page address (<app>.localhost), or set BASEDB_PUBLIC_URL to the "
+                "name it is reached by. Executed: no. Retry: retry after fixing.", status=421)
+            log_id = scope.get(LOG_ID_KEY) or new_log_id()
+            await failure_response(failure, log_id)(scope, receive, send)
+            return
+        scope[HOST_KEY] = host
+        await self.app(scope, receive, send)
+
+
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from typing import Any
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
 from basedb.platform.web.routes import all_endpoints
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
@@ -55,7 +56,8 @@ _ERROR_ENVELOPE = {
     "properties": {
         "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
                  "99991663 token invalid, 99991672 permission denied, 404/405 unknown "
-                 "route or method, 500 internal error, 503 busy; 8000040xx for functions."},
+                 "route or method, 413 body too large, 421 unknown host name, 500 "
+                 "internal error, 503 busy; 8000040xx for functions."},
         "msg": {"type": "string", "maxLength": 500},
         "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
                   "required": ["log_id"]},
@@ -64,6 +66,16 @@ _ERROR_ENVELOPE = {
     "required": ["code", "msg", "error"],
 }
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
+_API_SERVER = {"url": DEFAULT_PUBLIC_URL, "description": "An API host: 127.0.0.1, localhost, "
+               "or the host of $BASEDB_PUBLIC_URL."}
+_PAGE_SERVER = {
+    "url": "http://{site}.localhost:8787",
+    "description": "A site's page host: its own browser origin (on a public URL, "
+                   "{site}.<public host>). It serves only that site's pages, the page "
+                   "runtime, the page session and that site's invoke endpoint.",
+    "variables": {"site": {"default": "prjexample", "description": "The site's appToken "
+                           "in lower case."}},
+}
 
 
 def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
@@ -88,7 +100,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [{"url": "http://127.0.0.1:8787"}],
+        "servers": [_API_SERVER],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {
@@ -115,6 +127,9 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     }
     if endpoint.description:
         operation["description"] = endpoint.description
+    if endpoint.hosts != "api":
+        operation["servers"] = ([_PAGE_SERVER] if endpoint.hosts == "page"
+                                else [_API_SERVER, _PAGE_SERVER])
     if not endpoint.auth:
         operation["security"] = []
     elif endpoint.page_session:
@@ -153,8 +168,12 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
     operation["responses"] = {
         "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success},
-        "default": failure,
     }
+    if endpoint.redirect is not None:
+        operation["responses"]["3XX"] = {
+            "description": endpoint.redirect,
+            "headers": {**_LOG_ID_HEADER, "Location": {"schema": {"type": "string"}}}}
+    operation["responses"]["default"] = failure
     return operation
 
 

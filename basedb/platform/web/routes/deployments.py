@@ -14,15 +14,22 @@ from basedb.core.protocol import bad_request
 from basedb.platform.domain import deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
-from basedb.platform.domain.deployments import Deployment, base_app_url
+from basedb.platform.domain.deployments import Deployment
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
+from basedb.platform.web import origins
 from basedb.platform.web.http import Call, Endpoint, read_body
 from basedb.platform.web.multipart import parse_form
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 
 ZIP = "application/zip"
 FORM_FIELDS = ("artifact", "fingerprint")
+
+
+def base_app_url(call: Call, app_token: str, env: str) -> str:
+    """Where the release's pages are: the site's page origin (basedb.platform.web.origins)
+    on the address this request came to, or $BASEDB_PUBLIC_URL."""
+    return origins.page_url(app_token, env, base=origins.request_base(call.request))
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -56,7 +63,7 @@ def _create(call: Call, body: bytes) -> dict[str, Any]:
                                     call.path["app_token"], artifact)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
             "fingerprint": deployment.fingerprint,
-            "baseAppUrl": base_app_url(deployment.app_token, "preview"),
+            "baseAppUrl": base_app_url(call, deployment.app_token, "preview"),
             "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
 
 
@@ -90,9 +97,9 @@ def get_deployment(call: Call) -> dict[str, Any]:
         functions = deployments.function_ids_by_kind(conn, deployment.deployment_id)
     is_preview = deployment.deployment_id == preview_id
     if deployment.deployment_id == prod_id:
-        url: str | None = base_app_url(site.app_token, "prod")
+        url: str | None = base_app_url(call, site.app_token, "prod")
     else:
-        url = base_app_url(site.app_token, "preview") if is_preview else None
+        url = base_app_url(call, site.app_token, "preview") if is_preview else None
     return {**_summary(deployment, prod_id, promoted), "isPreview": is_preview,
             "functions": functions, "agentTools": {"exclude": deployment.exclude},
             "functionHints": deployment.function_hints,
@@ -120,7 +127,7 @@ def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         deployment = action(conn, call.caller, site.app_token, call.path["deployment_id"])
     return {"deploymentId": deployment.deployment_id, "env": "prod",
-            "baseAppUrl": base_app_url(site.app_token, "prod")}
+            "baseAppUrl": base_app_url(call, site.app_token, "prod")}
 
 
 def download_artifact(call: Call) -> Response:

@@ -210,8 +210,10 @@ ENDPOINTS = [
              "ran); 800004004 when the function's schema is not ready; 800004005 when it "
              "failed while running. Mutations: check record_not_found, "
              "precondition_failed and ignored_fields even when code is 0. A page calling "
-             "through its sign-in session also reaches functions agent-tools.json excludes.",
-             query=(_ENV, _INTERNAL),
+             "through its sign-in session also reaches functions agent-tools.json excludes; "
+             "the session is accepted only on that site's page host, from its own origin "
+             "(Sec-Fetch-Site / Origin) and with the header X-Basedb-Page: 1.",
+             query=(_ENV, _INTERNAL), hosts="any",
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
              body_required=False, page_session=True,
