@@ -100,7 +100,8 @@ def unbind_tables(conn: sqlite3.Connection, site: SiteRow,
                      "(SELECT value FROM json_each(?))", (site.app_token, json.dumps(table_ids)))
     remaining = bound_table_ids(conn, site.app_token)
     if not remaining:
-        conn.execute("UPDATE sites SET base_token = NULL WHERE app_token = ?", (site.app_token,))
+        conn.execute("UPDATE sites SET base_token = NULL, bound_by = NULL, bound_via = NULL "
+                     "WHERE app_token = ?", (site.app_token,))
     return remaining
 
 
