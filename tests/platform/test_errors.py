@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from pathlib import Path
@@ -183,7 +184,8 @@ def test_the_middleware_catches_what_escapes_routing(tmp_path: Path,
 
 def test_body_size_limit_is_an_envelope(api: Any, monkeypatch: pytest.MonkeyPatch,
                                         platform: LocalPlatform) -> None:
-    monkeypatch.setattr("basedb.platform.web.http.MAX_BODY_BYTES", 1000)
+    small = [dataclasses.replace(e, body_limit=1000) for e in ENDPOINTS]
+    monkeypatch.setattr("basedb.platform.web.app.all_endpoints", lambda: small)
     app = build_app(platform.store, data_dir=platform.data_dir)
     with TestClient(app, base_url="http://localhost") as client:
         response = client.post("/open-apis/base/v3/bases", content=b"x" * 5000,

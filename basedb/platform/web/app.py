@@ -15,6 +15,8 @@ from starlette.routing import Route
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
     AppContext,
+    BodyGuardMiddleware,
+    BodyTimeouts,
     HostGuardMiddleware,
     RequestLogMiddleware,
     asgi_handler,
@@ -26,10 +28,12 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
-              private_hosts: frozenset[str] = frozenset()) -> Starlette:
+              private_hosts: frozenset[str] = frozenset(),
+              body_timeouts: BodyTimeouts | None = None) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
-    in-process client uses; never a name a network can send)."""
+    in-process client uses; never a name a network can send); `body_timeouts` bound
+    how long a request body may take to arrive."""
     context = AppContext(store=store, data_dir=data_dir)
     by_path: dict[str, dict[str, Handler]] = {}
     for endpoint in all_endpoints():
@@ -44,6 +48,7 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
         routes=routes,
         middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
                                context=context),
+                    Middleware(BodyGuardMiddleware, timeouts=body_timeouts),
                     Middleware(HostGuardMiddleware, private_names=private_hosts)],
         exception_handlers={HTTPException: http_exception_handler},
     )

@@ -148,6 +148,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         operation["parameters"] = parameters
     if endpoint.body is not None:
         operation["requestBody"] = {
+            "description": _size(endpoint.body_limit),
             "required": endpoint.body_required,
             "content": {endpoint.body_media_type: {"schema": dict(endpoint.body)}},
         }
@@ -175,6 +176,12 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
             "headers": {**_LOG_ID_HEADER, "Location": {"schema": {"type": "string"}}}}
     operation["responses"]["default"] = failure
     return operation
+
+
+def _size(limit: int) -> str:
+    shown = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
+    return (f"At most {shown}; a larger body is refused (413) as it arrives, and a body "
+            "that stops arriving (408). It is read only once the caller is authenticated.")
 
 
 def openapi_path(path: str) -> str:

@@ -18,12 +18,13 @@ from basedb.platform.domain.deployments import Deployment
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
 from basedb.platform.web import origins
-from basedb.platform.web.http import Call, Endpoint, read_body
-from basedb.platform.web.multipart import parse_form
+from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
+from basedb.platform.web.uploads import read_form
 
 ZIP = "application/zip"
-FORM_FIELDS = ("artifact", "fingerprint")
+# The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
+MAX_UPLOAD_BYTES = 64 * MIB
 
 
 def base_app_url(call: Call, app_token: str, env: str) -> str:
@@ -42,23 +43,21 @@ def _manage(call: Call) -> sites.SiteRow:
 async def create_deployment(call: Call) -> dict[str, Any]:
     # Refuse non-managers before reading a body of up to 64 MB.
     await run_in_threadpool(_manage, call)
-    body = await read_body(call.request)
-    return await run_in_threadpool(_create, call, body)
+    form = await read_form(call.request, limit=MAX_UPLOAD_BYTES, texts=("fingerprint",),
+                           files=("artifact",))
+    try:
+        if "artifact" not in form.files:
+            raise bad_request("The artifact file is missing", parameter="/artifact",
+                              fix="send site.zip as the file field \"artifact\"")
+        fingerprint = check_fingerprint_field(form.texts.get("fingerprint"))
+        content = await form.files["artifact"].read()
+    finally:
+        await form.close()
+    return await run_in_threadpool(_create, call, content, fingerprint)
 
 
-def _create(call: Call, body: bytes) -> dict[str, Any]:
-    form = parse_form(body, call.request.headers.get("content-type"))
-    for name in form:
-        if name not in FORM_FIELDS:
-            raise bad_request(f"Unknown form field {name}", parameter=f"/{name}",
-                              fix="send only artifact (site.zip) and fingerprint",
-                              candidates=FORM_FIELDS)
-    if "artifact" not in form:
-        raise bad_request("The artifact file is missing", parameter="/artifact",
-                          fix="send site.zip as the file field \"artifact\"")
-    fingerprint = check_fingerprint_field(form["fingerprint"].text()
-                                          if "fingerprint" in form else None)
-    artifact = verify_artifact(form["artifact"].data, fingerprint)
+def _create(call: Call, content: bytes, fingerprint: str) -> dict[str, Any]:
+    artifact = verify_artifact(content, fingerprint)
     deployment = deployments.create(call.store, call.caches, call.caller,
                                     call.path["app_token"], artifact)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
@@ -171,7 +170,7 @@ ENDPOINTS = [
                                     "description": "site.zip"},
                        "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"}},
                       ("artifact", "fingerprint")),
-             body_media_type="multipart/form-data",
+             body_media_type="multipart/form-data", body_limit=MAX_UPLOAD_BYTES,
              response=obj({"deploymentId": STRING, "env": {"type": "string",
                                                            "enum": ["preview"]},
                            "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,

@@ -10,7 +10,7 @@ from basedb.core.protocol import Code
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.revision import live_catalog
-from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS
 
@@ -123,7 +123,7 @@ ENDPOINTS = [
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
              "validators of `basedb check`. " + _FAILURES,
-             body=_FUNCTIONS,
+             body=_FUNCTIONS, body_limit=32 * MIB,
              response=obj({"functionHints": _HINTS,
                            "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS})},
                           ("functionHints", "counts"))),
@@ -133,7 +133,8 @@ ENDPOINTS = [
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
              description="Stored even when no AI endpoint is configured. " + _FAILURES,
-             body=_AI_FUNCTIONS, response=obj({"keys": STRINGS}, ("keys",))),
+             body=_AI_FUNCTIONS, body_limit=8 * MIB,
+             response=obj({"keys": STRINGS}, ("keys",))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
              "The draft AI Functions.", "drafts", response=_AI_FUNCTIONS),
     Endpoint("PUT", _DRAFT + "/agent-tools", put_draft_agent_tools,

@@ -22,7 +22,7 @@ from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.invoke import invoke_function, resolve_deployment, resolve_target
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.domain.snapshots import ENVIRONMENTS
-from basedb.platform.web.http import Call, Endpoint, QueryParam
+from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
 DEFAULT_PAGE_SIZE = 50
@@ -216,7 +216,7 @@ ENDPOINTS = [
              query=(_ENV, _INTERNAL), hosts="any",
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
-             body_required=False, page_session=True,
+             body_required=False, page_session=True, body_limit=4 * MIB,
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "

@@ -23,7 +23,7 @@ from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denie
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import origins, pages, sessions
-from basedb.platform.web.http import Call, Endpoint, envelope
+from basedb.platform.web.http import KIB, Call, Endpoint, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
 RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
@@ -242,6 +242,7 @@ ENDPOINTS = [
              "site. Sets an HttpOnly, SameSite=Strict session cookie for this host, which "
              "endpoints marked for pages accept for this site only.",
              auth=False, absolute=True, hosts="page", body=obj({"token": STRING}, ("token",)),
+             body_limit=16 * KIB,
              response=_USER),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
              "pages", description=_SESSION, absolute=True, hosts="page", page_session=True,
