@@ -55,9 +55,11 @@ _ERROR_ENVELOPE = {
                    "Candidates: <≤3>. Executed: no. Retry: <…>.`",
     "properties": {
         "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
-                 "99991663 token invalid, 99991672 permission denied, 404/405 unknown "
-                 "route or method, 413 body too large, 421 unknown host name, 500 "
-                 "internal error, 503 busy; 8000040xx for functions."},
+                 "99991663 token invalid, 99991672 permission denied, 99991400 too many "
+                 "slow queries at once (retry later), 404/405 unknown route or method, "
+                 "408 body too slow, 413 body too large, 421 unknown host name, 500 "
+                 "internal error, 503 busy; 8000040xx for functions (800004005: failed "
+                 "or stopped at a limit while running)."},
         "msg": {"type": "string", "maxLength": 500},
         "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
                   "required": ["log_id"]},

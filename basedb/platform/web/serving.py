@@ -21,9 +21,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEAD_TIMEOUT_S = 10.0
 KEEP_ALIVE_S = 5
-# Threads for synchronous handlers (SQLite work): enough that slow queries of one site,
-# which the SQL runtime caps, leave room for everyone else's requests.
-WORKER_THREADS = 64
+# Threads for synchronous handlers (SQLite work): more than the Database Function calls
+# the SQL runtime lets wait for a worker (basedb.platform.domain.runtimes.sql_pool), so
+# that calls waiting for a turn never hold up anyone else's request.
+WORKER_THREADS = 160
 
 
 class GuardedH11Protocol(H11Protocol):

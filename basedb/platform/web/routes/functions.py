@@ -208,7 +208,10 @@ ENDPOINTS = [
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
              description="800004002 names the parameter that failed validation (nothing "
              "ran); 800004004 when the function's schema is not ready; 800004005 when it "
-             "failed while running. Mutations: check record_not_found, "
+             "failed while running or a Database Function hit a limit (5 s, 1 MiB per "
+             "value, memory); 99991400 when its site already runs its share of slow "
+             "queries (retry later). A Database Function answers at most 5,000 rows and "
+             "8 MiB (truncated: true). Mutations: check record_not_found, "
              "precondition_failed and ignored_fields even when code is 0. A page calling "
              "through its sign-in session also reaches functions agent-tools.json excludes; "
              "the session is accepted only on that site's page host, from its own origin "
