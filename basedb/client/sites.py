@@ -35,8 +35,10 @@ class SiteApi:
     def _get(self, path: str, *, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return _data(self.client.request("GET", self.base + path, params=params))
 
-    def _send(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return _data(self.client.request(method, self.base + path, json=body))
+    def _send(self, method: str, path: str, body: Any = None, *,
+              revision: int | None = None) -> dict[str, Any]:
+        params = {"draftRevision": revision} if revision is not None else None
+        return _data(self.client.request(method, self.base + path, json=body, params=params))
 
     # ----------------------------------------------------------------------- site
 
@@ -47,32 +49,44 @@ class SiteApi:
         return self._get("/catalog")
 
     # --------------------------------------------------------------------- drafts
+    #
+    # A write given `revision` (the draftRevision the caller's previous write answered)
+    # is refused with 800004020 when someone else changed the drafts in between.
 
-    def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/functions", body)
+    def put_draft_functions(self, body: dict[str, Any], *,
+                            revision: int | None = None) -> dict[str, Any]:
+        return self._send("PUT", "/draft/functions", body, revision=revision)
 
     def draft_functions(self) -> dict[str, Any]:
         return self._get("/draft/functions")
 
-    def put_draft_ai_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/ai-functions", body)
+    def put_draft_ai_functions(self, body: dict[str, Any], *,
+                               revision: int | None = None) -> dict[str, Any]:
+        return self._send("PUT", "/draft/ai-functions", body, revision=revision)
 
     def draft_ai_functions(self) -> dict[str, Any]:
         return self._get("/draft/ai-functions")
 
-    def put_draft_agent_tools(self, exclude: list[str]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/agent-tools", {"exclude": exclude})
+    def put_draft_agent_tools(self, exclude: list[str], *,
+                              revision: int | None = None) -> dict[str, Any]:
+        return self._send("PUT", "/draft/agent-tools", {"exclude": exclude},
+                          revision=revision)
 
     def draft_agent_tools(self) -> dict[str, Any]:
         return self._get("/draft/agent-tools")
 
     # ---------------------------------------------------------------- deployments
 
-    def create_deployment(self, site_zip: bytes, fingerprint: str) -> dict[str, Any]:
+    def create_deployment(self, site_zip: bytes, fingerprint: str, *,
+                          revision: int | None = None) -> dict[str, Any]:
+        """A preview of the drafts as they are, refused (800004020) when they are no
+        longer at `revision`."""
+        fields = {"fingerprint": fingerprint}
+        if revision is not None:
+            fields["draftRevision"] = str(revision)
         return _data(self.client.request(
             "POST", self.base + "/deployments",
-            files={"artifact": ("site.zip", site_zip, "application/zip")},
-            data={"fingerprint": fingerprint}))
+            files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields))
 
     def deployments(self) -> dict[str, Any]:
         return self._get("/deployments")
@@ -101,6 +115,12 @@ class SiteApi:
         return _data(self.client.request(
             "POST", self.base + f"/functions/{quote(function_id, safe='')}/invoke",
             params={"env": env}, json={"params": params}))
+
+
+def draft_revision(data: dict[str, Any]) -> int | None:
+    """The draftRevision of a draft answer (None from a platform that has none)."""
+    value = data.get("draftRevision")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def deployment_list(data: dict[str, Any]) -> list[dict[str, Any]]:

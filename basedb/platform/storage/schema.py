@@ -230,12 +230,19 @@ INSERT OR IGNORE INTO base_grants (base_token, user_id, via, granted_by, created
 # from that Base's owner, who can take it back (DELETE /bases/:b/grants).
 
 
+_DEPLOYMENT_REVISION = """
+ALTER TABLE deployments ADD COLUMN draft_revision INTEGER
+"""
+# The draft revision a deployment was built from (NULL for older deployments).
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
     Migration(4, "page sessions belong to one site; one page host per site", _PAGE_ORIGINS),
     Migration(5, "Base access as grants; bindings record their basis", _BASE_GRANTS),
+    Migration(6, "deployments record their draft revision", _DEPLOYMENT_REVISION),
 ]
 
 

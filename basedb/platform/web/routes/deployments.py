@@ -43,25 +43,38 @@ def _manage(call: Call) -> sites.SiteRow:
 async def create_deployment(call: Call) -> dict[str, Any]:
     # Refuse non-managers before reading a body of up to 64 MB.
     await run_in_threadpool(_manage, call)
-    form = await read_form(call.request, limit=MAX_UPLOAD_BYTES, texts=("fingerprint",),
-                           files=("artifact",))
+    form = await read_form(call.request, limit=MAX_UPLOAD_BYTES,
+                           texts=("fingerprint", "draftRevision"), files=("artifact",))
     try:
         if "artifact" not in form.files:
             raise bad_request("The artifact file is missing", parameter="/artifact",
                               fix="send site.zip as the file field \"artifact\"")
         fingerprint = check_fingerprint_field(form.texts.get("fingerprint"))
+        revision = _revision_field(form.texts.get("draftRevision"))
         content = await form.files["artifact"].read()
     finally:
         await form.close()
-    return await run_in_threadpool(_create, call, content, fingerprint)
+    return await run_in_threadpool(_create, call, content, fingerprint, revision)
 
 
-def _create(call: Call, content: bytes, fingerprint: str) -> dict[str, Any]:
+def _revision_field(value: str | None) -> int | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise bad_request("draftRevision must be a whole number", parameter="/draftRevision",
+                          received=value, fix="send the draftRevision your last draft write "
+                          "answered, or leave the field out")
+    return int(text)
+
+
+def _create(call: Call, content: bytes, fingerprint: str,
+            revision: int | None) -> dict[str, Any]:
     artifact = verify_artifact(content, fingerprint)
     deployment = deployments.create(call.store, call.caches, call.caller,
-                                    call.path["app_token"], artifact)
+                                    call.path["app_token"], artifact, draft_revision=revision)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
-            "fingerprint": deployment.fingerprint,
+            "fingerprint": deployment.fingerprint, "draftRevision": deployment.draft_revision,
             "baseAppUrl": base_app_url(call, deployment.app_token, "preview"),
             "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
 
@@ -71,7 +84,8 @@ def _summary(deployment: Deployment, prod_id: str | None,
     return {"deploymentId": deployment.deployment_id, "fingerprint": deployment.fingerprint,
             "createdAt": deployment.created_at, "createdBy": deployment.created_by,
             "status": "ready", "isProd": deployment.deployment_id == prod_id,
-            "promotedAt": promoted.get(deployment.deployment_id)}
+            "promotedAt": promoted.get(deployment.deployment_id),
+            "draftRevision": deployment.draft_revision}
 
 
 def list_deployments(call: Call) -> dict[str, Any]:
@@ -150,6 +164,8 @@ _SUMMARY_PROPERTIES: dict[str, Schema] = {
     "deploymentId": STRING, "fingerprint": STRING, "createdAt": STRING, "createdBy": STRING,
     "status": {"type": "string", "enum": ["ready"]}, "isProd": BOOLEAN,
     "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
+    "draftRevision": {"type": ["integer", "null"], "description": "The draft revision it "
+                      "was built from (null for deployments made before it was recorded)."},
 }
 _SUMMARY = obj(_SUMMARY_PROPERTIES, tuple(_SUMMARY_PROPERTIES))
 _PROD = obj({"deploymentId": STRING, "env": {"type": "string", "enum": ["prod"]},
@@ -165,16 +181,21 @@ ENDPOINTS = [
              description="The drafts are judged again against the live catalog (9499 with "
              "data.errors), the agent-tools policy against the draft ids (800004030), and "
              "site.zip must carry .basedb/manifest.json whose fingerprint equals the form "
-             "field (9499).",
+             "field (9499). With draftRevision, refused (800004020) unless the drafts are "
+             "still at that revision: another deploy of the site wrote them meanwhile.",
              body=obj({"artifact": {"type": "string", "format": "binary",
                                     "description": "site.zip"},
-                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"}},
+                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"},
+                       "draftRevision": {**STRING, "pattern": "^[0-9]+$",
+                                         "description": "The draftRevision the deploy's "
+                                         "last draft write answered."}},
                       ("artifact", "fingerprint")),
              body_media_type="multipart/form-data", body_limit=MAX_UPLOAD_BYTES,
              response=obj({"deploymentId": STRING, "env": {"type": "string",
                                                            "enum": ["preview"]},
                            "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
-                           "functionHints": _HINTS, "createdAt": STRING},
+                           "functionHints": _HINTS, "createdAt": STRING,
+                           "draftRevision": {"type": "integer"}},
                           ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
                            "functionHints", "createdAt"))),
     Endpoint("GET", _DEPLOYMENTS, list_deployments, "The site's deployments, newest first.",
