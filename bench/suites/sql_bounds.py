@@ -190,12 +190,12 @@ def _site(client: Any, title: str, functions: list[dict[str, Any]]) -> str:
     base = client.request("POST", "/bases", json={"name": title})["data"]["base_token"]
     table = client.request("POST", f"/bases/{base}/tables", json={"name": "Tasks", "fields": [
         {"name": "Title", "type": "text"}, {"name": "Done", "type": "checkbox"}]})["data"]
-    client.request("POST", f"/bases/{base}/tables/{table['table_id']}/records/batch_create",
+    client.request("POST", f"/bases/{base}/tables/{table['id']}/records/batch_create",
                    json={"fields": ["Title", "Done"],
                          "rows": [[f"Task {n}", n % 3 == 0] for n in range(200)]})
-    app = client.request("POST", "/sites", json={"title": title})["data"]["appToken"]
+    app = client.request("POST", "/sites/create", json={"title": title})["data"]["appToken"]
     client.request("POST", f"/sites/{app}/bind_base",
-                   json={"baseToken": base, "tableIds": [table["table_id"]]})
+                   json={"baseToken": base, "tableIds": [table["id"]]})
     client.request("PUT", f"/sites/{app}/draft/functions",
                    json={"databaseFunctions": functions, "mutations": [], "faas": []})
     inputs = [InputFile.of("README.md", f"# {title}\n".encode()),

@@ -12,6 +12,7 @@ site of their own: after removal they must hold nothing (the bound table goes to
 
 from __future__ import annotations
 
+import base64
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ RULES: dict[str, dict[str, str]] = {
                      "outsider": HIDDEN},
     "sign in": {"owner": OK, "admin": OK, "member": OK, "removed": FORBIDDEN,
                 "outsider": FORBIDDEN},
+    # The Lark stand-in's sign-in endpoints: the caller shows an app's credentials (or a
+    # device code), not a user token, so every role gets the same answer.
+    "app credentials": dict.fromkeys(ROLES, OK),
 }
 
 _TABLE = "/bases/{base_token}/tables/{table_id}"
@@ -56,6 +60,13 @@ _DEPLOYMENT = _SITE + "/deployments/{deployment_id}"
 RULE_OF: dict[tuple[str, str], str] = {
     ("POST", "/users"): "platform owner",
     ("GET", "/users/me"): "any user",
+    ("GET", "/open-apis/authen/v1/user_info"): "any user",
+    ("POST", "/_basedb/lark/apps"): "platform owner",
+    ("POST", "/_basedb/lark/device/approve"): "any user",
+    ("POST", "/open-apis/auth/v3/tenant_access_token/internal"): "app credentials",
+    ("POST", "/oauth/v1/device_authorization"): "app credentials",
+    ("POST", "/open-apis/authen/v2/oauth/token"): "app credentials",
+    ("GET", "/oauth/v1/device/verify"): "app credentials",
     ("POST", "/bases"): "any user",
     ("GET", "/bases/{base_token}/grants"): "base",
     ("POST", "/bases/{base_token}/grants"): "base owner",
@@ -77,8 +88,8 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("DELETE", _TABLE + "/records/{record_id}"): "base",
     ("POST", _TABLE + "/records/batch_create"): "base",
     ("POST", _TABLE + "/records/batch_update"): "base",
-    ("POST", "/sites"): "any user",
-    ("GET", "/sites"): "any user",
+    ("POST", "/sites/create"): "any user",
+    ("GET", "/sites/list"): "any user",
     ("GET", _SITE): "site member",
     ("POST", _SITE + "/bind_base"): "site manager",
     ("POST", _SITE + "/unbind_base"): "site manager",
@@ -126,6 +137,7 @@ class World:
     tokens: dict[str, str]
     users: dict[str, str]  # role -> user id
     first_deployment: str
+    lark_app: tuple[str, str]  # app id, secret
     names: Iterator[int] = field(default_factory=itertools.count)
 
     @property
@@ -162,16 +174,19 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             # While an admin, the removed user binds a table of Olivia's Base to a site
             # of their own; then they are removed.
             rex = Api(api_client, tokens["removed"])
-            own = rex.ok("POST", "/sites", json={"title": "Rex's"})["appToken"]
+            own = rex.ok("POST", "/sites/create", json={"title": "Rex's"})["appToken"]
             rex.ok("POST", f"/sites/{own}/bind_base",
                    json={"baseToken": site.base_token, "tableIds": [site.tasks_table]})
             olivia.ok("DELETE", f"/sites/{site.app_token}/members",
                       json={"userId": users["removed"]})
             assert rex.ok("GET", f"/sites/{own}")["binding"] == {"baseToken": None,
                                                                    "tableIds": []}
+            app = api_client.post("/_basedb/lark/apps", json={"name": "Builder"}, headers={
+                "Authorization": f"Bearer {platform.owner_token}"}).json()["data"]
             page_host = f"http://{site.app_token.lower()}.localhost"
             with TestClient(platform.app, base_url=page_host) as page_client:
-                yield World(platform, api_client, page_client, site, tokens, users, first)
+                yield World(platform, api_client, page_client, site, tokens, users, first,
+                            (app["app_id"], app["app_secret"]))
     finally:
         platform.close()
 
@@ -190,13 +205,13 @@ class Request:
 
 def _table(world: World) -> str:
     return str(make_table(world.owner, world.site.base_token, world.fresh("T"),
-                          [{"name": "Title", "type": "text"}])["table_id"])
+                          [{"name": "Title", "type": "text"}])["id"])
 
 
 def _field(world: World) -> str:
     return str(world.owner.ok("POST", f"/bases/{world.site.base_token}/tables/"
                               f"{world.site.tasks_table}/fields",
-                              json={"name": world.fresh("F"), "type": "text"})["field_id"])
+                              json={"name": world.fresh("F"), "type": "text"})["id"])
 
 
 def _record(world: World) -> str:
@@ -234,10 +249,38 @@ def _preview(world: World) -> str:
     return deploy(world.site, promote=False)
 
 
+def _app_auth(world: World) -> dict[str, str]:
+    app_id, secret = world.lark_app
+    basic = base64.b64encode(f"{app_id}:{secret}".encode()).decode()
+    return {"Authorization": f"Basic {basic}"}
+
+
+def _device_sign_in(world: World) -> dict[str, Any]:
+    """A device sign-in started with the app's credentials, not yet approved."""
+    app_id, _ = world.lark_app
+    answer = world.api_client.post(LARK_DEVICE, headers=_app_auth(world),
+                                   data={"client_id": app_id, "scope": "base:app:read"})
+    assert answer.status_code == 200, answer.text
+    started: dict[str, Any] = answer.json()
+    return started
+
+
+def _approved_device_code(world: World) -> str:
+    started = _device_sign_in(world)
+    approved = world.api_client.post(
+        "/_basedb/lark/device/approve", json={"user_code": started["user_code"]},
+        headers={"Authorization": f"Bearer {world.tokens['owner']}"}).json()
+    assert approved["code"] == 0, approved
+    return str(started["device_code"])
+
+
 def _drafts(world: World, what: str) -> Any:
-    return world.owner.ok("GET", f"/sites/{world.site.app_token}/draft/{what}")
+    drafts = world.owner.ok("GET", f"/sites/{world.site.app_token}/draft/{what}")
+    del drafts["draftRevision"]  # an answer's field, not part of the document
+    return drafts
 
 
+LARK_DEVICE = "/oauth/v1/device_authorization"
 PAGE = {PAGE_HEADER: "1", "Sec-Fetch-Site": "same-origin"}
 Prepare = Callable[[World, str], Request]
 PREPARE: dict[tuple[str, str], Prepare] = {
@@ -266,7 +309,7 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         json={"fields": ["Title"], "rows": [[w.fresh("R")]]}),
     ("POST", _TABLE + "/records/batch_update"): lambda w, r: Request(
         json={"record_id_list": [_record(w)], "patch": {"Title": "changed"}}),
-    ("POST", "/sites"): lambda w, r: Request(json={"title": w.fresh("S")}),
+    ("POST", "/sites/create"): lambda w, r: Request(json={"title": w.fresh("S")}),
     ("POST", _SITE + "/bind_base"): lambda w, r: Request(
         json={"baseToken": w.site.base_token, "tableIds": [_table(w)]}),
     ("POST", _SITE + "/unbind_base"): lambda w, r: Request(json={"tableIds": [_bound_table(w)]}),
@@ -291,6 +334,20 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         on_page_host=True, json={"token": w.tokens[r]}, headers=PAGE, bearer=False),
     ("GET", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("DELETE", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
+    ("POST", "/_basedb/lark/apps"): lambda w, r: Request(json={"name": w.fresh("App")}),
+    ("POST", "/_basedb/lark/device/approve"): lambda w, r: Request(
+        json={"user_code": _device_sign_in(w)["user_code"]}),
+    ("POST", "/open-apis/auth/v3/tenant_access_token/internal"): lambda w, r: Request(
+        json={"app_id": w.lark_app[0], "app_secret": w.lark_app[1]}, bearer=False),
+    ("POST", LARK_DEVICE): lambda w, r: Request(
+        data={"client_id": w.lark_app[0], "scope": "base:app:read"}, headers=_app_auth(w),
+        bearer=False),
+    ("POST", "/open-apis/authen/v2/oauth/token"): lambda w, r: Request(
+        data={"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+              "device_code": _approved_device_code(w), "client_id": w.lark_app[0],
+              "client_secret": w.lark_app[1]}, bearer=False),
+    ("GET", "/oauth/v1/device/verify"): lambda w, r: Request(
+        params={"user_code": _device_sign_in(w)["user_code"]}, bearer=False),
 }
 
 
@@ -317,7 +374,7 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
 def _first_field(world: World) -> str:
     fields = world.owner.ok("GET", f"/bases/{world.site.base_token}/tables/"
                             f"{world.site.tasks_table}/fields")["fields"]
-    return str(fields[0]["field_id"])
+    return str(fields[0]["id"])
 
 
 def outcome(response: Any) -> str:

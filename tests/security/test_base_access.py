@@ -30,9 +30,9 @@ def olivias(api: Api) -> dict[str, Any]:
     """Olivia's Base (one table, one record) and site A bound to it."""
     olivia, olivia_id = user(api, "Olivia")
     base = olivia.ok("POST", "/bases", json={"name": "Payroll"})["base_token"]
-    table = make_table(olivia, base, "Salaries", [{"name": "Name", "type": "text"}])["table_id"]
+    table = make_table(olivia, base, "Salaries", [{"name": "Name", "type": "text"}])["id"]
     olivia.ok("POST", f"/bases/{base}/tables/{table}/records", json={"Name": "Olivia"})
-    site = olivia.ok("POST", "/sites", json={"title": "A"})["appToken"]
+    site = olivia.ok("POST", "/sites/create", json={"title": "A"})["appToken"]
     olivia.ok("POST", f"/sites/{site}/bind_base", json={"baseToken": base, "tableIds": [table]})
     return {"api": olivia, "id": olivia_id, "base": base, "table": table, "site": site}
 
@@ -50,7 +50,7 @@ def test_a_removed_admin_loses_the_base_and_what_they_bound_with_it(
     olivia, base, table, site = olivias["api"], olivias["base"], olivias["table"], olivias["site"]
     rex, rex_id = user(api, "Rex")
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": rex_id, "role": "admin"})
-    own = rex.ok("POST", "/sites", json={"title": "Rex's"})["appToken"]
+    own = rex.ok("POST", "/sites/create", json={"title": "Rex's"})["appToken"]
     rex.ok("POST", f"/sites/{own}/bind_base", json={"baseToken": base, "tableIds": [table]})
     assert rex.ok("GET", records(base, table))["total"] == 1
     # …and publishes a function of his own site that reads it.
@@ -85,7 +85,7 @@ def test_demotion_to_member_ends_base_access_too(api: Api, olivias: dict[str, An
     olivia, base, table, site = olivias["api"], olivias["base"], olivias["table"], olivias["site"]
     ada, ada_id = user(api, "Ada")
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": ada_id, "role": "admin"})
-    own = ada.ok("POST", "/sites", json={"title": "Ada's"})["appToken"]
+    own = ada.ok("POST", "/sites/create", json={"title": "Ada's"})["appToken"]
     ada.ok("POST", f"/sites/{own}/bind_base", json={"baseToken": base, "tableIds": [table]})
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": ada_id, "role": "member"})
     ada.fail("GET", records(base, table), code=Code.BAD_REQUEST, status=404)
@@ -98,7 +98,7 @@ def test_a_binding_stays_while_its_maker_has_other_access(api: Api,
     olivia, base, table, site = olivias["api"], olivias["base"], olivias["table"], olivias["site"]
     rex, rex_id = user(api, "Rex")
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": rex_id, "role": "admin"})
-    own = rex.ok("POST", "/sites", json={"title": "Rex's"})["appToken"]
+    own = rex.ok("POST", "/sites/create", json={"title": "Rex's"})["appToken"]
     rex.ok("POST", f"/sites/{own}/bind_base", json={"baseToken": base, "tableIds": [table]})
     olivia.ok("POST", f"/bases/{base}/grants", json={"user_id": rex_id})
     olivia.ok("DELETE", f"/sites/{site}/members", json={"userId": rex_id})
@@ -117,10 +117,10 @@ def test_revocation_follows_the_chain(api: Api, olivias: dict[str, Any]) -> None
     rex, rex_id = user(api, "Rex")
     sam, sam_id = user(api, "Sam")
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": rex_id, "role": "admin"})
-    b = rex.ok("POST", "/sites", json={"title": "B"})["appToken"]
+    b = rex.ok("POST", "/sites/create", json={"title": "B"})["appToken"]
     rex.ok("POST", f"/sites/{b}/bind_base", json={"baseToken": base, "tableIds": [table]})
     rex.ok("POST", f"/sites/{b}/members", json={"userId": sam_id, "role": "admin"})
-    c = sam.ok("POST", "/sites", json={"title": "C"})["appToken"]
+    c = sam.ok("POST", "/sites/create", json={"title": "C"})["appToken"]
     sam.ok("POST", f"/sites/{c}/bind_base", json={"baseToken": base, "tableIds": [table]})
     assert sam.ok("GET", records(base, table))["total"] == 1
 
@@ -137,8 +137,8 @@ def test_two_bindings_cannot_hold_each_other_up(api: Api, olivias: dict[str, Any
     olivia, base, table, site = olivias["api"], olivias["base"], olivias["table"], olivias["site"]
     rex, rex_id = user(api, "Rex")
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": rex_id, "role": "admin"})
-    b = rex.ok("POST", "/sites", json={"title": "B"})["appToken"]
-    c = rex.ok("POST", "/sites", json={"title": "C"})["appToken"]
+    b = rex.ok("POST", "/sites/create", json={"title": "B"})["appToken"]
+    c = rex.ok("POST", "/sites/create", json={"title": "C"})["appToken"]
     rex.ok("POST", f"/sites/{b}/bind_base", json={"baseToken": base, "tableIds": [table]})
     rex.ok("POST", f"/sites/{c}/bind_base", json={"baseToken": base, "tableIds": [table]})
     olivia.ok("DELETE", f"/sites/{site}/members", json={"userId": rex_id})

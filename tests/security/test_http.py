@@ -184,7 +184,7 @@ def test_the_public_url_host_is_served(platform: LocalPlatform, api: Api,
 
 def test_no_such_site_and_not_yours_answer_alike(api: Api, client: TestClient) -> None:
     base = api.ok("POST", "/bases", json={"name": "Secret"})["base_token"]
-    site = api.ok("POST", "/sites", json={"title": "Secret"})["appToken"]
+    site = api.ok("POST", "/sites/create", json={"title": "Secret"})["appToken"]
     probe = api.as_user(api.ok("POST", "/users", json={"name": "Probe"})["token"])
     pairs = [(f"/sites/{site}", "/sites/PrjNope0000000000"),
              (f"/sites/{site}/functions", "/sites/PrjNope0000000000/functions"),

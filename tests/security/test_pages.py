@@ -47,7 +47,7 @@ def scene(api: Api, platform: LocalPlatform) -> Scene:
     a.api.ok("PUT", f"/sites/{a.app_token}/draft/agent-tools", json={"exclude": ["listTasks"]})
     mo, mo_id = add_member(a, "Mo")
     eve = api.as_user(api.ok("POST", "/users", json={"name": "Eve"})["token"])
-    b = eve.ok("POST", "/sites", json={"title": "B"})["appToken"]
+    b = eve.ok("POST", "/sites/create", json={"title": "B"})["appToken"]
     eve.ok("POST", f"/sites/{b}/members", json={"userId": mo_id})
     eve.ok("POST", f"/sites/{b}/deployments/{deploy(eve, b)['deploymentId']}/promote")
     return Scene(platform, a, b, str(mo.token))

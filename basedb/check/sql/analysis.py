@@ -11,6 +11,7 @@ deliberately not used: it costs several times a parse.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from typing import Any
@@ -66,8 +67,8 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
     params. With `resolve` False (no catalog loaded) names are not checked. The analysis
     (and its tree) may be shared by callers that keep it: treat it as read-only."""
 
-    def failed(problem: SqlProblem, tree: Any = None) -> SqlAnalysis:
-        return SqlAnalysis(sql=sql, param_count=param_count, problems=(problem,), tree=tree)
+    def failed(*problems: SqlProblem, tree: Any = None) -> SqlAnalysis:
+        return SqlAnalysis(sql=sql, param_count=param_count, problems=problems, tree=tree)
 
     if not sql.strip():
         return failed(SqlProblem("SQL_PARSE_ERROR", "main.sql is empty.",
@@ -87,7 +88,7 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
                 gate.visit(node)
             gate.finish()
             if gate.read_only_problems:
-                return failed(gate.read_only_problems[0], tree)
+                return failed(*gate.read_only_problems, tree=tree)
             return SqlAnalysis(sql=sql, param_count=param_count, problems=tuple(gate.problems),
                                tree=tree, params=frozenset(gate.params),
                                uses_current_user=gate.uses_current_user)
@@ -97,7 +98,7 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
         columns: list[OutputColumn] = resolver.run(tree)
         gate.finish()
         if gate.read_only_problems:
-            return failed(gate.read_only_problems[0], tree)
+            return failed(*gate.read_only_problems, tree=tree)
     except RecursionError:
         return failed(SqlProblem(
             "SQL_PARSE_ERROR", "main.sql is nested too deeply to analyse.",
@@ -137,6 +138,9 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "SQL_NOT_READ_ONLY", f"main.sql contains {len(statements)} statements; a Database "
             "Function runs exactly one SELECT.", READ_ONLY_FIX, line, column)
     first = statements[0][0]
+    if first.token_type == TokenType.IDENTIFIER or (
+            first.token_type == TokenType.VAR and first.text.upper() not in _OTHER_STATEMENTS):
+        return None, _unknown_word_problem(sql, first)
     if first.token_type not in _STARTS:
         line, column = line_column(sql, first.start)
         return None, SqlProblem(
@@ -160,6 +164,32 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
         return None, SqlProblem("SQL_NOT_READ_ONLY", f"main.sql is a {kind} statement, not a "
                                 "SELECT.", READ_ONLY_FIX, line, column)
     return tree, None
+
+
+def _unknown_word_problem(sql: str, first: Token) -> SqlProblem:
+    """A statement that opens with a word SQL does not know (`SELEC`) is misspelt, not a
+    write: say which word, and the keyword it is closest to."""
+    line, column = line_column(sql, first.start)
+    word = first.text
+    near = difflib.get_close_matches(word.upper(), _STATEMENT_KEYWORDS, n=1, cutoff=0.6)
+    meant = f"; did you mean {near[0]}?" if near else "."
+    what = (f"the quoted name \"{word}\"" if first.token_type == TokenType.IDENTIFIER
+            else f"{word!r}, which is not an SQL keyword")
+    return SqlProblem(
+        "SQL_PARSE_ERROR", f"main.sql starts with {what}{meant}",
+        f"Start the statement with {near[0] if near else 'SELECT'}; a "
+        "Database Function runs exactly one SELECT (WITH … SELECT allowed).", line, column)
+
+
+_STATEMENT_KEYWORDS = ("SELECT", "WITH")
+# Statements of PostgreSQL or SQLite that the PostgreSQL tokenizer reads as plain words:
+# they are writes or commands (SQL_NOT_READ_ONLY), not misspellings.
+_OTHER_STATEMENTS = frozenset({
+    "ABORT", "ANALYSE", "ANALYZE", "ATTACH", "CALL", "CHECKPOINT", "CLOSE", "CLUSTER",
+    "DEALLOCATE", "DETACH", "DISCARD", "DO", "END", "IMPORT", "LISTEN", "LOAD", "LOCK",
+    "MOVE", "NOTIFY", "PREPARE", "REASSIGN", "REINDEX", "RELEASE", "REPLACE", "RESET",
+    "SAVEPOINT", "SECURITY", "START", "UNLISTEN", "UPSERT", "VACUUM",
+})
 
 
 def _is_select(tree: Any) -> bool:

@@ -56,7 +56,7 @@ def require_site(conn: sqlite3.Connection, user: User, app_token: str, *,
     role = sites.role_of(conn, app_token, user.user_id) if site is not None else None
     if site is None or role is None:
         raise not_found(f"Site {app_token}", "/path/app_token", app_token,
-                        "use an appToken from GET /sites (the sites you belong to)")
+                        "use an appToken from GET /sites/list (the sites you belong to)")
     if role not in roles:
         needed = " or ".join(r for r in sites.ROLES if r in roles)
         held = {"owner": "the owner", "admin": "an admin", "member": "a member"}[role]

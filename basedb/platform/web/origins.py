@@ -30,8 +30,10 @@ from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
 
+from basedb.core import environment
+
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
-PUBLIC_URL_ENV = "BASEDB_PUBLIC_URL"
+PUBLIC_URL_ENV = environment.PUBLIC_URL
 PAGE_DOMAIN = "localhost"
 _LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
