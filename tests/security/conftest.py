@@ -1,5 +1,5 @@
-"""Attacks on every surface a stranger can reach, one module per surface. The platform
-fixtures are those of the platform tests: a fresh data dir and the real app."""
+"""Attacks on each surface a stranger can reach, one module per surface. The platform
+fixtures are the platform tests' own (a fresh data dir, the real app in-process)."""
 
 from __future__ import annotations
 

@@ -113,6 +113,9 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", _SITE + "/functions/{function_id}"): "site member",
     ("POST", _SITE + "/functions/{function_id}/invoke"): "site member",
     ("GET", _SITE + "/skill"): "site member",
+    ("GET", _SITE + "/secrets"): "site manager",
+    ("PUT", _SITE + "/secrets/{secret_name}"): "site manager",
+    ("DELETE", _SITE + "/secrets/{secret_name}"): "site manager",
     ("GET", "/openapi.json"): "public",
     ("GET", "/sites/{app_token}/preview/{path:path}"): "site manager",
     ("GET", "/sites/{app_token}/{path:path}"): "site member",
@@ -249,6 +252,13 @@ def _preview(world: World) -> str:
     return deploy(world.site, promote=False)
 
 
+def _secret(world: World) -> str:
+    name = world.fresh("KEY_")
+    world.owner.ok("PUT", f"/sites/{world.site.app_token}/secrets/{name}",
+                   json={"value": "s3cret"})
+    return name
+
+
 def _app_auth(world: World) -> dict[str, str]:
     app_id, secret = world.lark_app
     basic = base64.b64encode(f"{app_id}:{secret}".encode()).decode()
@@ -334,6 +344,10 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         on_page_host=True, json={"token": w.tokens[r]}, headers=PAGE, bearer=False),
     ("GET", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("DELETE", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
+    ("PUT", _SITE + "/secrets/{secret_name}"): lambda w, r: Request(
+        path={"secret_name": w.fresh("KEY_")}, json={"value": "s3cret"}),
+    ("DELETE", _SITE + "/secrets/{secret_name}"): lambda w, r: Request(
+        path={"secret_name": _secret(w)}),
     ("POST", "/_basedb/lark/apps"): lambda w, r: Request(json={"name": w.fresh("App")}),
     ("POST", "/_basedb/lark/device/approve"): lambda w, r: Request(
         json={"user_code": _device_sign_in(w)["user_code"]}),
@@ -357,7 +371,8 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
     values = {"base_token": site.base_token, "table_id": site.tasks_table,
               "field_id": _first_field(world), "record_id": site.tasks["Write API"],
               "app_token": site.app_token, "deployment_id": world.first_deployment,
-              "function_id": "listTasks", "path": "index.html", **request.path}
+              "function_id": "listTasks", "path": "index.html", "secret_name": "API_KEY",
+              **request.path}
     url = endpoint.full_path
     for name, value in values.items():
         url = url.replace("{" + name + "}", value).replace("{" + name + ":path}", value)

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
     AppContext,
@@ -29,12 +30,15 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
               private_hosts: frozenset[str] = frozenset(),
-              body_timeouts: BodyTimeouts | None = None) -> Starlette:
+              body_timeouts: BodyTimeouts | None = None,
+              faas: FaasRuntime | None = None) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
     in-process client uses; never a name a network can send); `body_timeouts` bound
-    how long a request body may take to arrive."""
-    context = AppContext(store=store, data_dir=data_dir)
+    how long a request body may take to arrive; `faas` runs its FaaS calls (default:
+    the process's shared runtime)."""
+    context = (AppContext(store=store, data_dir=data_dir) if faas is None
+               else AppContext(store=store, data_dir=data_dir, faas=faas))
     by_path: dict[str, dict[str, Handler]] = {}
     for endpoint in all_endpoints():
         methods = by_path.setdefault(endpoint.full_path, {})
