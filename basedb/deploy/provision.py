@@ -63,6 +63,8 @@ def _field_body(field: TemplateField, table_ids: dict[str, str]) -> dict[str, An
         body["options"] = [{"name": option} for option in field.options]
     if field.link_table is not None:
         body["link_table"] = table_ids[field.link_table]
+    if field.description:
+        body["description"] = field.description
     return body
 
 
