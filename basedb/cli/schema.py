@@ -43,18 +43,19 @@ def _context(base_token: str | None, workspace_dir: Path | None,
     from basedb.core.errors import UsageError, WorkspaceNotFound
     from basedb.workspace.config import read_workspace_config
 
+    missing = ""
     try:
         root: Path | None = workspace_root(workspace_dir)
-    except WorkspaceNotFound:
+    except WorkspaceNotFound as error:
         if workspace_dir is not None:
             raise
-        root = None
+        root, missing = None, error.message
     if base_token:
         return base_token, root
     bound = read_workspace_config(root).binding.base_token if root is not None else ""
     if not bound:
-        where = "the workspace binds no Base yet" if root else "there is no workspace here"
-        raise UsageError(f"Which Base? --base-token is not given and {where}.",
+        where = "the workspace binds no Base yet" if root else missing.rstrip(".")
+        raise UsageError(f"Which Base? --base-token is not given, and {where}.",
                          code="BASE_TOKEN_REQUIRED",
                          hint="Pass --base-token bas… (`basedb base create NAME` makes a "
                               "Base), or run inside a workspace that binds one.")

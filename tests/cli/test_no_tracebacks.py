@@ -50,6 +50,16 @@ REQUIRED_ARGS: dict[str, list[str]] = {
     "lark-cli": ["--", "api", "GET", "/users/me"],
     "deployments rollback": ["--yes", "dpl_missing"],
     "init": ["new-site"],
+    "base create": ["Scratch"],
+    "table create": ["任务"],
+    "table delete": ["任务", "--yes"],
+    "field list": ["任务"],
+    "field create": ["任务", "标题", "--type", "text"],
+    "field update": ["任务", "标题", "--name", "题目"],
+    "field delete": ["任务", "标题", "--yes"],
+    "bind": ["任务"],
+    "unbind": ["Tasks", "--yes"],
+    "link": ["--create"],
     "serve": ["--port", "0"],
 }
 # Runs the whole journey wherever it is started; once (outside a workspace) is enough.
