@@ -50,6 +50,16 @@ REQUIRED_ARGS: dict[str, list[str]] = {
     "lark-cli": ["--", "api", "GET", "/users/me"],
     "deployments rollback": ["--yes", "dpl_missing"],
     "init": ["new-site"],
+    "base create": ["Scratch"],
+    "table create": ["任务"],
+    "table delete": ["任务", "--yes"],
+    "field list": ["任务"],
+    "field create": ["任务", "标题", "--type", "text"],
+    "field update": ["任务", "标题", "--name", "题目"],
+    "field delete": ["任务", "标题", "--yes"],
+    "bind": ["任务"],
+    "unbind": ["Tasks", "--yes"],
+    "link": ["--create"],
     "serve": ["--port", "0"],
     "secrets set": ["API_KEY"],
     "secrets unset": ["API_KEY"],
@@ -94,11 +104,10 @@ def sweep(tmp_path: Path, isolated_dirs: dict[str, Path],
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     # The two long-running commands parse, validate and set up for real; only the
     # blocking loop is left out (serving is covered by test_serve and test_mcp).
-    import uvicorn
-
     import basedb.agent_tools.mcp_server as mcp_server
+    from basedb.platform.web import serving
 
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(serving, "run", lambda server, sock: None)
     monkeypatch.setattr(mcp_server, "run_stdio", lambda tools: None)
     dead_endpoint = f"http://127.0.0.1:{free_loopback_port()}"
     save_profile(Profile(DEAD_PROFILE, dead_endpoint, DEAD_TOKEN))

@@ -24,6 +24,7 @@ from typing import Any
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
 from basedb.platform.web.routes import all_endpoints
 from basedb.workspace.faas_access import SECRET_NAME_RE
 from basedb.workspace.model import FUNCTION_ID_RE
@@ -62,8 +63,11 @@ _ERROR_ENVELOPE = {
                    "Candidates: <≤3>. Executed: no. Retry: <…>.`",
     "properties": {
         "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
-                 "99991663 token invalid, 99991672 permission denied, 404/405 unknown "
-                 "route or method, 500 internal error, 503 busy; 8000040xx for functions."},
+                 "99991663 token invalid, 99991672 permission denied, 99991400 too many "
+                 "slow queries at once (retry later), 404/405 unknown route or method, "
+                 "408 body too slow, 413 body too large, 421 unknown host name, 500 "
+                 "internal error, 503 busy; 8000040xx for functions (800004005: failed "
+                 "or stopped at a limit while running)."},
         "msg": {"type": "string", "maxLength": 500},
         "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
                   "required": ["log_id"]},
@@ -72,6 +76,16 @@ _ERROR_ENVELOPE = {
     "required": ["code", "msg", "error"],
 }
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
+_API_SERVER = {"url": DEFAULT_PUBLIC_URL, "description": "An API host: 127.0.0.1, localhost, "
+               "or the host of $BASEDB_PUBLIC_URL."}
+_PAGE_SERVER = {
+    "url": "http://{site}.localhost:8787",
+    "description": "A site's page host: its own browser origin (on a public URL, "
+                   "{site}.<public host>). It serves only that site's pages, the page "
+                   "runtime, the page session and that site's invoke endpoint.",
+    "variables": {"site": {"default": "prjexample", "description": "The site's appToken "
+                           "in lower case."}},
+}
 
 
 def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
@@ -96,7 +110,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [{"url": "http://127.0.0.1:8787"}],
+        "servers": [_API_SERVER],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {
@@ -139,6 +153,9 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     }
     if endpoint.description:
         operation["description"] = endpoint.description
+    if endpoint.hosts != "api":
+        operation["servers"] = ([_PAGE_SERVER] if endpoint.hosts == "page"
+                                else [_API_SERVER, _PAGE_SERVER])
     if not endpoint.auth:
         operation["security"] = []
     elif endpoint.page_session:
@@ -163,6 +180,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         operation["parameters"] = parameters
     if endpoint.body is not None:
         operation["requestBody"] = {
+            "description": _size(endpoint.body_limit),
             "required": endpoint.body_required,
             "content": {endpoint.body_media_type: {"schema": dict(endpoint.body)}},
         }
@@ -188,6 +206,10 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
     responses: dict[str, Any] = {
         "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success}}
+    if endpoint.redirect is not None:
+        responses["3XX"] = {
+            "description": endpoint.redirect,
+            "headers": {**_LOG_ID_HEADER, "Location": {"schema": {"type": "string"}}}}
     for status in error_statuses(endpoint):
         responses[status] = {**copy.deepcopy(failure),
                              "description": f"{ERROR_STATUSES[status]} {failure['description']}"}
@@ -200,8 +222,10 @@ ERROR_STATUSES = {
     "401": "The token (or page session) is missing, unknown or expired.",
     "403": "The caller may not do this (not a member, or the role is too low).",
     "404": "Something the path (or body) names does not exist, or the caller cannot see it.",
+    "408": "The request body stopped arriving.",
     "409": "The request conflicts with the current state.",
     "413": "The request body is too large.",
+    "421": "The request's Host is not a name this platform is reached by.",
     "422": "The function's declaration or query cannot run as written.",
     "429": "Too many failed attempts; retry later.",
     "502": "An upstream service (the model provider) failed.",
@@ -217,19 +241,26 @@ def error_statuses(endpoint: Endpoint) -> list[str]:
     any call can fail inside) and its own `errors`."""
     statuses = {str(status) for status in endpoint.errors}
     if endpoint.body is not None or endpoint.query or endpoint.headers:
-        statuses |= {"400", "413"} if endpoint.body is not None else {"400"}
+        statuses |= {"400", "408", "413"} if endpoint.body is not None else {"400"}
     if endpoint.auth:
         statuses.add("401")
-    has_path_parameters = "{" in endpoint.path
-    if has_path_parameters:
+    # A path can name nothing; a route served on one kind of host only (the API's or a
+    # site's page host) is not found on the other.
+    if "{" in endpoint.path or endpoint.hosts != "any":
         statuses.add("404")
     if endpoint.auth and ("{app_token}" in endpoint.path or "{base_token}" in endpoint.path):
         statuses.add("403")  # basedb.platform.domain.access: members and roles
-    statuses.add("5XX")
+    statuses |= {"421", "5XX"}  # any request: basedb.platform.web.http's host check
     unknown = statuses - ERROR_STATUSES.keys()
     if unknown:
         raise ValueError(f"{endpoint.method} {endpoint.path}: undescribed statuses {unknown}")
     return sorted(statuses)
+
+
+def _size(limit: int) -> str:
+    shown = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
+    return (f"At most {shown}; a larger body is refused (413) as it arrives, and a body "
+            "that stops arriving (408). It is read only once the caller is authenticated.")
 
 
 def openapi_path(path: str) -> str:
