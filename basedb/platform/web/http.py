@@ -276,7 +276,9 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_json_body(raw: bytes) -> Any:
-    if not raw.strip():
+    """The JSON document of a body; None when there is none (no bytes at all: a body of
+    only whitespace is not a JSON document, and is refused like any other)."""
+    if not raw:
         return None
     try:
         return json.loads(raw)
@@ -333,7 +335,7 @@ def asgi_handler(endpoint: Endpoint,
                 await run_in_threadpool(_authenticate, call, endpoint.page_session)
             if reads_json:
                 raw = await read_body(request, endpoint.body_limit)
-                call.body_sent = bool(raw.strip())
+                call.body_sent = bool(raw)
                 call.body = parse_json_body(raw)
             if is_async:
                 result = await endpoint.handler(call)
