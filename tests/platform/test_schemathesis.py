@@ -78,10 +78,12 @@ PAGE_PATHS = ["index.html", "app.js", "style.css", "docs", "docs/", "data/logo.s
 class AsBrowsersAddressIt:
     """The app as a browser or client reaches it: schemathesis sends every request to
     the made-up host `testserver`, which the platform refuses (it answers only to its own
-    names). Pages go to their site's page host, everything else to localhost."""
+    names). Pages go to their site's page host, the page session to the page host of
+    `session_site` (the site under test), everything else to localhost."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        self.session_site = ""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -90,6 +92,8 @@ class AsBrowsersAddressIt:
             if len(parts) > 2 and parts[1] == "sites" and re.fullmatch(r"[\w-]+", parts[2],
                                                                        re.ASCII):
                 host = f"{parts[2].lower()}.localhost"
+            elif scope["path"] == "/_basedb/session" and self.session_site:
+                host = f"{self.session_site.lower()}.localhost"
             scope = {**scope, "headers": [
                 (name, host.encode("latin-1") if name == b"host" else value)
                 for name, value in scope["headers"]]}
@@ -138,7 +142,11 @@ STATED_RULES: dict[tuple[str, str], StatedRule] = {
         "A site binds one Base", re.compile(r"^9499 Site \w+ is bound to Base \w+; a site "
                                            r"binds one Base")),
     ("DELETE", "/sites/{app_token}/members"): StatedRule(
-        "in the body or as ?userId=", re.compile(r"^9499 userId is missing")),
+        "in the body or as ?userId=; one of the two is needed",
+        re.compile(r"^9499 userId is missing")),
+    ("DELETE", "/bases/{base_token}/grants"): StatedRule(
+        "in the body or as ?user_id=; one of the two is needed",
+        re.compile(r"^9499 user_id is missing")),
     ("POST", "/sites/{app_token}/deployments"): StatedRule(
         "site.zip must be a zip archive", re.compile(r"^9499 .* Parameter: /artifact\b")),
     ("PUT", "/sites/{app_token}/draft/functions"): StatedRule(
@@ -158,6 +166,7 @@ class Fuzzing:
     platform: LocalPlatform
     schema: BaseSchema
     api: Api
+    router: AsBrowsersAddressIt
 
 
 @dataclass(frozen=True)
@@ -195,13 +204,13 @@ def fuzzing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzing]:
     platform = open_platform(tmp_path_factory.mktemp("fuzz") / "data")
     try:
         # The document as the app serves it, and the app itself as the transport.
-        schema = schemathesis.openapi.from_asgi("/openapi.json",
-                                                AsBrowsersAddressIt(platform.app))
+        router = AsBrowsersAddressIt(platform.app)
+        schema = schemathesis.openapi.from_asgi("/openapi.json", router)
         # Every call carries the owner's token: the token tests cover a missing or bad
         # one, and here the examples are better spent past authentication.
         schema.config.generation.update(with_security_parameters=False)
         with TestClient(platform.app, base_url="http://localhost") as client:
-            yield Fuzzing(platform, schema, Api(client, platform.owner_token))
+            yield Fuzzing(platform, schema, Api(client, platform.owner_token), router)
     finally:
         platform.close()
 
@@ -215,6 +224,7 @@ def real_objects(fuzzing: Fuzzing, monkeypatch: pytest.MonkeyPatch) -> RealObjec
     site = build_site(api)
     save_drafts(site)
     app = site.app_token
+    fuzzing.router.session_site = app
     deployment_ids = []
     for readme in (b"first", b"second"):
         deployed = upload_site(api, app, {**SITE_FILES, "README.md": readme})

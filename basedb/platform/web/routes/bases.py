@@ -18,6 +18,7 @@ from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     FIELD,
     FIELD_BODY,
+    ID,
     INTEGER,
     MAX_OFFSET,
     MAX_PAGE,
@@ -230,7 +231,7 @@ _GRANT = obj({"user_id": STRING, "name": STRING,
                                 "site whose owner or admin the user is (bound to the Base)."},
               "granted_by": STRING, "created_at": STRING},
              ("user_id", "name", "via_app_token", "granted_by", "created_at"))
-_GRANTEE = obj({"user_id": STRING}, ("user_id",))
+_GRANTEE = obj({"user_id": ID}, ("user_id",))
 
 # What a field body must also satisfy, by its type; refused with 9499 (400).
 _FIELD_RULES = ("Field rules by type (400 when broken): options only on select fields, "
@@ -251,11 +252,12 @@ ENDPOINTS = [
              body=_GRANTEE,
              response=obj({"user_id": STRING, "granted": BOOLEAN}, ("user_id", "granted"))),
     Endpoint("DELETE", _GRANTS, remove_grant, "Take a direct grant back (its owner only).",
-             "bases", description="The user id comes in the body or as ?user_id=. Sites the "
+             "bases", description="The user id comes in the body or as ?user_id=; one of the "
+             "two is needed (400). Sites the "
              "user bound on that access, and that rest on no other access of theirs, are "
              "unbound from the Base (unbound_app_tokens).",
              body=_GRANTEE, body_required=False,
-             query=(QueryParam("user_id", STRING, "The user (instead of the body)."),),
+             query=(QueryParam("user_id", ID, "The user (instead of the body)."),),
              response=obj({"user_id": STRING, "revoked": BOOLEAN,
                            "unbound_app_tokens": array(STRING)},
                           ("user_id", "revoked", "unbound_app_tokens"))),
