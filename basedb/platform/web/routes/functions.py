@@ -50,11 +50,12 @@ def parse_flag(call: Call, name: str) -> bool:
 
 
 def body_params(call: Call) -> dict[str, Any]:
-    """`params` of the body {"params": {…}}; an absent body or params means none."""
+    """`params` of the body {"params": {…}}; an absent body or params means none (but
+    `"params": null` is refused, as the document's object type says)."""
     body = call.optional_body_object({"params"})
-    params = body.get("params")
-    if params is None:
+    if "params" not in body:
         return {}
+    params = body["params"]
     if not isinstance(params, dict):
         raise bad_request("params must be a JSON object of named parameters",
                           parameter="/params", received=params,
