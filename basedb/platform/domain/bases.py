@@ -392,4 +392,5 @@ def _check_field_name_free(table: Table, name: str, own_id: str | None) -> None:
     for other in table.fields:
         if other.name == name and other.field_id != own_id:
             raise bad_request(f"Table {quote(table.name)} already has a field named {quote(name)}",
-                              parameter="/name", received=name, fix="choose another field name")
+                              parameter="/name", received=name, fix="choose another field name",
+                              status=409)
