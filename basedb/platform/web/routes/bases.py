@@ -280,13 +280,13 @@ ENDPOINTS = [
              response=obj({"fields": array(FIELD), "has_more": BOOLEAN, "total": INTEGER},
                           ("fields", "has_more", "total"))),
     Endpoint("POST", _FIELDS, create_field, "Add a field (a new column).", "fields",
-             description=_FIELD_RULES, body=FIELD_BODY, response=FIELD),
+             description=_FIELD_RULES, body=FIELD_BODY, response=FIELD, errors=(409,)),
     Endpoint("GET", _FIELD, get_field, "One field.", "fields", response=FIELD),
     Endpoint("PUT", _FIELD, put_field, "Update a field's name, description, options or "
              "multiple.", "fields",
              description="Omitted keys keep their values; the type and link_table cannot "
              "change (400). Cells holding removed options are cleared. " + _FIELD_RULES,
-             body=_FIELD_UPDATE, response=FIELD),
+             body=_FIELD_UPDATE, response=FIELD, errors=(409,)),
     Endpoint("DELETE", _FIELD, delete_field, "Delete a field and its cells.", "fields",
              response=_DELETED),
 ]

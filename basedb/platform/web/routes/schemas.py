@@ -52,7 +52,7 @@ PAGE_QUERY = (
                f"Page size, at most {MAX_PAGE}."),
 )
 
-OPTION: Schema = obj({"name": STRING}, ("name",))
+OPTION: Schema = obj({"name": NAME}, ("name",))
 
 FIELD_BODY: Schema = obj({
     "name": {**NAME, "description": "Unique within the table; not `record_id`."},
