@@ -38,6 +38,7 @@ BASES = "/bases"
 
 
 def site(app_token: str) -> str:
+    """GET: the site; DELETE: delete it (the local platform; inferred for Lark)."""
     return f"/sites/{_seg(app_token)}"
 
 

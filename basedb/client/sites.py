@@ -71,6 +71,9 @@ class SiteApi:
     def site(self) -> dict[str, Any]:
         return self._get(endpoints.site(self.app_token))
 
+    def delete(self) -> dict[str, Any]:
+        return self._send("DELETE", endpoints.site(self.app_token))
+
     def catalog(self) -> dict[str, Any]:
         return self._get(endpoints.catalog(self.app_token))
 
