@@ -24,9 +24,11 @@ from basedb.platform.web.routes import all_endpoints
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Starlette:
-    """The ASGI app over `store`; `access_log` writes one JSON line per request."""
-    context = AppContext(store=store, data_dir=data_dir)
+def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
+              served_url: str | None = None) -> Starlette:
+    """The ASGI app over `store`; `access_log` writes one JSON line per request;
+    `served_url` is where a server serves it (the origin of its public URLs)."""
+    context = AppContext(store=store, data_dir=data_dir, served_url=served_url)
     by_path: dict[str, dict[str, Handler]] = {}
     for endpoint in all_endpoints():
         methods = by_path.setdefault(endpoint.full_path, {})
