@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Show a site's platform log, or the entries of one LogID."),
     "ai-functions": ("basedb.cli.ai_functions", "ai_functions_group",
                      "List, show, sync and invoke the site's AI Functions."),
+    "secrets": ("basedb.cli.secrets", "secrets_group",
+                "Set the secrets a site's FaaS functions read (values never shown)."),
     "pull": ("basedb.cli.pull", "pull_command",
              "Restore a workspace from the latest deployed artifact."),
     "doctor": ("basedb.cli.doctor", "doctor_command",

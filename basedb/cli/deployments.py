@@ -9,18 +9,48 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import (
+    check_app_token,
     connection_options,
     emit_json,
     json_option,
+    open_client,
     workspace_option,
 )
 from basedb.cli.groups import HelpfulGroup
-from basedb.cli.site_target import app_token_option, connect, resolve_site
+
+app_token_option = click.option(
+    "--app-token", default=None, callback=check_app_token,
+    help="The site (default: the appToken of the current workspace).")
 
 
 @click.group("deployments", cls=HelpfulGroup)
 def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
+
+
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+    """(the site's appToken, the workspace root when there is one)."""
+    from basedb.cli.deploy import workspace_root
+    from basedb.core.errors import WorkspaceNotFound
+    from basedb.workspace.config import workspace_app_token
+
+    try:
+        root: Path | None = workspace_root(workspace_dir)
+    except WorkspaceNotFound:
+        if app_token is None or workspace_dir is not None:
+            raise
+        root = None
+    if app_token is not None:
+        return app_token, root
+    assert root is not None
+    return workspace_app_token(root), root
+
+
+def connect_to(profile: str | None, root: Path | None) -> Any:
+    from basedb.client.profiles import current_profile
+
+    resolved, _ = current_profile(profile, root)
+    return open_client(resolved)
 
 
 def _flags(item: dict[str, Any], preview_id: str | None) -> str:
@@ -46,8 +76,8 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     """The site's deployments, newest first."""
     from basedb.client.sites import SiteApi, deployment_list
 
-    token, root = resolve_site(workspace_dir, app_token)
-    with connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         listing = SiteApi(client, token).deployments()
     if as_json:
         emit_json({"appToken": token, **listing})
@@ -100,7 +130,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     from basedb.core.errors import BasedbError
     from basedb.deploy.state import LocalState
 
-    token, root = resolve_site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     result: dict[str, Any] = {"appToken": token}
     if root is not None:
         entries = LocalState(root).stages.latest_attempt()
@@ -108,7 +138,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
                               "stages": [e.to_dict() for e in entries]} if entries else None)
     failure: BasedbError | None = None
     try:
-        with connect(profile, root) as client:
+        with connect_to(profile, root) as client:
             api = SiteApi(client, token)
             listing = api.deployments()
             result["prodDeploymentId"] = listing.get("prodDeploymentId")
@@ -177,7 +207,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
     from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
 
-    token, root = resolve_site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     if not yes:
         if not (common.stdin_is_tty() and common.stderr_is_tty()):
             raise UsageError("rollback needs --yes: it changes what every site member sees.",
@@ -186,7 +216,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
         common.confirm_or_stop(f"Point production of {token} back at {deployment_id}? Every "
                                "site member will see it.",
                                f"Not rolled back: production of {token} is unchanged.")
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         result = rollback(root, client, token, deployment_id)
     if as_json:
         emit_json(result.to_dict())

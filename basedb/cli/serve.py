@@ -103,6 +103,9 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
         echo_err(f"public URL: {origin} (${PUBLIC_URL})")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
+    # What FaaS handlers run inside here (and what is not enforced), before any runs;
+    # spare workers start now so that the first call does not wait for Node.js.
+    echo_err(app.state.context.faas.start())
     for line in site_lines(platform, origin):
         echo_err(line)
     echo_err("Press Ctrl+C to stop.")

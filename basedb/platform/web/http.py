@@ -33,6 +33,7 @@ from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.deployments import public_origin
+from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
@@ -103,6 +104,8 @@ class AppContext:
     def public_origin(self) -> str:
         """The origin every public URL starts with (domain.deployments.public_origin)."""
         return public_origin(self.served_url)
+    # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
+    faas: FaasRuntime = field(default_factory=shared_runtime)
 
 
 @dataclass(slots=True, eq=False)
