@@ -6,6 +6,6 @@ from bench.suites import check, contracts, startup
 
 # isort: split
 # Imported after the ones above: registration order is the order of the table.
-from bench.suites import deploy, faas, invoke, lark
+from bench.suites import deploy, faas, invoke, lark, records
 
-__all__ = ["check", "contracts", "deploy", "faas", "invoke", "lark", "startup"]
+__all__ = ["check", "contracts", "deploy", "faas", "invoke", "lark", "records", "startup"]
