@@ -5,11 +5,17 @@ from __future__ import annotations
 import ipaddress
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from basedb.cli.common import echo_err
+from basedb.core.environment import PUBLIC_URL
 from basedb.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from basedb.platform import LocalPlatform
+    from basedb.platform.web.origins import PublicUrl
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +47,24 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
+    """Each site's production and preview URLs (on its page origin), for the banner."""
+    from basedb.platform.web.origins import page_url
+
+    with platform.store.read() as conn:
+        rows = conn.execute("SELECT app_token, title FROM sites "
+                            "ORDER BY created_at, app_token").fetchall()
+    index = base.origin()
+    if not rows:
+        return [f"sites: none yet; {index}/ lists them once `basedb init` creates one"]
+    lines = [f"sites ({index}/ lists those you may open, given a token):"]
+    for app_token, title in rows:
+        lines.append(f"  {title} ({app_token})")
+        lines.append(f"    prod:    {page_url(app_token, 'prod', base=base)}")
+        lines.append(f"    preview: {page_url(app_token, 'preview', base=base)}")
+    return lines
+
+
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (loopback only unless --allow-remote).")
@@ -63,7 +87,7 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
             hint="Use --host 127.0.0.1, or pass --allow-remote if you really mean to expose "
                  "it to your network.")
     from basedb.platform import open_platform
-    from basedb.platform.web import serving
+    from basedb.platform.web import origins, serving
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
@@ -71,12 +95,19 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    echo_err(f"basedb platform listening on http://{shown}:{bound_port}")
+    served = f"http://{shown}:{bound_port}"
+    # Public URLs by one rule: $BASEDB_PUBLIC_URL when set, else where this server is.
+    base = origins.serving_url(served)
+    echo_err(f"basedb platform listening on {served}")
+    if base.origin() != served:
+        echo_err(f"public URL: {base.origin()} (${PUBLIC_URL})")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
     # What FaaS handlers run inside here (and what is not enforced), before any runs;
     # spare workers start now so that the first call does not wait for Node.js.
     echo_err(app.state.context.faas.start())
+    for line in site_lines(platform, base):
+        echo_err(line)
     echo_err("Press Ctrl+C to stop.")
     try:
         serving.run(serving.server(app), sock)

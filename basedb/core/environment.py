@@ -61,8 +61,11 @@ VARIABLES: tuple[EnvVar, ...] = (
            "platform.log.", "the user data directory, e.g. ~/.local/share/basedb"),
     EnvVar(STATE_DIR, "Where user-level state is kept, such as the record of installed site "
            "Skills.", "the user state directory, e.g. ~/.local/state/basedb"),
-    EnvVar(PUBLIC_URL, "The URL the local platform puts in baseAppUrl and site links (set it "
-           "to where `basedb serve` is reachable).", "http://127.0.0.1:8787"),
+    EnvVar(PUBLIC_URL, "The origin every public URL of the local platform starts with "
+           "(baseAppUrl, site links, /openapi.json's servers): set it when the platform is "
+           "reached through a proxy or another host name.",
+           "the URL `basedb serve` listens on; http://127.0.0.1:8787 for the embedded "
+           "platform"),
     EnvVar(ACCESS_LOG, "Any value but empty or 0: the local platform logs one line per HTTP "
            "request.", "no access log"),
     EnvVar(NODE, "The Node.js executable that runs FaaS handlers on the local platform.",

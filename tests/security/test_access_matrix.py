@@ -47,6 +47,8 @@ RULES: dict[str, dict[str, str]] = {
                     "outsider": HIDDEN},
     "site manager": {"owner": OK, "admin": OK, "member": FORBIDDEN, "removed": HIDDEN,
                      "outsider": HIDDEN},
+    "site owner": {"owner": OK, "admin": FORBIDDEN, "member": FORBIDDEN, "removed": HIDDEN,
+                   "outsider": HIDDEN},
     "sign in": {"owner": OK, "admin": OK, "member": OK, "removed": FORBIDDEN,
                 "outsider": FORBIDDEN},
     # The Lark stand-in's sign-in endpoints: the caller shows an app's credentials (or a
@@ -91,6 +93,10 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("POST", "/sites/create"): "any user",
     ("GET", "/sites/list"): "any user",
     ("GET", _SITE): "site member",
+    ("DELETE", _SITE): "site owner",
+    ("GET", _SITE + "/logs"): "site member",
+    ("GET", "/logs"): "platform owner",
+    ("GET", "/"): "any user",
     ("POST", _SITE + "/bind_base"): "site manager",
     ("POST", _SITE + "/unbind_base"): "site manager",
     ("GET", _SITE + "/catalog"): "site member",
@@ -252,6 +258,18 @@ def _preview(world: World) -> str:
     return deploy(world.site, promote=False)
 
 
+def _fresh_site(world: World) -> str:
+    """A site of Olivia's with the same admin, member and removed member as the world's
+    (deleting it leaves the world's site whole)."""
+    app = world.owner.ok("POST", "/sites/create", json={"title": world.fresh("S")})["appToken"]
+    for role in ("admin", "member", "removed"):
+        world.owner.ok("POST", f"/sites/{app}/members",
+                       json={"userId": world.users[role],
+                             "role": "member" if role == "member" else "admin"})
+    world.owner.ok("DELETE", f"/sites/{app}/members", json={"userId": world.users["removed"]})
+    return str(app)
+
+
 def _secret(world: World) -> str:
     name = world.fresh("KEY_")
     world.owner.ok("PUT", f"/sites/{world.site.app_token}/secrets/{name}",
@@ -320,6 +338,7 @@ PREPARE: dict[tuple[str, str], Prepare] = {
     ("POST", _TABLE + "/records/batch_update"): lambda w, r: Request(
         json={"record_id_list": [_record(w)], "patch": {"Title": "changed"}}),
     ("POST", "/sites/create"): lambda w, r: Request(json={"title": w.fresh("S")}),
+    ("DELETE", _SITE): lambda w, r: Request(path={"app_token": _fresh_site(w)}),
     ("POST", _SITE + "/bind_base"): lambda w, r: Request(
         json={"baseToken": w.site.base_token, "tableIds": [_table(w)]}),
     ("POST", _SITE + "/unbind_base"): lambda w, r: Request(json={"tableIds": [_bound_table(w)]}),

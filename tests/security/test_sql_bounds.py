@@ -156,9 +156,12 @@ def test_running_out_of_memory_or_temporary_space_is_an_answer(
                               (sort, "more temporary disk space")):
             compiled = CompiledQuery(sql=sql, slots=(), columns=(), tables=frozenset({tasks}))
             with pytest.raises(ApiFailure) as stopped:
+                # A deadline far out: the memory and disk limits must be what stops
+                # these, however slow the machine.
                 sql_runtime.run_query(Path(platform.store.path), compiled, [],
                                       catalog_revision=revision, user_id="ou_x",
-                                      function_id="hog", log_id="L1", pool=pool)
+                                      function_id="hog", log_id="L1", pool=pool,
+                                      limits=sql_runtime.QueryLimits(time_limit_s=600))
             assert stopped.value.code == Code.EXECUTION_FAILED, stopped.value.msg
             assert expected in stopped.value.msg
     finally:

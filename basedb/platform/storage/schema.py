@@ -291,6 +291,27 @@ ALTER TABLE deployments ADD COLUMN draft_revision INTEGER
 # The draft revision a deployment was built from (NULL for older deployments).
 
 
+_PLATFORM_LOG = """
+CREATE TABLE platform_log (        -- what `basedb logs` reads (see storage.platform_log)
+    entry_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    log_id TEXT NOT NULL,
+    app_token TEXT REFERENCES sites(app_token) ON DELETE CASCADE,
+    user_id TEXT,                  -- who made the request
+    kind TEXT NOT NULL CHECK (kind IN ('call', 'detail')),
+    level TEXT NOT NULL CHECK (level IN ('info', 'error')),
+    env TEXT,
+    function_id TEXT,
+    code INTEGER,
+    ms REAL,
+    message TEXT NOT NULL
+);
+CREATE INDEX platform_log_by_site ON platform_log(app_token, entry_id);
+CREATE INDEX platform_log_by_log_id ON platform_log(log_id)
+"""
+# The platform log becomes readable through the API, per site (`basedb logs`).
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
@@ -301,6 +322,7 @@ MIGRATIONS: list[Migration] = [
     Migration(6, "page sessions belong to one site; one page host per site", _PAGE_ORIGINS),
     Migration(7, "Base access as grants; bindings record their basis", _BASE_GRANTS),
     Migration(8, "deployments record their draft revision", _DEPLOYMENT_REVISION),
+    Migration(9, "the platform log as a table", _PLATFORM_LOG),
 ]
 
 

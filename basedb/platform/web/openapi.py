@@ -88,7 +88,8 @@ _PAGE_SERVER = {
 }
 
 
-def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
+def build_document(endpoints: Iterable[Endpoint],
+                   server_url: str = DEFAULT_PUBLIC_URL) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     operation_ids: set[str] = set()
     for endpoint in endpoints:
@@ -110,7 +111,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [_API_SERVER],
+        "servers": [{**_API_SERVER, "url": server_url}],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {

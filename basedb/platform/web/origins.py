@@ -67,6 +67,12 @@ def public_url() -> PublicUrl:
     return parse_public_url(os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL)
 
 
+def serving_url(served: str) -> PublicUrl:
+    """Where a server that listens at `served` is reached: $BASEDB_PUBLIC_URL when set
+    (a proxy in front, another host name), else `served` itself."""
+    return parse_public_url(os.environ.get(PUBLIC_URL_ENV) or served)
+
+
 def parse_public_url(text: str) -> PublicUrl:
     parts = urlsplit(text.strip())
     host = (parts.hostname or "").lower()

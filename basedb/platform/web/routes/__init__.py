@@ -25,7 +25,7 @@ from basedb.platform.web.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
     "users", "lark", "bases", "records", "sites", "secrets", "drafts", "deployments",
-    "functions", "skill", "docs", "pages",
+    "functions", "logs", "skill", "docs", "pages",
 )
 
 

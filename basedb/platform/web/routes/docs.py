@@ -7,18 +7,23 @@ import json
 
 from starlette.responses import Response
 
+from basedb.platform.web import origins
 from basedb.platform.web.http import JSON, Call, Endpoint
 from basedb.platform.web.openapi import build_document
 from basedb.platform.web.routes import all_endpoints
 
 
-@functools.lru_cache(maxsize=1)
-def _document_bytes() -> bytes:
-    return json.dumps(build_document(all_endpoints()), ensure_ascii=False).encode("utf-8")
+@functools.lru_cache(maxsize=4)
+def _document_bytes(server_url: str) -> bytes:
+    return json.dumps(build_document(all_endpoints(), server_url),
+                      ensure_ascii=False).encode("utf-8")
 
 
 def get_openapi(call: Call) -> Response:
-    return Response(_document_bytes(), media_type=JSON)
+    """The document, its API server where this request came ($BASEDB_PUBLIC_URL when set,
+    else the loopback address and port of the server actually serving)."""
+    return Response(_document_bytes(origins.request_base(call.request).origin()),
+                    media_type=JSON)
 
 
 ENDPOINTS = [

@@ -97,6 +97,25 @@ def _to_page_host(call: Call, app_token: str) -> Response:
     return RedirectResponse(target, status_code=308)
 
 
+def serve_index(call: Call) -> Response:
+    """`/` on an API host: the sites the caller may open, each at its page URL. Browsers
+    sign in per site (each on its own origin), so the caller shows a bearer token here;
+    without one the page says where to go instead."""
+    authorization = call.request.headers.get("authorization")
+    if not authorization:
+        return _page(401, "Sign in on a site's page", "Each site's pages sign in on their "
+                     "own origin: open the page URL that basedb serve or basedb deploy "
+                     "printed. With a token, this page lists your sites.")
+    base = origins.request_base(call.request)
+    with call.store.read() as conn:
+        viewer = identity.authenticate(conn, authorization)
+        rows = [(site.app_token, site.title, role, role in sites.MANAGER_ROLES,
+                 origins.page_url(site.app_token, "prod", base=base))
+                for site, role in sites.sites_of_user(conn, viewer.user_id)]
+    return HTMLResponse(pages.index_page(viewer.name, rows),
+                        headers=pages.platform_page_headers())
+
+
 def _viewer(call: Call, app_token: str) -> identity.User | None:
     """Who is looking: a bearer token if one is sent, else the site's session cookie (no
     page header needed: loading a page only reads the deployed files)."""
@@ -223,6 +242,11 @@ _SESSION = ("On a site's page host only; needs the header X-Basedb-Page: 1 and a
             "same-origin request (Sec-Fetch-Site / Origin).")
 
 ENDPOINTS = [
+    Endpoint("GET", "/", serve_index, "The sites the viewer may open (an HTML page).",
+             "pages", description="Links to each site's production pages and, for owners "
+             "and admins, its preview. Needs the page session cookie or a bearer token; "
+             "without one, answers 401 with the sign-in page.", auth=False, absolute=True,
+             response_media_type=HTML, error_page_media_type=HTML),
     # The preview route comes first: the prod route's {path} would match preview/… too.
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
