@@ -18,12 +18,14 @@ from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_ID_RE, FUNCTION_KINDS
 
+MAX_REVISION = 2**62
+
 
 def expected_revision(call: Call) -> int | None:
     """?draftRevision=N: the revision the caller's previous write left, if sent."""
     if call.query.get("draftRevision") is None:
         return None
-    return call.query_int("draftRevision", default=0, minimum=0, maximum=2**62)
+    return call.query_int("draftRevision", default=0, minimum=0, maximum=MAX_REVISION)
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -154,7 +156,8 @@ _AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": FUNCTION_ID,
                                               ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _REVISION: Schema = {**INTEGER, "description": "The drafts' revision (after this write)."}
-_EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0},
+_EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0,
+                                          "maximum": MAX_REVISION},
                        "Refuse the write (800004020) unless the drafts are still at this "
                        "revision: the one the caller's previous write answered.")
 
