@@ -116,6 +116,14 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
     assert api.ok("GET", f"{path}/records/{r1}")["fields"]["Many"] == "a"
 
 
+@pytest.mark.parametrize("fields", [False, None, 0, ""])
+def test_fields_of_a_new_table_must_be_an_array(api: Api, base: str, fields: Any) -> None:
+    # false, null, 0 and "" once created a table without fields.
+    msg = api.fail("POST", f"/bases/{base}/tables", json={"name": "T", "fields": fields},
+                   code=9499, status=400)
+    assert "/fields" in msg
+
+
 def test_a_field_name_taken_in_the_table_is_a_conflict(api: Api, base: str) -> None:
     # As a table name taken in the Base: the request is sound, the table's state is not.
     table = make_table(api, base, "T", [{"name": "A", "type": "text"},

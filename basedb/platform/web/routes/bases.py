@@ -132,7 +132,7 @@ def create_table(call: Call) -> dict[str, Any]:
     body = call.body_object({"name", "fields"})
     base_token = call.path["base_token"]
     name = bases.parse_name(body.get("name"), "/name", "table")
-    raw_fields = body.get("fields") or []
+    raw_fields = body.get("fields", [])
     if not isinstance(raw_fields, list) or len(raw_fields) > MAX_FIELDS_PER_TABLE:
         raise bad_request("fields must be an array of field definitions", parameter="/fields",
                           received=raw_fields, fix=f"send at most {MAX_FIELDS_PER_TABLE} "
@@ -268,7 +268,9 @@ ENDPOINTS = [
                           ("tables", "has_more", "total"))),
     Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
              description=_FIELD_RULES,
-             body=obj({"name": NAME, "fields": array(FIELD_BODY)}, ("name",)),
+             body=obj({"name": NAME, "fields": array(FIELD_BODY,
+                                                     maxItems=MAX_FIELDS_PER_TABLE)},
+                      ("name",)),
              response=TABLE, errors=(409,)),
     Endpoint("GET", _TABLE, get_table, "A table and its fields.", "tables", response=TABLE),
     Endpoint("PATCH", _TABLE, patch_table, "Rename a table.", "tables",
