@@ -24,7 +24,7 @@ import importlib
 from basedb.platform.web.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
-    "users", "lark", "bases", "records", "sites", "drafts", "deployments", "functions",
+    "users", "lark", "bases", "records", "sites", "drafts", "dev", "deployments", "functions",
     "skill", "docs", "pages",
 )
 
