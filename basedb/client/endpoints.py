@@ -144,6 +144,14 @@ USERS_ME = "/users/me"
 USERS = "/users"
 """POST {name}: create a user (the local platform's owner only)."""
 
+def logs(app_token: str) -> str:
+    """GET ?logId&after&limit&tail&env&functionId&kind&wait: the site's platform log."""
+    return site(app_token) + "/logs"
+
+
+PLATFORM_LOGS = "/logs"
+"""GET (same query as `logs`): every entry of the platform log (its owner only)."""
+
 # ------------------------------------------------------------ Lark, outside base/v3
 
 USER_INFO = "/open-apis/authen/v1/user_info"

@@ -9,6 +9,7 @@ wire protocol is in the platform's drafts and deployments routes.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
@@ -19,6 +20,32 @@ if TYPE_CHECKING:
 
 APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 """What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """What to read of a platform log (GET /sites/APP/logs, GET /logs): `after` is the
+    cursor of the last entry read; `wait` holds the answer up to that many seconds until
+    an entry arrives (a long poll, at most 25)."""
+
+    log_id: str | None = None
+    after: str | None = None
+    limit: int | None = None
+    tail: int | None = None
+    env: str | None = None
+    function_id: str | None = None
+    kind: str | None = None
+    wait: int | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"logId": self.log_id, "after": self.after, "limit": self.limit,
+                "tail": self.tail, "env": self.env, "functionId": self.function_id,
+                "kind": self.kind, "wait": self.wait}
+
+
+def platform_logs(client: Client, query: LogQuery) -> dict[str, Any]:
+    """A page of the whole platform log (its owner only): {entries, hasMore, cursor}."""
+    return _data(client.request("GET", endpoints.PLATFORM_LOGS, params=query.params()))
 
 
 def _data(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +132,10 @@ class SiteApi:
     def skill(self) -> dict[str, Any]:
         """The site Skill rendered from production (GET /skill?env=prod)."""
         return self._get(endpoints.skill(self.app_token), params={"env": "prod"})
+
+    def logs(self, query: LogQuery) -> dict[str, Any]:
+        """A page of the site's platform log: {entries, hasMore, cursor}."""
+        return self._get(endpoints.logs(self.app_token), params=query.params())
 
     def invoke(self, function_id: str, params: dict[str, Any], *,
                env: str = "prod") -> dict[str, Any]:

@@ -22,6 +22,7 @@ BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
          "function_id": "fnNope", "path": "nope.html"}
 # Routes that succeed without any input of the caller's.
 NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites/list"), ("GET", "/openapi.json"),
+                   ("GET", "/logs"),
                    ("GET", "/open-apis/authen/v1/user_info"),
                    ("GET", "/_basedb/runtime.js"), ("GET", "/_basedb/session"),
                    ("DELETE", "/_basedb/session")}

@@ -169,9 +169,9 @@ def test_returned_code_500_is_a_safe_message_and_the_authors_text_goes_to_the_lo
           + "t_x WHERE pw='hunter2'\\n    at query (/srv/db.js:12:5)"});""",
                         Code.EXECUTION_FAILED, function_id="forward")
     assert failure.msg == ('FaaS function "forward" reported an internal error (code 500). '
-                           "Fix: the site's developer should look up this LogID in the "
-                           "platform log. Executed: no record was written. Retry: retry "
-                           f"after publishing. LogID: {LOG_ID}")
+                           "Fix: the site's developer should read the function's log with "
+                           f"`basedb logs {LOG_ID}` in the site's workspace. Executed: no record "
+                           f"was written. Retry: retry after publishing. LogID: {LOG_ID}")
     assert failure.status == 500 and failure.data == {"error": {"upstream_code": 500}}
     log = capsys.readouterr().err
     assert f"log_id {LOG_ID}" in log and "hunter2" in log and "/srv/db.js" in log

@@ -10,27 +10,89 @@ error envelope, which agents read as one JSON document, and an entry printed the
 be gone with the command, while error messages send the site's developer to look the
 log id up later. The destination is per request (a context variable the request layer
 sets), so an embedded platform and a served one can live in one process.
+
+Every entry of a request is also kept in the `platform_log` table, which `basedb logs`
+reads through the API (`basedb.platform.domain.logs` says who may read what). The
+request layer opens a `LogScope` per request; `write` adds a `detail` entry to it, the
+invoke route adds one `call` entry (what the caller was told), and the scope is saved
+before the response starts, outside any transaction of the handler:
+
+    detail   what callers are never shown: the site's owners and admins read it
+    call     one line per function call (function, env, code, the message the caller
+             got, milliseconds): the caller reads their own, owners and admins all
+
+An entry belongs to a site only when the request named one (`/sites/{app}/…`) and the
+caller is a member of it; any other entry is the platform owner's alone. Entries are
+capped in size, and each site keeps its newest `ENTRIES_KEPT`.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from basedb.core.redact import redact
+from basedb.platform.storage.ids import now_text
 
 FILE_NAME = "platform.log"
+MAX_ENTRY_CHARS = 32 * 1024
+ENTRIES_KEPT = 10_000
+ENTRIES_PER_REQUEST = 64
+_PRUNE_EVERY = 64  # inserts between two prunes of one site's entries
 
 _destination: ContextVar[Path | None] = ContextVar("basedb_platform_log", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: str  # call | detail
+    level: str  # info | error
+    message: str
+    env: str | None = None
+    function_id: str | None = None
+    code: int | None = None
+    ms: float | None = None
+
+
+@dataclass(slots=True, eq=False)
+class LogScope:
+    """The entries of one request, and what they belong to (filled in as the request
+    is routed and authenticated)."""
+
+    log_id: str
+    app_token: str | None = None
+    user_id: str | None = None
+    entries: list[Entry] = field(default_factory=list)
+    dropped: int = 0
+
+    def add(self, entry: Entry) -> None:
+        if len(self.entries) >= ENTRIES_PER_REQUEST:
+            self.dropped += 1
+            return
+        text = entry.message
+        if len(text) > MAX_ENTRY_CHARS:
+            cut = len(text) - MAX_ENTRY_CHARS
+            text = text[:MAX_ENTRY_CHARS] + f"\n… ({cut} more characters not kept)"
+            entry = Entry(entry.kind, entry.level, text, entry.env, entry.function_id,
+                          entry.code, entry.ms)
+        self.entries.append(entry)
+
+
+_scope: ContextVar[LogScope | None] = ContextVar("basedb_platform_log_scope", default=None)
 
 
 def write(text: str) -> None:
     """Append one entry (redacted) to this request's platform log."""
     entry = redact(text.rstrip("\n")) + "\n"
+    scope = _scope.get()
+    if scope is not None:
+        scope.add(Entry("detail", "error", entry.rstrip("\n")))
     path = _destination.get()
     if path is not None:
         try:
@@ -44,6 +106,17 @@ def write(text: str) -> None:
     sys.stderr.flush()
 
 
+def destination() -> Path | None:
+    """Where this request's entries go (None: stderr), for work done on its behalf on
+    another thread."""
+    return _destination.get()
+
+
+def current_scope() -> LogScope | None:
+    """The scope of the request being handled, if any."""
+    return _scope.get()
+
+
 @contextmanager
 def logging_to(path: Path | None) -> Iterator[None]:
     """Within the block, entries go to `path` (None: stderr)."""
@@ -52,3 +125,53 @@ def logging_to(path: Path | None) -> Iterator[None]:
         yield
     finally:
         _destination.reset(token)
+
+
+@contextmanager
+def scoped(scope: LogScope) -> Iterator[LogScope]:
+    """Within the block, entries are also collected in `scope`."""
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+# ------------------------------------------------------------------------ the table
+
+
+def save(conn: sqlite3.Connection, scope: LogScope) -> None:
+    """Insert the scope's entries (inside a write transaction), attached to its site when
+    the caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT`."""
+    if not scope.entries:
+        return
+    site = scope.app_token
+    if site is not None and (scope.user_id is None or conn.execute(
+            "SELECT 1 FROM site_members WHERE app_token = ? AND user_id = ?",
+            (site, scope.user_id)).fetchone() is None):
+        site = None
+    entries = list(scope.entries)
+    if scope.dropped:
+        entries.append(Entry("detail", "error", f"{scope.dropped} more entries of this "
+                             "request were not kept"))
+    created = now_text()
+    cursor = conn.executemany(
+        "INSERT INTO platform_log (created_at, log_id, app_token, user_id, kind, level, env, "
+        "function_id, code, ms, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(created, scope.log_id, site, scope.user_id, e.kind, e.level, e.env, e.function_id,
+          e.code, e.ms, e.message) for e in entries])
+    del cursor
+    last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+    if last // _PRUNE_EVERY != (last - len(entries)) // _PRUNE_EVERY:
+        prune(conn, site)
+    scope.entries.clear()
+    scope.dropped = 0
+
+
+def prune(conn: sqlite3.Connection, app_token: str | None, keep: int = ENTRIES_KEPT) -> None:
+    """Delete a site's (or the platform's own) entries beyond the newest `keep`."""
+    row = conn.execute("SELECT entry_id FROM platform_log WHERE app_token IS ? "
+                       "ORDER BY entry_id DESC LIMIT 1 OFFSET ?", (app_token, keep)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM platform_log WHERE app_token IS ? AND entry_id <= ?",
+                     (app_token, row[0]))

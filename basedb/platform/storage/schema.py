@@ -231,12 +231,34 @@ CREATE TABLE lark_throttle (
 """
 
 
+_PLATFORM_LOG = """
+CREATE TABLE platform_log (        -- what `basedb logs` reads (see storage.platform_log)
+    entry_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    log_id TEXT NOT NULL,
+    app_token TEXT REFERENCES sites(app_token) ON DELETE CASCADE,
+    user_id TEXT,                  -- who made the request
+    kind TEXT NOT NULL CHECK (kind IN ('call', 'detail')),
+    level TEXT NOT NULL CHECK (level IN ('info', 'error')),
+    env TEXT,
+    function_id TEXT,
+    code INTEGER,
+    ms REAL,
+    message TEXT NOT NULL
+);
+CREATE INDEX platform_log_by_site ON platform_log(app_token, entry_id);
+CREATE INDEX platform_log_by_log_id ON platform_log(log_id)
+"""
+# The platform log becomes readable through the API, per site (`basedb logs`).
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
     Migration(4, "the Lark stand-in: app credentials, token kinds and expiry, device "
                  "grants, refresh tokens, throttling", _LARK_STAND_IN),
+    Migration(5, "the platform log as a table", _PLATFORM_LOG),
 ]
 
 

@@ -267,6 +267,9 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
         user = identity.authenticate(conn, authorization)
     call.user = user
     call.request.scope[USER_ID_KEY] = user.user_id
+    scope = platform_log.current_scope()
+    if scope is not None:
+        scope.user_id = user.user_id
 
 
 def _run_sync(endpoint: Endpoint, call: Call) -> Any:
@@ -285,6 +288,9 @@ def asgi_handler(endpoint: Endpoint,
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
         call = Call(request=request, context=context, log_id=log_id,
                     path=request.path_params, query=request.query_params)
+        scope = platform_log.current_scope()
+        if scope is not None:
+            scope.app_token = request.path_params.get("app_token")
         try:
             if reads_json:
                 call.body = parse_json_body(await read_body(request))
@@ -333,9 +339,13 @@ class RequestLogMiddleware:
         started = time.perf_counter()
         exchange = _Exchange()
         log_header = (b"x-tt-logid", log_id.encode("ascii"))
+        log_scope = platform_log.LogScope(log_id)
 
         async def send_with_log_id(message: Message) -> None:
             if message["type"] == "http.response.start":
+                # Saved before the answer leaves, so that `basedb logs LOGID` finds
+                # what a failed call's message points at.
+                await self._save_log(log_scope)
                 exchange.status = message["status"]
                 exchange.started = True
                 message["headers"] = [*message.get("headers", ()), log_header]
@@ -343,7 +353,7 @@ class RequestLogMiddleware:
 
         log_file = self.context.log_file if self.context is not None else None
         try:
-            with platform_log.logging_to(log_file):
+            with platform_log.logging_to(log_file), platform_log.scoped(log_scope):
                 try:
                     await self.app(scope, receive, send_with_log_id)
                 except Exception as exc:
@@ -353,10 +363,27 @@ class RequestLogMiddleware:
                         await response(scope, receive, send_with_log_id)
                     else:
                         report_unexpected(exc, log_id, scope["method"], scope["path"])
+                        await self._save_log(log_scope)
         finally:
             if self.access_log:
                 write_access_line(scope, log_id, exchange.status,
                                   (time.perf_counter() - started) * 1000)
+
+
+    async def _save_log(self, log_scope: platform_log.LogScope) -> None:
+        if self.context is None or not log_scope.entries:
+            return
+        store = self.context.store
+
+        def save() -> None:
+            try:
+                with store.write() as conn:
+                    platform_log.save(conn, log_scope)
+            except Exception as exc:  # the text log has every entry; say why the table not
+                platform_log.write(f"basedb platform: log entries of {log_scope.log_id} "
+                                   f"were not saved: {type(exc).__name__}: {exc}")
+
+        await run_in_threadpool(save)
 
 
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:

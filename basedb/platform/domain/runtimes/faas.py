@@ -406,7 +406,8 @@ def _business_error(result: dict[str, Any], code: int, log_id: str) -> ApiFailur
 def _execution_failed(outcome: _Outcome, *, function_id: str, log_id: str, writes: int,
                       limit_ms: int) -> ApiFailure:
     name = f"FaaS function {quote(function_id)}"
-    author_fix = "the site's developer should look up this LogID in the platform log"
+    author_fix = (f"the site's developer should read the function's log with `basedb logs "
+                  f"{log_id}` in the site's workspace")
     reason, fix = _failure_reason(outcome, name, limit_ms, author_fix)
     if writes:
         executed = (f"partly: {plural(writes, 'record write call')} completed before the "

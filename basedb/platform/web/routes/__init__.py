@@ -25,7 +25,7 @@ from basedb.platform.web.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
     "users", "lark", "bases", "records", "sites", "drafts", "dev", "deployments", "functions",
-    "skill", "docs", "pages",
+    "logs", "skill", "docs", "pages",
 )
 
 

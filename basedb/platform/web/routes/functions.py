@@ -14,9 +14,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from basedb.core.protocol import bad_request
+from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.invoke import (
@@ -26,6 +29,7 @@ from basedb.platform.domain.invoke import (
     resolve_target,
 )
 from basedb.platform.domain.revision import live_catalog
+from basedb.platform.storage import platform_log
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
@@ -125,11 +129,38 @@ def describe(call: Call) -> dict[str, Any]:
 
 
 def invoke(call: Call) -> Any:
-    return invoke_function(
-        call.store, call.caches, call.caller, call.path["app_token"], call.path["function_id"],
-        body_params(call), env=parse_env(call),
-        include_internal=parse_flag(call, "includeInternal"), from_page=call.from_page,
-        log_id=call.log_id)
+    env, function_id = parse_env(call), call.path["function_id"]
+    started = time.perf_counter()
+    with call_logged(env, function_id, started):
+        return invoke_function(
+            call.store, call.caches, call.caller, call.path["app_token"], function_id,
+            body_params(call), env=env, include_internal=parse_flag(call, "includeInternal"),
+            from_page=call.from_page, log_id=call.log_id)
+
+
+@contextmanager
+def call_logged(env: str, function_id: str, started: float) -> Iterator[None]:
+    """One `call` entry in the platform log: what the caller was told, and how long it
+    took (basedb.platform.storage.platform_log)."""
+    scope = platform_log.current_scope()
+    try:
+        yield
+    except ApiFailure as failure:
+        if scope is not None:
+            scope.add(platform_log.Entry("call", "error", failure.msg, env, function_id,
+                                         int(failure.code), _ms(started)))
+        raise
+    except Exception:
+        if scope is not None:
+            scope.add(platform_log.Entry("call", "error", INTERNAL_ERROR_MSG, env, function_id,
+                                         int(Code.INTERNAL_ERROR), _ms(started)))
+        raise
+    if scope is not None:
+        scope.add(platform_log.Entry("call", "info", "ok", env, function_id, 0, _ms(started)))
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 # --------------------------------------------------------------------- documentation

@@ -1,0 +1,111 @@
+"""Reading the platform log (`basedb logs`): who may read which entries.
+
+A log entry can hold what its request's caller was never shown: a FaaS handler's output
+(which may print any record the handler read, or a secret the handler was given), a
+stack, SQLite's own error text. So:
+
+    owner, admin of a site      every entry of the site: calls and details, anyone's
+    member of a site            their own `call` entries only: the function, env, code
+                                and the message they were already given, never details
+    platform owner              also the entries that belong to no site
+    anyone else                 nothing: the site answers as if it did not exist
+
+Entries are read in `entry_id` order; `after` is the cursor of the last entry seen, so
+`--follow` never misses or repeats one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from basedb.core.protocol import permission_denied
+from basedb.platform.domain import sites
+from basedb.platform.domain.access import require_site
+from basedb.platform.domain.identity import User
+
+MAX_ENTRIES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    log_id: str | None = None
+    after: int = 0
+    limit: int = 100
+    env: str | None = None
+    function_id: str | None = None
+    kind: str | None = None
+    tail: int | None = None  # only the newest `tail` entries (after `after`)
+
+
+_COLUMNS = ("entry_id, created_at, log_id, app_token, user_id, kind, level, env, "
+            "function_id, code, ms, message")
+
+
+def site_entries(conn: sqlite3.Connection, user: User, app_token: str,
+                 query: LogQuery) -> tuple[list[dict[str, Any]], bool, str]:
+    """The entries of a site `user` may read, the has-more flag and the caller's role."""
+    _, role = require_site(conn, user, app_token)
+    where = ["app_token = ?"]
+    args: list[Any] = [app_token]
+    if role not in sites.MANAGER_ROLES:
+        where += ["kind = 'call'", "user_id = ?"]
+        args.append(user.user_id)
+    rows, more = _select(conn, where, args, query)
+    return rows, more, role
+
+
+def platform_entries(conn: sqlite3.Connection, user: User,
+                     query: LogQuery) -> tuple[list[dict[str, Any]], bool]:
+    """Every entry, for the platform owner."""
+    if not user.is_platform_owner:
+        raise permission_denied(
+            "The platform-wide log is open to the platform owner only",
+            "read a site's log instead: GET /sites/APP_TOKEN/logs (`basedb logs` in the "
+            "site's workspace)")
+    return _select(conn, [], [], query)
+
+
+def _select(conn: sqlite3.Connection, where: list[str], args: list[Any],
+            query: LogQuery) -> tuple[list[dict[str, Any]], bool]:
+    where = [*where, "entry_id > ?"]
+    args = [*args, query.after]
+    for column, value in (("log_id", query.log_id), ("env", query.env),
+                          ("function_id", query.function_id), ("kind", query.kind)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    condition = " AND ".join(where)
+    if query.tail is not None:
+        sql = (f"SELECT {_COLUMNS} FROM platform_log WHERE {condition} "
+               "ORDER BY entry_id DESC LIMIT ?")
+        rows = conn.execute(sql, [*args, min(query.tail, query.limit)]).fetchall()
+        return [_entry(row) for row in reversed(rows)], False
+    sql = f"SELECT {_COLUMNS} FROM platform_log WHERE {condition} ORDER BY entry_id LIMIT ?"
+    rows = conn.execute(sql, [*args, query.limit + 1]).fetchall()
+    more = len(rows) > query.limit
+    return [_entry(row) for row in rows[:query.limit]], more
+
+
+def _entry(row: tuple[Any, ...]) -> dict[str, Any]:
+    entry_id, created, log_id, app_token, user_id, kind, level, env, function_id, code, ms, \
+        message = row
+    out: dict[str, Any] = {"cursor": str(entry_id), "time": created, "logId": log_id,
+                           "appToken": app_token, "userId": user_id, "kind": kind,
+                           "level": level, "message": message}
+    if env is not None:
+        out["env"] = env
+    if function_id is not None:
+        out["functionId"] = function_id
+    if code is not None:
+        out["code"] = code
+    if ms is not None:
+        out["ms"] = round(ms, 1)
+    return out
+
+
+def newest_cursor(conn: sqlite3.Connection) -> int:
+    """The cursor of the newest entry of the whole log (where `--follow` starts)."""
+    row = conn.execute("SELECT max(entry_id) FROM platform_log").fetchone()
+    return int(row[0] or 0)
