@@ -19,7 +19,7 @@ import httpx
 from basedb.cli.serve import bind_socket
 from basedb.client.sites import SiteApi
 from basedb.dev.run import DevRunner
-from basedb.dev.session import DevSession
+from basedb.dev.session import DevSession, platform_log_details
 from basedb.workspace.config import workspace_app_token
 from tests.cli.deploy_support import local_client
 
@@ -64,8 +64,9 @@ def dev_session(root: Path) -> Iterator[Dev]:
     """`basedb dev` on `root` (on the embedded platform), stopped and cleaned up after."""
     with local_client() as client:
         lines: list[str] = []
-        session = DevSession(root=root, site=SiteApi(client, workspace_app_token(root)),
-                             out=lines.append)
+        site = SiteApi(client, workspace_app_token(root))
+        session = DevSession(root=root, site=site, out=lines.append,
+                             log_details=platform_log_details(site))
         sock = bind_socket("127.0.0.1", 0)
         runner = DevRunner(session, sock=sock, host="127.0.0.1")
         session.start()

@@ -65,7 +65,7 @@ def dev_command(ctx: click.Context, host: str, port: int, allow_remote: bool,
     from basedb.client.profiles import current_profile
     from basedb.client.sites import SiteApi
     from basedb.dev.run import DevRunner
-    from basedb.dev.session import DevSession
+    from basedb.dev.session import DevSession, platform_log_details
     from basedb.workspace.config import workspace_app_token
 
     app_token = workspace_app_token(root)
@@ -78,7 +78,7 @@ def dev_command(ctx: click.Context, host: str, port: int, allow_remote: bool,
         site = SiteApi(client, app_token)
         session = DevSession(root=root, site=site, out=out, skip_ai=skip_ai_functions,
                              color=use_colour(sys.stderr),
-                             log_details=None)
+                             log_details=platform_log_details(site))
         sock = bind_socket(host, port)
         runner = DevRunner(session, sock=sock, host=host)
         session.start()

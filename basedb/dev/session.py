@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 from basedb.check.reporters.text import render
-from basedb.client.sites import SiteApi
+from basedb.client.sites import LogQuery, SiteApi
 from basedb.core.errors import BasedbError
 from basedb.dev.changes import Changes
 from basedb.dev.checker import CheckRun, IncrementalChecker, report_lines
@@ -36,6 +36,21 @@ from basedb.dev.server import CallAnswer
 
 LogDetails = Callable[[str], list[str]]
 """The platform log entries of one call (by LogID), for the terminal."""
+DETAILS_SHOWN = 20
+
+
+def platform_log_details(site: SiteApi) -> LogDetails:
+    """What the platform logged about a call beyond its answer (FaaS output, failures),
+    read from the site's platform log (GET /sites/APP/logs?logId=…&kind=detail)."""
+    def details(log_id: str) -> list[str]:
+        data = site.logs(LogQuery(log_id=log_id, kind="detail", limit=DETAILS_SHOWN))
+        entries = data.get("entries")
+        if not isinstance(entries, list):
+            return []
+        return [str(entry.get("message", "")) for entry in entries
+                if isinstance(entry, dict) and entry.get("message")]
+
+    return details
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +197,8 @@ class DevSession:
         self.out(line)
         if self.log_details is not None and answer.log_id:
             try:
-                details = self.log_details(answer.log_id)
+                with self._client_lock:
+                    details = self.log_details(answer.log_id)
             except BasedbError:
                 details = []
             for entry in details:

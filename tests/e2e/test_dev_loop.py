@@ -3,6 +3,7 @@ seen through the live-reload channel and the page's calls, with nothing deployed
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -127,3 +128,30 @@ def _without_email(sql: str) -> str:
     lines = [line for line in sql.splitlines() if "email" not in line]
     joined = "\n".join(lines)
     return joined.replace(",\nFROM", "\nFROM").replace(", \nFROM", "\nFROM") + "\n"
+
+
+def test_a_new_faas_is_callable_and_its_output_streams_to_the_terminal(dev: Dev) -> None:
+    stream = EventStream(dev.runner.port)
+    try:
+        stream.next()
+        folder = dev.session.root / "faas" / "shout"
+        folder.mkdir()
+        (folder / "index.mjs").write_text(
+            'export default async function (input, ctx) {\n'
+            '  console.log("shouting", input.word);\n'
+            '  return {code: 7, msg: "too loud"};\n}\n', encoding="utf-8")
+        (folder / "function.json").write_text(json.dumps({
+            "name": "Shout", "description": "Logs a word, then refuses it (a test).",
+            "inputSchema": {"type": "object", "properties": {
+                "word": {"type": "string", "description": "The word to shout."}}}}),
+            encoding="utf-8")
+        _next_event(stream, "reload")
+    finally:
+        stream.close()
+    answer = dev.invoke("shout", {"word": "hey"})
+    assert answer.json()["code"] == 800004003
+    log_id = answer.headers["x-tt-logid"]
+    line = dev.wait_for_line("call shout: error 800004003")
+    assert log_id in line and "too loud" in line
+    output = dev.wait_for_line("shouting hey")
+    assert output.startswith("  | ")
