@@ -5,11 +5,16 @@ from __future__ import annotations
 import ipaddress
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from basedb.cli.common import echo_err
+from basedb.core.environment import PUBLIC_URL
 from basedb.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from basedb.platform import LocalPlatform
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +46,23 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def site_lines(platform: LocalPlatform, origin: str) -> list[str]:
+    """Each site's production and preview URLs, for the start-up banner."""
+    from basedb.platform.domain.deployments import base_app_url
+
+    with platform.store.read() as conn:
+        rows = conn.execute("SELECT app_token, title FROM sites "
+                            "ORDER BY created_at, app_token").fetchall()
+    if not rows:
+        return [f"sites: none yet; {origin}/ lists them once `basedb init` creates one"]
+    lines = [f"sites ({origin}/ lists those you may open):"]
+    for app_token, title in rows:
+        lines.append(f"  {title} ({app_token})")
+        lines.append(f"    prod:    {base_app_url(app_token, 'prod', origin)}")
+        lines.append(f"    preview: {base_app_url(app_token, 'preview', origin)}")
+    return lines
+
+
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (loopback only unless --allow-remote).")
@@ -65,16 +87,27 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     import uvicorn
 
     from basedb.platform import open_platform
+    from basedb.platform.domain.deployments import public_origin
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
-    app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    echo_err(f"basedb platform listening on http://{shown}:{bound_port}")
+    served = f"http://{shown}:{bound_port}"
+    app = build_app(platform.store, data_dir=platform.data_dir, access_log=True,
+                    served_url=served)
+    origin = public_origin(served)
+    echo_err(f"basedb platform listening on {served}")
+    if origin != served:
+        echo_err(f"public URL: {origin} (${PUBLIC_URL})")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
+    # What FaaS handlers run inside here (and what is not enforced), before any runs;
+    # spare workers start now so that the first call does not wait for Node.js.
+    echo_err(app.state.context.faas.start())
+    for line in site_lines(platform, origin):
+        echo_err(line)
     echo_err("Press Ctrl+C to stop.")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     try:

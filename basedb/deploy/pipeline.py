@@ -237,7 +237,8 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared) -> No
     runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
 
 
-def _ai_call(call: Callable[[], Any]) -> Any:
+def ai_call(call: Callable[[], Any]) -> Any:
+    """`call()`, with the hint of what to do when AI Functions are not enabled."""
     try:
         return call()
     except ApiError as error:
@@ -257,7 +258,7 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
         return AiSync("skipped", reason="no_local_ai_functions")
     runner.start("ai_sync", {"keys": local})
     remote = runner.run("ai_sync", lambda: payloads.remote_ai_keys(
-        _ai_call(api.draft_ai_functions)))
+        ai_call(api.draft_ai_functions)))
     missing = sorted(set(remote) - set(local))
     if missing:
         shown = ", ".join(missing)
@@ -268,13 +269,13 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "
-                 "delete them on purpose, remove them on the platform first.")
+                 "delete them on purpose, run `basedb ai-functions sync --yes`.")
     body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.inputs, local))
 
     def confirm() -> dict[str, Any] | None:
         return {} if payloads.same_ai_functions(body, api.draft_ai_functions()) else None
 
-    _, confirmed = runner.write("ai_sync", lambda: _ai_call(
+    _, confirmed = runner.write("ai_sync", lambda: ai_call(
         lambda: api.put_draft_ai_functions(body)), confirm)
     runner.ok("ai_sync", _confirmed({"keys": local}, confirmed))
     return AiSync("synced", keys=tuple(local))

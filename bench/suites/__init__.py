@@ -6,6 +6,6 @@ from bench.suites import check, contracts, startup
 
 # isort: split
 # Imported after the ones above: registration order is the order of the table.
-from bench.suites import deploy, dev, invoke, lark
+from bench.suites import deploy, dev, faas, invoke, lark
 
-__all__ = ["check", "contracts", "deploy", "dev", "invoke", "lark", "startup"]
+__all__ = ["check", "contracts", "deploy", "dev", "faas", "invoke", "lark", "startup"]

@@ -62,10 +62,21 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["deployments status --json"] = ok_json("deployments", "status", "-C", site)
     out["deployments rollback --yes --json"] = ok_json(
         "deployments", "rollback", "--yes", prod["deploymentId"], "-C", site)
+    out["logs --json"] = ok_json("logs", "-C", site)
+    out["ai-functions sync --json"] = ok_json("ai-functions", "sync", "-C", site)
+    out["ai-functions list --json"] = ok_json("ai-functions", "list", "-C", site)
+    out["ai-functions get --json"] = ok_json("ai-functions", "get", "summarizeLeave", "-C", site)
+    out["secrets set --json"] = json.loads(
+        run("secrets", "set", "API_KEY", "-C", site, "--json", input="a-value").stdout)
+    out["secrets list --json"] = ok_json("secrets", "list", "-C", site)
+    out["secrets unset --json"] = ok_json("secrets", "unset", "API_KEY", "-C", site)
     out["pull --json"] = ok_json("pull", str(tmp_path / "pulled"), "--app-token",
                                  app_token_of(Path(site)))
     out["demo --json"] = ok_json("demo", str(tmp_path / "demo"))
     out["doctor --json"] = ok_json("doctor", "-C", site)
+    out["sites list --json"] = ok_json("sites", "list")
+    spare = app_token_of(init_site(tmp_path / "spare", "blank"))
+    out["sites delete --json"] = ok_json("sites", "delete", spare, "--yes")
     out["auth login --json"] = ok_json("auth", "login", "--endpoint", "http://127.0.0.1:9",
                                        "--token", "bdb_not_checked", "--no-verify",
                                        "--profile", "other")

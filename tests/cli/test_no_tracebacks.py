@@ -52,6 +52,11 @@ REQUIRED_ARGS: dict[str, list[str]] = {
     "init": ["new-site"],
     "serve": ["--port", "0"],
     "dev": ["--port", "0"],
+    "secrets set": ["API_KEY"],
+    "secrets unset": ["API_KEY"],
+    "sites delete": ["--yes", "PrjMissing"],
+    "ai-functions get": ["summarizeLeave"],
+    "ai-functions invoke": ["summarizeLeave"],
 }
 # Runs the whole journey wherever it is started; once (outside a workspace) is enough.
 SLOW = {"demo"}
@@ -175,6 +180,8 @@ SITUATIONS = [
 COMMAND_NAMES: dict[str, tuple[str, ...]] = {
     "auth logout": ("The local profile has no stored login",),
     "auth login": ("Say where to sign in",),
+    # Needs no workspace: the site named is reported missing instead.
+    "sites delete": ("Site PrjMissing was not found",),
 }
 
 

@@ -23,6 +23,7 @@ HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 # pages (which answer the sign-in page to a browser that is not signed in).
 PUBLIC_OPERATIONS = {
     ("get", "/openapi.json"),
+    ("get", "/"),
     ("get", "/_basedb/runtime.js"),
     ("post", "/_basedb/session"),
     ("get", "/sites/{app_token}/{path}"),

@@ -14,10 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from starlette.testclient import TestClient
 
 from basedb.cli import cli
 from basedb.cli.serve import is_loopback
 from basedb.core.paths import API_PREFIX
+from basedb.platform import open_platform
 
 
 def _read_line(stream: object, deadline: float) -> str:
@@ -29,6 +31,12 @@ def _read_line(stream: object, deadline: float) -> str:
 
 def test_serve_over_http(tmp_path: Path) -> None:
     data = tmp_path / "data"
+    existing = open_platform(data)
+    with TestClient(existing.app) as client:
+        app_token = client.post(API_PREFIX + "/sites/create", json={"title": "Shop"},
+                                headers={"Authorization": f"Bearer {existing.owner_token}"}
+                                ).json()["data"]["appToken"]
+    existing.close()
     process = subprocess.Popen(
         [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -40,9 +48,15 @@ def test_serve_over_http(tmp_path: Path) -> None:
         match = re.fullmatch(r"basedb platform listening on (http://127\.0\.0\.1:\d+)\n", first)
         assert match, first
         url = match.group(1)
-        banner = "".join(_read_line(process.stderr, deadline) for _ in range(3))
+        banner = ""
+        while "Press Ctrl+C" not in banner:
+            banner += _read_line(process.stderr, deadline)
         token = (data / "owner.token").read_text().strip()
         assert "owner.token" in banner and token not in banner
+        assert "basedb faas: sandbox" in banner  # what FaaS handlers run inside
+        # Each site's URLs, on the port actually served (here a free one, not 8787).
+        assert f"prod:    {url}/sites/{app_token}/\n" in banner
+        assert f"preview: {url}/sites/{app_token}/preview/\n" in banner
 
         with httpx.Client(base_url=url + API_PREFIX, timeout=10) as http:
             assert http.get("/users/me").json()["code"] == 99991661
@@ -51,7 +65,10 @@ def test_serve_over_http(tmp_path: Path) -> None:
             assert me.status_code == 200 and me.json()["data"]["is_platform_owner"] is True
             base = http.post("/bases", json={"name": "Over HTTP"}, headers=headers).json()
             assert base["code"] == 0
-            assert http.get(url + "/openapi.json").status_code == 200
+            assert http.get(url + "/openapi.json").json()["servers"] == [{"url": url}]
+            index = http.get(url + "/", headers=headers)
+            assert index.status_code == 200 and f'href="/sites/{app_token}/"' in index.text
+            assert http.get(url + "/").status_code == 401  # the sign-in page
 
         access = [json.loads(_read_line(process.stderr, deadline)) for _ in range(4)]
         assert [a["status"] for a in access] == [401, 200, 200, 200]

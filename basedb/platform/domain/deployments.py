@@ -47,15 +47,19 @@ DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
 PUBLIC_URL_ENV = environment.PUBLIC_URL
 
 
-def public_origin() -> str:
-    """Where `basedb serve` is reached: $BASEDB_PUBLIC_URL, else the default address."""
-    return (os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL).rstrip("/")
+def public_origin(served: str | None = None) -> str:
+    """Where the platform is reached, by one rule: $BASEDB_PUBLIC_URL when set (a proxy
+    in front, another host name), else `served`, the URL of the server actually serving
+    (`basedb serve` knows its scheme, host and port), else the default address of
+    `basedb serve` (an embedded platform serves nobody)."""
+    return (os.environ.get(PUBLIC_URL_ENV) or served or DEFAULT_PUBLIC_URL).rstrip("/")
 
 
-def base_app_url(app_token: str, env: str) -> str:
-    """The page URL of the site's prod or preview release."""
+def base_app_url(app_token: str, env: str, origin: str | None = None) -> str:
+    """The page URL of the site's prod or preview release at `origin`
+    (default: `public_origin()`)."""
     suffix = "preview/" if env == "preview" else ""
-    return f"{public_origin()}/sites/{app_token}/{suffix}"
+    return f"{origin or public_origin()}/sites/{app_token}/{suffix}"
 
 
 @dataclass(frozen=True, slots=True)

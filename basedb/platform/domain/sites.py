@@ -37,6 +37,12 @@ def create_site(conn: sqlite3.Connection, title: str, owner_id: str) -> SiteRow:
     return site
 
 
+def delete_site(conn: sqlite3.Connection, app_token: str) -> None:
+    """Delete the site with its members, drafts, deployments and log entries (all
+    `ON DELETE CASCADE`). Its Base stays: it holds data that other sites may bind."""
+    conn.execute("DELETE FROM sites WHERE app_token = ?", (app_token,))
+
+
 def get_site(conn: sqlite3.Connection, app_token: str) -> SiteRow | None:
     row = conn.execute("SELECT app_token, title, owner_id, base_token FROM sites "
                        "WHERE app_token = ?", (app_token,)).fetchone()

@@ -168,8 +168,10 @@ def save(conn: sqlite3.Connection, scope: LogScope) -> None:
     scope.dropped = 0
 
 
-def prune(conn: sqlite3.Connection, app_token: str | None, keep: int = ENTRIES_KEPT) -> None:
-    """Delete a site's (or the platform's own) entries beyond the newest `keep`."""
+def prune(conn: sqlite3.Connection, app_token: str | None, keep: int | None = None) -> None:
+    """Delete a site's (or the platform's own) entries beyond the newest `keep`
+    (default `ENTRIES_KEPT`)."""
+    keep = ENTRIES_KEPT if keep is None else keep
     row = conn.execute("SELECT entry_id FROM platform_log WHERE app_token IS ? "
                        "ORDER BY entry_id DESC LIMIT 1 OFFSET ?", (app_token, keep)).fetchone()
     if row is not None:

@@ -32,6 +32,8 @@ from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.deployments import public_origin
+from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
@@ -95,6 +97,15 @@ class AppContext:
     site_files: SiteFilesMemo = field(default_factory=lambda: SiteFilesMemo(SITES_KEPT))
     # Where the platform log goes (basedb.platform.storage.platform_log); None: stderr.
     log_file: Path | None = None
+    # The URL of the server serving this app (`basedb serve`); None: embedded.
+    served_url: str | None = None
+
+    @property
+    def public_origin(self) -> str:
+        """The origin every public URL starts with (domain.deployments.public_origin)."""
+        return public_origin(self.served_url)
+    # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
+    faas: FaasRuntime = field(default_factory=shared_runtime)
 
 
 @dataclass(slots=True, eq=False)

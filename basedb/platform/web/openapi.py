@@ -22,6 +22,7 @@ from typing import Any
 
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
+from basedb.platform.domain.deployments import DEFAULT_PUBLIC_URL
 from basedb.platform.web.http import JSON, Endpoint
 from basedb.platform.web.routes import all_endpoints
 
@@ -35,6 +36,7 @@ PATH_PARAMETERS = {
     "app_token": "The site (Prj…), the appToken of base-database.jsonc.",
     "deployment_id": "A deployment of the site (dpl…).",
     "function_id": "A function of the deployment: its functionId (the directory name).",
+    "secret_name": "A secret's name, as FaaS declarations list it (such as STRIPE_API_KEY).",
     "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
             "index.html.",
 }
@@ -66,7 +68,8 @@ _ERROR_ENVELOPE = {
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
 
 
-def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
+def build_document(endpoints: Iterable[Endpoint],
+                   server_url: str = DEFAULT_PUBLIC_URL) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     operation_ids: set[str] = set()
     for endpoint in endpoints:
@@ -88,7 +91,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [{"url": "http://127.0.0.1:8787"}],
+        "servers": [{"url": server_url}],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {

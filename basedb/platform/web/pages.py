@@ -172,6 +172,25 @@ def message_page(title: str, paragraphs: list[str]) -> str:
             f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 
+def index_page(user_name: str, rows: list[tuple[str, str, str, bool]]) -> str:
+    """The platform's `/`: the sites `user_name` may open, as (appToken, title, role,
+    preview allowed) rows, each with its production link and, for managers, preview."""
+    items = []
+    for app_token, title, role, preview in rows:
+        token = html.escape(app_token)
+        links = f"<a href=\"/sites/{token}/\">{html.escape(title)}</a>"
+        if preview:
+            links += f" · <a href=\"/sites/{token}/preview/\">preview</a>"
+        items.append(f"<li>{links} <small>({html.escape(role)}, {token})</small></li>")
+    listing = (f"<ul>{''.join(items)}</ul>" if items else
+               "<p>You belong to no site yet. Create one with <code>basedb init</code>.</p>")
+    return (f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>basedb sites</title><style>{_STYLE}</style></head>"
+            f"<body><h1>Your sites</h1><p>Signed in as {html.escape(user_name)}.</p>"
+            f"{listing}</body></html>")
+
+
 SIGN_IN_SCRIPT = """
 // A link from another site arrives without the SameSite=Strict cookie; if a session
 // exists after all, reload once (a same-site navigation, which carries it).

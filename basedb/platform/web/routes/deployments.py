@@ -56,7 +56,8 @@ def _create(call: Call, body: bytes) -> dict[str, Any]:
                                     call.path["app_token"], artifact)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
             "fingerprint": deployment.fingerprint,
-            "baseAppUrl": base_app_url(deployment.app_token, "preview"),
+            "baseAppUrl": base_app_url(deployment.app_token, "preview",
+                                       call.context.public_origin),
             "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
 
 
@@ -90,9 +91,10 @@ def get_deployment(call: Call) -> dict[str, Any]:
         functions = deployments.function_ids_by_kind(conn, deployment.deployment_id)
     is_preview = deployment.deployment_id == preview_id
     if deployment.deployment_id == prod_id:
-        url: str | None = base_app_url(site.app_token, "prod")
+        url: str | None = base_app_url(site.app_token, "prod", call.context.public_origin)
     else:
-        url = base_app_url(site.app_token, "preview") if is_preview else None
+        url = (base_app_url(site.app_token, "preview", call.context.public_origin)
+               if is_preview else None)
     return {**_summary(deployment, prod_id, promoted), "isPreview": is_preview,
             "functions": functions, "agentTools": {"exclude": deployment.exclude},
             "functionHints": deployment.function_hints,
@@ -120,7 +122,7 @@ def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         deployment = action(conn, call.caller, site.app_token, call.path["deployment_id"])
     return {"deploymentId": deployment.deployment_id, "env": "prod",
-            "baseAppUrl": base_app_url(site.app_token, "prod")}
+            "baseAppUrl": base_app_url(site.app_token, "prod", call.context.public_origin)}
 
 
 def download_artifact(call: Call) -> Response:

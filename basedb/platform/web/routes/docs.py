@@ -12,13 +12,16 @@ from basedb.platform.web.openapi import build_document
 from basedb.platform.web.routes import all_endpoints
 
 
-@functools.lru_cache(maxsize=1)
-def _document_bytes() -> bytes:
-    return json.dumps(build_document(all_endpoints()), ensure_ascii=False).encode("utf-8")
+@functools.lru_cache(maxsize=4)
+def _document_bytes(server_url: str) -> bytes:
+    return json.dumps(build_document(all_endpoints(), server_url),
+                      ensure_ascii=False).encode("utf-8")
 
 
 def get_openapi(call: Call) -> Response:
-    return Response(_document_bytes(), media_type=JSON)
+    """The document, its `servers` the platform's public origin (the server actually
+    serving, or $BASEDB_PUBLIC_URL)."""
+    return Response(_document_bytes(call.context.public_origin), media_type=JSON)
 
 
 ENDPOINTS = [

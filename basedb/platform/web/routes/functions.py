@@ -135,7 +135,7 @@ def invoke(call: Call) -> Any:
         return invoke_function(
             call.store, call.caches, call.caller, call.path["app_token"], function_id,
             body_params(call), env=env, include_internal=parse_flag(call, "includeInternal"),
-            from_page=call.from_page, log_id=call.log_id)
+            from_page=call.from_page, log_id=call.log_id, faas=call.context.faas)
 
 
 @contextmanager

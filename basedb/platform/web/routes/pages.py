@@ -74,6 +74,18 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
     return _file_response(call, resolved.file)
 
 
+def serve_index(call: Call) -> Response:
+    """`/`: the sites the viewer may open (the sign-in page for a browser that is not
+    signed in)."""
+    with call.store.read() as conn:
+        viewer = _viewer(call)
+        if viewer is None:
+            return HTMLResponse(pages.sign_in_page(), status_code=401, headers=_NO_STORE)
+        rows = [(site.app_token, site.title, role, role in sites.MANAGER_ROLES)
+                for site, role in sites.sites_of_user(conn, viewer.user_id)]
+    return HTMLResponse(pages.index_page(viewer.name, rows), headers=_NO_STORE)
+
+
 def _viewer(call: Call) -> identity.User | None:
     """Who is looking: a bearer token if one is sent, else the session cookie (no page
     header needed: loading a page only reads the deployed files)."""
@@ -188,6 +200,11 @@ _PAGE_DESCRIPTION = ("Serves src/<path> of the deployment's site.zip (index.html
                      "one, answers 401 with the sign-in page.")
 
 ENDPOINTS = [
+    Endpoint("GET", "/", serve_index, "The sites the viewer may open (an HTML page).",
+             "pages", description="Links to each site's production pages and, for owners "
+             "and admins, its preview. Needs the page session cookie or a bearer token; "
+             "without one, answers 401 with the sign-in page.", auth=False, absolute=True,
+             response_media_type=HTML, error_page_media_type=HTML),
     # The preview route comes first: the prod route's {path} would match preview/… too.
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",

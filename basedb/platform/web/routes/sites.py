@@ -89,6 +89,13 @@ def get_site(call: Call) -> dict[str, Any]:
             "role": role, "binding": _binding(site, table_ids)}
 
 
+def delete_site(call: Call) -> dict[str, Any]:
+    with call.store.write() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"], roles=("owner",))
+        sites.delete_site(conn, site.app_token)
+    return {"appToken": site.app_token, "deleted": True, "baseToken": site.base_token}
+
+
 def bind_base(call: Call) -> dict[str, Any]:
     body = call.body_object({"baseToken", "tableIds"})
     base_token = body.get("baseToken")
@@ -236,6 +243,13 @@ ENDPOINTS = [
              response=obj({"appToken": STRING, "title": STRING, "ownerId": STRING,
                            "role": STRING, "binding": _BINDING},
                           ("appToken", "title", "role", "binding"))),
+    Endpoint("DELETE", _SITE, delete_site, "Delete the site (its owner only).", "sites",
+             description="Removes the site with its members, drafts, deployments and log "
+             "entries; its pages and functions stop answering. The bound Base and its "
+             "records are kept.",
+             response=obj({"appToken": STRING, "deleted": BOOLEAN,
+                           "baseToken": {"type": ["string", "null"]}},
+                          ("appToken", "deleted", "baseToken"))),
     Endpoint("POST", _SITE + "/bind_base", bind_base, "Bind tables of one Base to the site.",
              "sites", description="Appends and dedupes; never replaces. A site binds one Base.",
              body=obj({"baseToken": STRING, "tableIds": STRINGS}, ("baseToken", "tableIds")),
