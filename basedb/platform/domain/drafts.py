@@ -103,16 +103,17 @@ class DraftFunction:
 def parse_functions_body(body: Any) -> list[DraftFunction]:
     """The Database Functions, Mutations and FaaS of a PUT draft/functions body. A list
     left out of the body is empty: the PUT replaces all three kinds."""
-    return _parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS)
+    return parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS)
 
 
 def parse_ai_body(body: Any) -> list[DraftFunction]:
     """The AI Function drafts of a PUT draft/ai-functions body."""
-    return _parse_lists(body, {"aiFunctions": "ai_function"}, MAX_AI_FUNCTIONS)
+    return parse_lists(body, {"aiFunctions": "ai_function"}, MAX_AI_FUNCTIONS)
 
 
-def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
-                 ) -> list[DraftFunction]:
+def parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
+                ) -> list[DraftFunction]:
+    """The functions of the `lists` of a request body (at most `limit` in all)."""
     example = "{" + ", ".join(f'"{key}": [...]' for key in lists) + "}"
     if not isinstance(body, dict):
         raise bad_request("The request body must be a JSON object", parameter="/",

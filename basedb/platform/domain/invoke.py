@@ -4,7 +4,8 @@
     target = resolve_target(conn, caches, caller, app_token, env, function_id, …)
     data = invoke_function(store, caches, caller, app_token, function_id, params, env=env, …)
 
-Who sees what: prod is open to every member of the site, preview to its owner and
+Who sees what: prod is open to every member of the site, preview and the development
+draft of `basedb dev` (env=dev, `basedb.platform.domain.dev_drafts`) to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
 the deployment's agent-tools `exclude` are hidden from agents and refused as unknown
 (800004001) unless an owner or admin passes includeInternal=true; a member passing it
@@ -31,6 +32,7 @@ from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, une
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
@@ -38,13 +40,15 @@ from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes.ai import run_ai
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
-from basedb.platform.domain.snapshots import Snapshot, load_snapshot
+from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.store import Store
 from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
+# Where functions can be called: the two releases, and the development draft.
+INVOKE_ENVIRONMENTS = (*ENVIRONMENTS, DEV_ENV)
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
                           r"(Z|[+-]\d{2}:?\d{2})?)?$")
 
@@ -70,14 +74,21 @@ def resolve_deployment(conn: sqlite3.Connection, caches: DomainCaches, caller: i
                        app_token: str, env: str, include_internal: bool, *,
                        from_page: bool = False) -> Deployed:
     site, role = require_site(conn, caller, app_token)
-    if env == "preview" and role not in sites.MANAGER_ROLES:
+    if env in ("preview", DEV_ENV) and role not in sites.MANAGER_ROLES:
+        what = "preview" if env == "preview" else "development draft"
         raise permission_denied(
-            f"The preview of site {app_token} is open to its owner and admins; user "
+            f"The {what} of site {app_token} is open to its owner and admins; user "
             f"{caller.user_id} is a member",
             "call env=prod, or ask the site's owner for the admin role")
-    snapshot = load_snapshot(conn, site.app_token, env, caches.snapshots)
-    if snapshot is None:
-        raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
+    if env == DEV_ENV:
+        dev_draft = caches.dev.get(site.app_token)
+        snapshot = dev_draft.snapshot if dev_draft is not None else None
+        if snapshot is None:
+            raise no_dev_draft(app_token)
+    else:
+        snapshot = load_snapshot(conn, site.app_token, env, caches.snapshots)
+        if snapshot is None:
+            raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
     show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
     visible = tuple(sorted(f for f in snapshot.functions
                            if show_internal or f not in snapshot.exclude))
@@ -97,6 +108,14 @@ def no_deployment(app_token: str, env: str, *, publisher: bool) -> ApiFailure:
         fix = "deploy one with `basedb deploy`"
     return ApiFailure(Code.SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
                       "Retry: retry after publishing.", status=409)
+
+
+def no_dev_draft(app_token: str) -> ApiFailure:
+    """env=dev while no `basedb dev` session has sent the site's functions."""
+    return ApiFailure(Code.SCHEMA_NOT_READY, f"Site {app_token} has no development draft. "
+                      "Fix: run `basedb dev` in the site's workspace (it sends the draft and "
+                      "keeps it current), or call env=preview or env=prod. Executed: no. "
+                      "Retry: retry after starting `basedb dev`.", status=409)
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,13 +129,13 @@ _MUTATION = obj({"functionId": STRING, "declaration": _DOC}, ("functionId", "dec
 _FAAS = obj({"functionId": STRING, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
-_FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
+FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
                   "faas": array(_FAAS)},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
                  "left out counts as empty.")
-_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
+FUNCTION_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
-_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
+AI_FUNCTIONS_BODY = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
                                               ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _REVISION: Schema = {**INTEGER, "description": "The drafts' revision (after this write)."}
@@ -158,22 +158,22 @@ ENDPOINTS = [
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
              "validators of `basedb check`. " + _FAILURES,
-             body=_FUNCTIONS, body_limit=32 * MIB, query=(_EXPECTED,),
-             response=obj({"functionHints": _HINTS,
+             body=FUNCTIONS_BODY, body_limit=32 * MIB, query=(_EXPECTED,),
+             response=obj({"functionHints": FUNCTION_HINTS,
                            "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS}),
                            "draftRevision": _REVISION},
                           ("functionHints", "counts", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/functions", get_draft_functions,
              "The draft Database Functions, Mutations and FaaS.", "drafts",
-             response=_with_revision(_FUNCTIONS)),
+             response=_with_revision(FUNCTIONS_BODY)),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
              description="Stored even when no AI endpoint is configured. " + _FAILURES,
-             body=_AI_FUNCTIONS, body_limit=8 * MIB, query=(_EXPECTED,),
+             body=AI_FUNCTIONS_BODY, body_limit=8 * MIB, query=(_EXPECTED,),
              response=obj({"keys": STRINGS, "draftRevision": _REVISION},
                           ("keys", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
-             "The draft AI Functions.", "drafts", response=_with_revision(_AI_FUNCTIONS)),
+             "The draft AI Functions.", "drafts", response=_with_revision(AI_FUNCTIONS_BODY)),
     Endpoint("PUT", _DRAFT + "/agent-tools", put_draft_agent_tools,
              "Replace the draft agent-tools policy.", "drafts",
              description="Every id in exclude must be a draft function or AI Function; "
