@@ -92,6 +92,13 @@ _RULES: tuple[Rule, ...] = (
     Rule("SQL_PARAM_UNDECLARED", "main.sql uses $n beyond the declared parameters.",
          "Declare one entry in meta.params for each $n, in order, or renumber the "
          "placeholders."),
+    Rule("SQL_UNSUPPORTED", "main.sql uses SQL outside the supported subset.",
+         "Rewrite it with the constructs and functions docs/sql.md lists; the finding says "
+         "what to write instead. Everything in the subset runs with PostgreSQL's semantics "
+         "on the local platform and in the cloud."),
+    Rule("SQL_INVALID", "PostgreSQL would refuse main.sql (types, grouping, literals).",
+         "Fix the query as the message says: compare values of one type, group or "
+         "aggregate every selected column, write valid literals."),
     Rule("MUTATION_TABLE_UNKNOWN", "A Mutation writes to a table the catalog lacks.",
          "Set spec.table to a table name from catalog.json."),
     Rule("MUTATION_FIELD_UNKNOWN", "A Mutation names a field the table lacks.",

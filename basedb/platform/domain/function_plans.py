@@ -208,7 +208,8 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
         compiled = compile_for_sqlite(analysis, catalog)
     except CompileError:
         return _unavailable(base, "its query uses SQL the local platform cannot run")
-    specs = param_specs(decl, catalog, analysis.bindings)
+    bounded = analysis.typing.bound_params if analysis.typing is not None else frozenset()
+    specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, compiled=compiled,

@@ -16,13 +16,11 @@ it was compiled for.
 
 from __future__ import annotations
 
-import json
-import math
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +28,13 @@ from typing import Any
 
 from basedb.check.sql.model import OutputColumn
 from basedb.core.protocol import ApiFailure, Code
-from basedb.platform.storage import physical, platform_log
+from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_query import (
     CompiledQuery,
     prepare_connection,
     read_only_authorizer,
 )
+from basedb.platform.storage.sql_results import column_decoder
 from basedb.platform.storage.store import BUSY_TIMEOUT_S, Store
 
 TIME_LIMIT_S = 5.0
@@ -155,7 +154,7 @@ def run_query(conn: sqlite3.Connection, compiled: CompiledQuery, values: Sequenc
 
 def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
                  truncated: bool) -> dict[str, Any]:
-    decoders = [_decoder(column) for column in columns]
+    decoders = [column_decoder(column) for column in columns]
     names = [column.name for column in columns]
     out_rows = [{name: decode(cell) for name, decode, cell in zip(names, decoders, row,
                                                                    strict=False)}
@@ -164,49 +163,6 @@ def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
                    else {"name": c.name} for c in columns]
     return {"rows": out_rows, "columns": out_columns, "rowCount": len(out_rows),
             "truncated": truncated}
-
-
-def _plain(cell: Any) -> Any:
-    """Any SQLite value as JSON can carry it."""
-    if isinstance(cell, float) and not math.isfinite(cell):
-        return str(cell)  # "inf", "-inf", "nan": JSON has no such numbers
-    if isinstance(cell, bytes):
-        return cell.hex()
-    return cell
-
-
-def _json_cell(cell: Any) -> Any:
-    if not isinstance(cell, str):
-        return _plain(cell)
-    try:
-        return json.loads(cell)
-    except ValueError:
-        return cell
-
-
-def _number(cell: Any) -> Any:
-    if isinstance(cell, float) and cell.is_integer() and abs(cell) <= 2**53:
-        return int(cell)
-    return _plain(cell)
-
-
-def _checkbox(cell: Any) -> Any:
-    return None if cell is None else bool(cell)
-
-
-def _decoder(column: OutputColumn) -> Callable[[Any], Any]:
-    """How to read a column's cells: as the field stores them when the column reads a
-    field directly (multi-valued cells are JSON arrays), else as SQLite computed them."""
-    field = column.field
-    if field is None:
-        return _plain
-    if physical.is_json_encoded(field):
-        return _json_cell
-    if field.type == "checkbox":
-        return _checkbox
-    if field.type == "number":
-        return _number
-    return _plain
 
 
 def _too_long(limits: QueryLimits, log_id: str) -> ApiFailure:
