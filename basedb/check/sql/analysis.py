@@ -29,6 +29,7 @@ from basedb.check.sql.model import (
     line_column,
     node_offset,
 )
+from basedb.check.sql.pgtypes import field_type
 from basedb.check.sql.resolve import Resolver
 from basedb.check.sql.scope import is_all_call
 from basedb.check.sql.typing import Typer
@@ -113,7 +114,9 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
             "SQL_PARSE_ERROR", "main.sql is nested too deeply to analyse.",
             "Reduce the nesting of parentheses and subqueries (use WITH to name parts)."))
     if len(typing.columns) == len(columns):
-        columns = [OutputColumn(c.name, c.table, c.field, t)
+        # A column that converts its field (x::text) is computed: it decodes by its type.
+        columns = [OutputColumn(c.name, c.table, c.field, t) if c.field is None
+                   or field_type(c.field) == t else OutputColumn(c.name, type=t)
                    for c, t in zip(columns, typing.columns, strict=True)]
     return SqlAnalysis(
         sql=sql, param_count=param_count,
@@ -160,7 +163,7 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
     try:
         trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(
-            _keep_function_names(statements[0]), sql)
+            _prepare_tokens(statements[0]), sql)
     except ParseError as error:
         return None, _parse_problem(sql, error)
     except RecursionError:
@@ -193,6 +196,39 @@ _SYNTAX_FUNCTIONS = frozenset({"extract", "substring", "position", "trim", "over
                                "current_user_id"})
 _NAMED_TOKENS = frozenset({TokenType.VAR, TokenType.REPLACE, TokenType.LEFT,
                            TokenType.RIGHT, TokenType.FORMAT})
+
+
+# A typed literal followed by a cast (DATE '2024-02-29'::timestamp) is the literal cast;
+# sqlglot would cast the string first and build the literal of that (a date), so the
+# literal is parenthesized before parsing.
+_LITERAL_TYPES = frozenset({TokenType.DATE, TokenType.TIMESTAMP, TokenType.TIMESTAMPTZ,
+                            TokenType.INTERVAL, TokenType.INT, TokenType.BIGINT,
+                            TokenType.DECIMAL, TokenType.TEXT, TokenType.BOOLEAN,
+                            TokenType.JSONB, TokenType.DOUBLE, TokenType.VARCHAR})
+
+
+def _prepare_tokens(tokens: list[Token]) -> list[Token]:
+    return _parenthesize_typed_literals(_keep_function_names(tokens))
+
+
+def _parenthesize_typed_literals(tokens: list[Token]) -> list[Token]:
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (token.token_type in _LITERAL_TYPES and index + 2 < len(tokens)
+                and tokens[index + 1].token_type == TokenType.STRING
+                and tokens[index + 2].token_type == TokenType.DCOLON):
+            literal = tokens[index + 1]
+            out += [Token(TokenType.L_PAREN, "(", token.line, token.col, token.start,
+                          token.start, []), token, literal,
+                    Token(TokenType.R_PAREN, ")", literal.line, literal.col, literal.end,
+                          literal.end, [])]
+            index += 2
+            continue
+        out.append(token)
+        index += 1
+    return out
 
 
 def _keep_function_names(tokens: list[Token]) -> list[Token]:
@@ -351,6 +387,8 @@ class _Gate:
         if not role:
             return
         if role == _G_FORBIDDEN:
+            if isinstance(node, exp.Fetch) and node.arg_key in ("limit", "offset"):
+                return  # FETCH FIRST n ROWS ONLY: a LIMIT
             name = type(node).__name__
             self.refuse(f"{_FORBIDDEN_WHAT.get(name, name.upper())} is not allowed in a "
                         "Database Function: it must only read.", node)

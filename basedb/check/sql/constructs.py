@@ -58,6 +58,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "Frames ROWS, RANGE or GROUPS BETWEEN … with EXCLUDE; the default frame is "
               "PostgreSQL's."),
     Construct("filter", _QUERY, "Aggregate FILTER (WHERE …)", True, ""),
+    Construct("window_other", _QUERY, "OVER on anything but a window function or an "
+              "aggregate", False, "Apply OVER to a window function (row_number(), lag(), …) "
+              "or an aggregate (sum(), count(), …)."),
     Construct("aggregate_order", _QUERY, "ORDER BY inside string_agg / array_agg", True,
               "Not with OVER: a window's own ORDER BY orders its rows."),
     Construct("windowed_ordered_aggregate", _QUERY,
@@ -72,6 +75,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("joins", _JOIN, "[INNER] JOIN, LEFT / RIGHT / FULL [OUTER] JOIN, CROSS JOIN, "
               "comma joins, JOIN … USING, NATURAL JOIN", True,
               "NATURAL JOIN joins on the fields both sides have (as USING)."),
+    Construct("star_using", _JOIN, "An unqualified * over JOIN … USING or NATURAL JOIN",
+              False, "List the columns, or select t.* of one side: PostgreSQL merges the "
+              "joined columns of *, which the local platform does not."),
     Construct("lateral", _JOIN, "LATERAL subqueries and joins", False,
               "Use a correlated subquery in the SELECT list or WHERE, or join the table "
               "and filter with ON."),
@@ -88,6 +94,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("like", _EXPR, "LIKE, NOT LIKE, ILIKE, NOT ILIKE [ESCAPE …]", True,
               "LIKE is case-sensitive and ILIKE is not, for every letter; `\\` escapes "
               "`%` and `_` unless ESCAPE says otherwise."),
+    Construct("like_escape", _EXPR, "An ESCAPE character computed at run time", False,
+              "Write the ESCAPE character as a literal: LIKE $1 ESCAPE '!'."),
     Construct("case", _EXPR, "CASE WHEN … THEN … ELSE … END, simple CASE x WHEN …", True,
               "The branches take their common type (CASE WHEN … THEN 1 ELSE 'a' END is "
               "refused, as in PostgreSQL)."),
@@ -103,7 +111,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("subscripts", _EXPR, "Array subscripts and slices: x[1], x[1:2]", False,
               "Test membership with `= ANY(x)` or count with cardinality(x)."),
     Construct("json", _EXPR, "JSON operators -> and ->> (key or index)", True,
-              "On attachment and location fields (jsonb)."),
+              "On attachment and location fields (jsonb); chain them for a path."),
+    Construct("json_paths", _EXPR, "JSON path operators #> and #>>, @>, ?, keys computed "
+              "at run time", False, "Chain -> and ->> with literal keys: x -> 'a' ->> 'b'."),
     Construct("interval_value", _EXPR, "Interval values: the difference of two timestamps, "
               "interval columns or comparisons", False,
               "Subtract epochs for seconds (extract(epoch FROM a) - extract(epoch FROM "
@@ -121,6 +131,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "it ('2024-02-30' is refused); dates and times in ISO 8601."),
     Construct("escape_strings", _TYPE, "E'…' escape strings, U&'…', $$…$$", False,
               "Write the characters themselves in an ordinary '…' literal."),
+    Construct("cast_forms", _TYPE, "TRY_CAST, CAST … FORMAT", False,
+              "Write CAST (x AS type) or x::type."),
     Construct("casts", _TYPE, "CAST (x AS type), x::type", True,
               "To text, integer, bigint, numeric[(p, s)], double precision, boolean, date, "
               "timestamp, timestamptz, jsonb and their arrays; text converts as PostgreSQL "

@@ -237,6 +237,8 @@ class Typer(ExpressionTyper):
         if order is not None:
             for item in order.expressions:
                 self.expr(item, inner)
+                if not self.constant_item(item.this, "ORDER BY", len(columns)):
+                    continue
                 if set_operation and not _is_output_reference(item.this, self.resolution):
                     self.invalid("ORDER BY on a UNION/INTERSECT/EXCEPT result must name a "
                                  "result column", item, "Order by a column name or position "
@@ -340,7 +342,11 @@ class Typer(ExpressionTyper):
             for item in group.expressions:
                 self.expr(item, scope)
                 self.no_aggregates(item, "GROUP BY")
-                grouped.append(self.group_target(item, sel))
+                if self.constant_item(item, "GROUP BY", len(sel.expressions)):
+                    target = self.group_target(item, sel)
+                    if target is not item:
+                        self.no_aggregates(target, "GROUP BY")
+                    grouped.append(target)
         having = sel.args.get("having")
         if having is not None:
             self.expr(having.this, scope)
@@ -356,10 +362,12 @@ class Typer(ExpressionTyper):
         if on is not None:
             for item in on.expressions if isinstance(on, exp.Tuple) else [on]:
                 self.expr(item, scope)
+                self.constant_item(item, "DISTINCT ON", len(sel.expressions))
         order = sel.args.get("order")
         if order is not None:
             for item in order.expressions:
                 self.expr(item, scope)
+                self.constant_item(item.this, "ORDER BY", len(sel.expressions))
         empty_group = group is not None and not group.expressions
         if (group is not None or having is not None or self.has_aggregates(sel)) \
                 and not empty_group:
@@ -368,6 +376,26 @@ class Typer(ExpressionTyper):
             self.distinct_order(sel, distinct, on, order)
         self.limits(sel, scope)
         return columns
+
+    def constant_item(self, item: Any, clause: str, width: int) -> bool:
+        """A constant in GROUP BY / ORDER BY / DISTINCT ON is a position of the select
+        list, or an error as in PostgreSQL; False when it was reported."""
+        inner, sign = item, 1
+        if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal):
+            inner, sign = inner.this, -1
+        if isinstance(inner, exp.Literal) and not inner.is_string and str(
+                inner.this).isdigit():
+            position = sign * int(str(inner.this))
+            if 1 <= position <= width:
+                return True
+            self.invalid(f"{clause} position {position} is not in select list", item,
+                         f"Use a position from 1 to {width}, or name the column.")
+            return False
+        if isinstance(inner, (exp.Literal, exp.Boolean, exp.Null)):
+            self.invalid(f"non-integer constant in {clause}", item,
+                         "Name a column or an expression; a constant changes nothing.")
+            return False
+        return True
 
     def add_source(self, node: Any, scope: _Scope) -> None:
         alias_node = node.args.get("alias")
@@ -433,8 +461,12 @@ class Typer(ExpressionTyper):
     def projections(self, sel: Any, scope: _Scope) -> list[tuple[str, str]]:
         columns: list[tuple[str, str]] = []
         names = self.resolution.names
+        merging = any(join.args.get("using") or str(join.args.get("method") or "").upper()
+                      == "NATURAL" for join in sel.args.get("joins") or ())
         for proj in sel.expressions:
             stars = self.resolution.stars.get(id(proj))
+            if stars is not None and merging and isinstance(proj, exp.Star):
+                self.unsupported("star_using", "`*` over JOIN … USING / NATURAL JOIN", proj)
             if stars is not None:
                 for star in stars:
                     column = star.column
@@ -458,6 +490,8 @@ class Typer(ExpressionTyper):
     # ------------------------------------------------------------------ grouping rules
 
     def is_aggregate(self, node: Any) -> bool:
+        if isinstance(node, exp.Filter) and not isinstance(node.parent, exp.Window):
+            node = node.this
         if not isinstance(node, exp.Anonymous) or is_windowed(node):
             return False
         spec = FUNCTIONS.get(function_name(node))

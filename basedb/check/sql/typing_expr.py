@@ -490,7 +490,7 @@ class ExpressionTyper:
     def escape(self, node: Any, scope: Any) -> str:
         char = node.expression
         if not (isinstance(char, exp.Literal) and char.is_string):
-            return self.unsupported("like", "An ESCAPE that is not a literal", char)
+            return self.unsupported("like_escape", "An ESCAPE that is not a literal", char)
         if len(str(char.this)) > 1:
             return self.invalid("invalid escape string", char, "ESCAPE takes one character.")
         return self.t(node.this)
@@ -534,6 +534,14 @@ class ExpressionTyper:
 
     def number_arithmetic(self, node: Any, lt: str, rt: str, op: str) -> str:
         wide = T.wider_number(lt, rt)
+        divisor = node.expression
+        while isinstance(divisor, (exp.Paren, exp.Neg)):
+            divisor = divisor.this
+        if isinstance(node, (exp.Div, exp.Mod)) and isinstance(divisor, exp.Literal) \
+                and not divisor.is_string and float(str(divisor.this)) == 0:
+            # PostgreSQL folds constants before it runs a query: every call fails.
+            return self.invalid("division by zero", node, "Divide by something else than "
+                                "the constant 0.")
         if isinstance(node, exp.Pow):
             wide = T.NUMERIC if T.NUMERIC in (lt, rt) and T.FLOAT8 not in (lt, rt) else T.FLOAT8
         if isinstance(node, exp.Mod) and wide == T.FLOAT8:
@@ -648,7 +656,7 @@ class ExpressionTyper:
 
     def cast(self, node: Any, scope: Any) -> str:
         if isinstance(node, exp.TryCast) or node.args.get("format"):
-            return self.unsupported("casts", "This cast form", node)
+            return self.unsupported("cast_forms", "This cast form", node)
         target = cast_target(node.to)
         if target is None:
             return self.unsupported("other_types", f"Type {node.to.sql(dialect='postgres')}",
@@ -686,7 +694,7 @@ class ExpressionTyper:
         if len(parts) != 2 or not isinstance(parts[1], (exp.JSONPathKey,
                                                          exp.JSONPathSubscript)) or not (
                 isinstance(parts[1].this, (str, int))):
-            return self.unsupported("json", "This JSON path", node)
+            return self.unsupported("json_paths", "This JSON path", node)
         if source not in (T.JSONB, ANY):
             op = "->>" if isinstance(node, exp.JSONExtractScalar) else "->"
             return self.invalid(f"operator does not exist: {T.describe(source)} {op} "
@@ -846,8 +854,8 @@ class ExpressionTyper:
             return self.invalid("array_agg takes one argument", node)
         found = self.t(args[0])
         if found == T.UNKNOWN:
-            self.coerce(args[0], T.TEXT, "the argument of array_agg()")
-            found = T.TEXT
+            return self.invalid("function array_agg(unknown) is not unique", node,
+                                "Cast the value: array_agg('x'::text).")
         if T.is_array(found) or found in (T.JSONB, T.NUMERIC, T.TIMESTAMPTZ):
             return self.unsupported("subscripts", f"array_agg of {T.describe(found)}", node)
         return ANY if found == ANY else T.array_of(found)
@@ -856,15 +864,14 @@ class ExpressionTyper:
         arity = {"lag": (1, 3), "lead": (1, 3), "nth_value": (2, 2)}.get(name, (1, 1))
         if not arity[0] <= len(args) <= arity[1]:
             return self.invalid(f"wrong number of arguments for {name}", node)
-        value = self.t(args[0])
         if len(args) > 1:
             self.coerce(args[1], T.INT4, f"the offset of {name}()")
-        if len(args) == 3:
-            found = self.common([args[0], args[2]], name, node)
-            return found
+        if len(args) == 3:  # lag / lead (anycompatible, integer, anycompatible)
+            return self.common([args[0], args[2]], name, node)
+        value = self.t(args[0])
         if value == T.UNKNOWN:
-            self.coerce(args[0], T.TEXT, f"the argument of {name}()")
-            return T.TEXT
+            return self.invalid("could not determine polymorphic type because input has "
+                                "type unknown", node, f"Cast the value: {name}('x'::text).")
         return value
 
     def _concat(self, node: Any, name: str, args: list[Any]) -> str:
@@ -915,7 +922,9 @@ class ExpressionTyper:
 
     def _date_part(self, node: Any, name: str, args: list[Any]) -> str:
         if len(args) == 2 and isinstance(args[0], exp.Literal) and args[0].is_string:
-            problem = self.extract_field(str(args[0].this), self.t(args[1]), args[0])
+            # date_part has no date variant: a date is read as a timestamp.
+            source = T.TIMESTAMP if self.t(args[1]) == T.DATE else self.t(args[1])
+            problem = self.extract_field(str(args[0].this), source, args[0])
             if problem:
                 return ANY
         if len(args) == 2 and self.t(args[1]) == T.DATE:
@@ -984,7 +993,7 @@ class ExpressionTyper:
         if isinstance(func, exp.Filter):
             func = func.this
         if not isinstance(func, exp.Anonymous):
-            return self.unsupported("window", _describe_node(func) + " with OVER", node)
+            return self.unsupported("window_other", _describe_node(func) + " with OVER", node)
         spec = FUNCTIONS.get(function_name(func))
         if spec is None or spec.kind == "scalar":
             return self.invalid(f"OVER specified, but {function_name(func)} is not a window "

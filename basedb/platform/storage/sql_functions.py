@@ -114,8 +114,15 @@ def bdb_numeric_typmod(value: Any, precision: int, scale: int) -> Any:
     return float(rounded)
 
 
+def _signed(result: float, value: float) -> float:
+    """A zero result keeps the sign of its input, as C's rint/ceil/trunc do (-0)."""
+    return math.copysign(result, value) if result == 0 else result
+
+
 def bdb_round_even(value: Any) -> Any:
-    return None if value is None else float(round(value))
+    if value is None or not math.isfinite(value):
+        return value
+    return _signed(float(round(value)), value)
 
 
 def bdb_round_numeric(value: Any, places: Any = 0) -> Any:
@@ -132,19 +139,19 @@ def bdb_trunc(value: Any, places: Any = 0, numeric: int = 0) -> Any:
     if numeric:
         return value if isinstance(value, int) and places >= 0 else V.trunc_numeric(
             float(value), int(places))
-    return float(math.trunc(value)) if math.isfinite(value) else value
+    return _signed(float(math.trunc(value)), value) if math.isfinite(value) else value
 
 
 def bdb_ceil(value: Any) -> Any:
     if value is None or isinstance(value, int):
         return value
-    return float(math.ceil(value)) if math.isfinite(value) else value
+    return _signed(float(math.ceil(value)), value) if math.isfinite(value) else value
 
 
 def bdb_floor(value: Any) -> Any:
     if value is None or isinstance(value, int):
         return value
-    return float(math.floor(value)) if math.isfinite(value) else value
+    return _signed(float(math.floor(value)), value) if math.isfinite(value) else value
 
 
 def bdb_sign(value: Any) -> Any:
@@ -319,7 +326,7 @@ def bdb_right(text: Any, count: Any) -> Any:
     if text is None or count is None:
         return None
     if count >= 0:
-        return text[len(text) - count:] if count else ""
+        return text[max(len(text) - count, 0):] if count else ""
     return text[-count:]
 
 
@@ -804,10 +811,63 @@ class _StringAgg(_Ordered):
 
 
 class _ArrayAgg(_Ordered):
+    """array_agg(x ORDER BY …): the separator slot carries the element type ("boolean"
+    turns 0 / 1 into JSON false / true)."""
+
+    extra = 1
+
     def finalize(self) -> Any:
         if not self.items:
             return None
-        return json.dumps(self.ordered(), ensure_ascii=False, separators=(",", ":"))
+        values = self.ordered()
+        if self.separator == "boolean":
+            values = [None if v is None else bool(v) for v in values]
+        return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+class _WindowSum:
+    """sum() / avg() of doubles over a window frame whose start moves. SQLite updates such
+    a frame by subtracting the rows that leave it, and subtracting a large value loses
+    the small ones (PostgreSQL sums each frame afresh); a compensated (Neumaier) sum keeps
+    them, so the result agrees with PostgreSQL's to its last digits."""
+
+    average = False
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.compensation = 0.0
+        self.count = 0
+
+    def _add(self, value: float) -> None:
+        total = self.total + value
+        if abs(self.total) >= abs(value):
+            self.compensation += (self.total - total) + value
+        else:
+            self.compensation += (value - total) + self.total
+        self.total = total
+
+    def step(self, value: Any) -> None:
+        if value is not None:
+            self._add(float(value))
+            self.count += 1
+
+    def inverse(self, value: Any) -> None:
+        if value is not None:
+            self._add(-float(value))
+            self.count -= 1
+
+    def value(self) -> Any:
+        if self.count == 0:
+            return None
+        found = self.total + self.compensation
+        return found / self.count if self.average else found
+
+    def finalize(self) -> Any:
+        return self.value()
+
+
+class _WindowAvg(_WindowSum):
+    average = True
 
 
 # ------------------------------------------------------------------ registration
@@ -847,7 +907,13 @@ _VOLATILE = frozenset({"bdb_error"})
 _AGGREGATES: dict[str, tuple[int, type]] = {
     "bdb_one": (1, _One), "bdb_string_agg": (-1, _StringAgg), "bdb_array_agg": (-1, _ArrayAgg),
 }
-PLATFORM_FUNCTIONS = frozenset(_SCALARS) | frozenset(_AGGREGATES) | {"bdb_random"}
+PLATFORM_FUNCTIONS = frozenset(_SCALARS) | frozenset(_AGGREGATES) | {
+    "bdb_random", "bdb_window_sum", "bdb_window_avg"}
+
+
+def has_window_functions() -> bool:
+    """Whether this Python can add window functions to SQLite (3.11 and later)."""
+    return hasattr(sqlite3.Connection, "create_window_function")
 
 
 def bdb_random() -> float:
@@ -861,3 +927,6 @@ def register_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("bdb_random", 0, bdb_random)
     for name, (arity, aggregate) in _AGGREGATES.items():
         conn.create_aggregate(name, arity, aggregate)
+    if hasattr(conn, "create_window_function"):  # Python 3.11 and later
+        conn.create_window_function("bdb_window_sum", 1, _WindowSum)
+        conn.create_window_function("bdb_window_avg", 1, _WindowAvg)

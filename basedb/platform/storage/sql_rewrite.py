@@ -134,7 +134,11 @@ class Rewriter(ExpressionRewriter):
         new = self.translate(node)
         own = self.source_types.get(id(node), ANY)
         target = self.coercions.get(id(node))
-        if target is not None and new is not None:
+        if target is not None and isinstance(new, exp.Alias):
+            # A result column converted to the common type of a UNION: its value is.
+            value = new.this
+            new.set("this", self.converted(value, self.type_of(value), target))
+        elif target is not None and new is not None:
             new = self.converted(new, own, target)
         if new is not None:
             self.install(node, new, parent, key, index)
@@ -276,14 +280,18 @@ class Rewriter(ExpressionRewriter):
         for item in group.expressions:
             if isinstance(item, exp.Literal) and not item.is_string and str(
                     item.this).isdigit() and 0 < int(str(item.this)) <= len(projections):
-                items.append(projections[int(str(item.this)) - 1].copy())
-                continue
-            ref = self.refs.get(id(item))
-            if ref is not None and ref.kind == "output" and ref.name in names:
-                items.append(projections[names.index(ref.name)].copy())
-                continue
-            items.append(item)
+                item = projections[int(str(item.this)) - 1].copy()
+            else:
+                ref = self.refs.get(id(item))
+                if ref is not None and ref.kind == "output" and ref.name in names:
+                    item = projections[names.index(ref.name)].copy()
+            items.append(_unfolded(item))
         group.set("expressions", items)
+        order = select.args.get("order")
+        for ordered in order.expressions if order is not None else ():
+            value = ordered.this
+            if not (isinstance(value, exp.Literal) and not value.is_string):
+                ordered.set("this", _unfolded(value))
 
     def distinct_on(self, select: Any, distinct: Any) -> Any:
         """DISTINCT ON (keys): the first row of each key in ORDER BY order."""
@@ -292,22 +300,21 @@ class Rewriter(ExpressionRewriter):
         order = select.args.get("order")
         items = list(order.expressions) if order is not None else []
         outputs = [p.alias for p in select.expressions]
+        targets = [self.order_target(item.this, select) for item in items]
+        partition = [self.order_target(key, select) for key in keys]
         inner = select.copy()
         inner.set("distinct", None)
         inner.set("order", None)
         inner.set("limit", None)
         inner.set("offset", None)
-        hidden: list[Any] = []
-        for index, item in enumerate(items):
-            target = self.order_target(item.this, select)
-            hidden.append(exp.Alias(this=target, alias=_quoted(f"__bdb_o{index}")))
+        hidden = [exp.Alias(this=target, alias=_quoted(f"__bdb_o{index}"))
+                  for index, target in enumerate(targets)]
         row = self._next("__bdb_rn")
-        window = exp.Window(this=call("row_number"), partition_by=[self.order_target(
-            k, select) for k in keys], order=exp.Order(expressions=[item.copy() for item in
-                                                                   items]) if items else None)
-        if items:
-            for ordered in window.args["order"].expressions:
-                ordered.set("this", self.order_target(ordered.this, select))
+        window = exp.Window(this=call("row_number"), partition_by=partition, order=exp.Order(
+            expressions=[exp.Ordered(this=target.copy(), desc=item.args.get("desc"),
+                                     nulls_first=item.args.get("nulls_first"))
+                         for target, item in zip(targets, items, strict=True)])
+            if items else None)
         inner.set("expressions", [*inner.expressions, *hidden,
                                   exp.Alias(this=window, alias=_quoted(row))])
         sub = self._next("__bdb_d")
@@ -530,6 +537,14 @@ class Rewriter(ExpressionRewriter):
                                           from_=exp.From(this=_json_elements(column.copy(),
                                                                              alias)),
                                           where=exp.Where(this=test)))
+
+
+def _unfolded(node: Any) -> Any:
+    """A GROUP BY / ORDER BY term SQLite cannot fold into an integer (which it would read
+    as a column position): `x AND false` is 0 to SQLite."""
+    if isinstance(node, exp.Column):
+        return node
+    return call("coalesce", node, exp.Null())
 
 
 def _alias_columns(node: Any) -> bool:

@@ -26,7 +26,7 @@ from basedb.check.sql.typing_expr import (
     function_name,
     numeric_typmod,
 )
-from basedb.platform.storage.sql_functions import bdb_like_glob
+from basedb.platform.storage.sql_functions import bdb_like_glob, has_window_functions
 from basedb.platform.storage.sql_query import CompileError
 
 _TEXT = exp.DataType.build("TEXT")
@@ -305,8 +305,10 @@ class ExpressionRewriter:
         insensitive = isinstance(target, exp.ILike)
         if insensitive:
             value, pattern = call("bdb_lower", value), call("bdb_lower", pattern)
-        glob = self.glob_pattern(pattern, escape)
-        return exp.Glob(this=value, expression=glob)
+        found: Any = exp.Glob(this=value, expression=self.glob_pattern(pattern, escape))
+        if target.args.get("negate"):
+            found = exp.Not(this=exp.Paren(this=found))
+        return found
 
     def glob_pattern(self, pattern: Any, escape: Any) -> Any:
         escape_text = "\\" if escape is None else str(escape.this)
@@ -320,7 +322,8 @@ class ExpressionRewriter:
     def is_test(self, node: Any) -> Any:
         target = node.expression
         if isinstance(target, exp.Boolean):
-            return exp.Is(this=node.this, expression=exp.Literal.number(int(target.this)))
+            found = exp.Is(this=node.this, expression=exp.Literal.number(int(target.this)))
+            return exp.Not(this=exp.Paren(this=found)) if node.args.get("negate") else found
         return node
 
     def between(self, node: Any) -> Any:
@@ -454,13 +457,33 @@ def _count(rw: ExpressionRewriter, node: Any, args: list[Any], distinct: bool,
     return rw.aggregate("count", args, distinct)
 
 
+def _sliding(rw: ExpressionRewriter, node: Any, args: list[Any]) -> bool:
+    """Whether a sum/avg of doubles runs over a window frame whose start moves."""
+    if not args or rw.type_of(args[0]) not in (T.FLOAT8, T.NUMERIC) \
+            or not has_window_functions():
+        return False
+    window = node.parent.parent if isinstance(node.parent, exp.Filter) else node.parent
+    if not isinstance(window, exp.Window) or window.this is None:
+        return False
+    spec = window.args.get("spec")
+    if spec is None:
+        return False
+    start = spec.args.get("start")
+    return not (isinstance(start, str) and start.upper() == "UNBOUNDED") and not (
+        isinstance(start, exp.Var) and start.name.upper() == "UNBOUNDED")
+
+
 def _sum(rw: ExpressionRewriter, node: Any, args: list[Any], distinct: bool,
          order: list[Any]) -> Any:
+    if _sliding(rw, node, args):
+        return call("bdb_window_sum", *args)
     return rw.aggregate("sum", args, distinct)
 
 
 def _avg(rw: ExpressionRewriter, node: Any, args: list[Any], distinct: bool,
          order: list[Any]) -> Any:
+    if _sliding(rw, node, args):
+        return call("bdb_window_avg", *args)
     return rw.aggregate("avg", args, distinct)
 
 
@@ -486,12 +509,7 @@ def _array_agg(rw: ExpressionRewriter, node: Any, args: list[Any], distinct: boo
     if order:
         if distinct:
             raise CompileError("array_agg(DISTINCT … ORDER BY …) is not supported")
-        value = args[0]
-        if element == T.BOOL:
-            value = exp.Case(ifs=[exp.If(this=exp.EQ(this=value, expression=exp.Literal.number(
-                1)), true=exp.true())], default=exp.Case(ifs=[exp.If(this=exp.EQ(
-                    this=value.copy(), expression=exp.Literal.number(0)), true=exp.false())]))
-        return call("bdb_array_agg", value, *rw.sort_arguments(order))
+        return call("bdb_array_agg", args[0], string(element), *rw.sort_arguments(order))
     value = rw.element_json(args[0], element)
     grouped = rw.aggregate("json_group_array", [value], distinct)
     return call("nullif", grouped, string("[]"))
