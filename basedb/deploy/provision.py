@@ -86,8 +86,8 @@ class PlatformProvisioner:
     def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         return _data(self.client.request(method, path, json=body))
 
-    def provision(self, schema: TemplateSchema, *, title: str,
-                  base_token: str | None) -> ProvisionedSite:
+    def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
+                  timezone: str | None = None) -> ProvisionedSite:
         # A given Base is read before the site is created, so that a mistyped token
         # leaves nothing behind on the platform.
         table_ids = self._tables_of(base_token) if base_token is not None else []
@@ -95,7 +95,7 @@ class PlatformProvisioner:
         self.created["appToken"] = app_token
         try:
             if base_token is None:
-                base_token, table_ids = self._create_base(schema, title)
+                base_token, table_ids = self._create_base(schema, title, timezone)
             site = f"/sites/{quote(app_token, safe='')}"
             self._call("POST", site + "/bind_base",
                        {"baseToken": base_token, "tableIds": table_ids})
@@ -123,8 +123,10 @@ class PlatformProvisioner:
                                 "to create a Base from the template.")
         return ids
 
-    def _create_base(self, schema: TemplateSchema, title: str) -> tuple[str, list[str]]:
-        base = str(self._call("POST", "/bases", {"name": title})["base_token"])
+    def _create_base(self, schema: TemplateSchema, title: str,
+                     timezone: str | None) -> tuple[str, list[str]]:
+        body = {"name": title} if timezone is None else {"name": title, "timezone": timezone}
+        base = str(self._call("POST", "/bases", body)["base_token"])
         self.created["baseToken"] = base
         tables_path = f"/bases/{quote(base, safe='')}/tables"
         table_ids: dict[str, str] = {}

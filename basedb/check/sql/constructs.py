@@ -27,7 +27,8 @@ _QUERY, _JOIN, _EXPR, _TYPE, _PLATFORM = ("Queries", "FROM and JOIN", "Expressio
 CONSTRUCTS: tuple[Construct, ...] = (
     # ------------------------------------------------------------------ queries
     Construct("select", _QUERY, "SELECT list, `*`, `t.*`, column aliases", True,
-              "Unaliased columns are named as PostgreSQL names them (`count`, `?column?`)."),
+              "Unaliased columns are named as PostgreSQL names them (`count`, `?column?`); "
+              "`*` lists a table's fields (record_id is a pseudo-column: select it by name)."),
     Construct("with", _QUERY, "WITH (common table expressions), WITH RECURSIVE", True,
               "A recursive CTE runs until it adds no rows or hits the time limit."),
     Construct("set_operations", _QUERY, "UNION, UNION ALL, INTERSECT, EXCEPT", True,

@@ -188,10 +188,19 @@ def _releases(conn: sqlite3.Connection) -> None:
                      "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
 
 
+# The IANA time zone datetime cells are written in: a Base's for the Base API, a site's
+# (sent with its draft, frozen into each deployment) for everything its functions do.
+_TIME_ZONES = """
+ALTER TABLE bases ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE site_drafts ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE deployments ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+"""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
+    Migration(4, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
 ]
 
 

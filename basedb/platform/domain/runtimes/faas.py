@@ -165,20 +165,23 @@ def effective_timeout_ms(timeout_ms: int | None) -> int:
 
 def run_faas(*, store: Store, site: SiteRow, catalog: Catalog, caller: User,
              function_id: str, handler_source: str, input: Any, timeout_ms: int,
-             log_id: str, env: str) -> Any:
+             log_id: str, env: str, timezone: str = "UTC") -> Any:
     """Run a FaaS handler and return its `data`, or raise ApiFailure (800004003/5).
 
     Call it outside any store transaction: the handler's record calls commit one by one,
-    on this thread's connection. `ctx.env` is `env` ("prod" or "preview")."""
+    on this thread's connection. `ctx.env` is `env` ("prod" or "preview"); record calls
+    write datetimes in `timezone`, the deployment's, which `ctx.site.timezone` names."""
     if store.connection().in_transaction:
         raise RuntimeError("run_faas must be called outside a store transaction: each record "
                            "call of the handler commits on its own")
     executable, version = _require_node(log_id)
     limit_ms = effective_timeout_ms(timeout_ms)
-    routes = RecordRoutes(store=store, catalog=catalog, actor=caller.user_id, log_id=log_id)
+    routes = RecordRoutes(store=store, catalog=catalog, actor=caller.user_id, log_id=log_id,
+                          zone=timezone)
     start = {"type": "start", "input": input, "context": {
         "caller": {"userId": caller.user_id, "name": caller.name},
-        "site": {"appToken": site.app_token}, "env": env, "logId": log_id}}
+        "site": {"appToken": site.app_token, "timezone": timezone}, "env": env,
+        "logId": log_id}}
     workdir = tempfile.mkdtemp(prefix="basedb-faas-")
     try:
         os.chmod(workdir, 0o700)

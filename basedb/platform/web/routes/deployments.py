@@ -57,7 +57,8 @@ def _create(call: Call, body: bytes) -> dict[str, Any]:
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
             "fingerprint": deployment.fingerprint,
             "baseAppUrl": base_app_url(deployment.app_token, "preview"),
-            "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
+            "functionHints": deployment.function_hints, "createdAt": deployment.created_at,
+            "timezone": deployment.timezone}
 
 
 def _summary(deployment: Deployment, prod_id: str | None,
@@ -65,7 +66,8 @@ def _summary(deployment: Deployment, prod_id: str | None,
     return {"deploymentId": deployment.deployment_id, "fingerprint": deployment.fingerprint,
             "createdAt": deployment.created_at, "createdBy": deployment.created_by,
             "status": "ready", "isProd": deployment.deployment_id == prod_id,
-            "promotedAt": promoted.get(deployment.deployment_id)}
+            "promotedAt": promoted.get(deployment.deployment_id),
+            "timezone": deployment.timezone}
 
 
 def list_deployments(call: Call) -> dict[str, Any]:
@@ -144,6 +146,8 @@ _SUMMARY_PROPERTIES: dict[str, Schema] = {
     "deploymentId": STRING, "fingerprint": STRING, "createdAt": STRING, "createdBy": STRING,
     "status": {"type": "string", "enum": ["ready"]}, "isProd": BOOLEAN,
     "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
+    "timezone": {**STRING, "description": "The time zone its functions run in (sent with "
+                 "the draft; a release keeps it)."},
 }
 _SUMMARY = obj(_SUMMARY_PROPERTIES, tuple(_SUMMARY_PROPERTIES))
 _PROD = obj({"deploymentId": STRING, "env": {"type": "string", "enum": ["prod"]},
