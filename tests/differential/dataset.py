@@ -160,7 +160,8 @@ def stored(table: Table) -> list[tuple[str, list[Any]]]:
             if field.type == "auto_number":
                 cells.append(number)
             else:
-                cells.append(encode_cell(field, row.get(field.name), f"/{field.name}"))
+                cells.append(encode_cell(field, row.get(field.name), f"/{field.name}",
+                                         zone="Asia/Shanghai"))
         out.append((record_id, cells))
     return out
 
