@@ -151,15 +151,18 @@ def parse_timestamptz(text: str, zone: tzinfo) -> datetime:
 
 
 def format_date(value: date) -> str:
-    return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    return value.isoformat()
 
 
 def format_timestamp(value: datetime) -> str:
-    text = (f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
-            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}")
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text
+    """A naive timestamp as PostgreSQL prints it (isoformat pads the year to four digits
+    and writes the fraction only when there is one)."""
+    text = value.isoformat(sep=" ")
+    return text.rstrip("0") if value.microsecond else text
+
+
+CANONICAL_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+CANONICAL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def read_timestamp(text: str) -> datetime:

@@ -53,23 +53,26 @@ class CompiledQuery:
         booleans as 0 / 1, dates and timestamps as PostgreSQL's text); now() is the
         current time (or `now`) in the site's time zone."""
         out: list[Any] = []
-        clock: datetime | None = None
+        clock = ""
+        conversions = self.conversions
         for index, slot in enumerate(self.slots):
-            conversion = self.conversions[index] if index < len(self.conversions) else ""
             if slot == "current_user":
                 out.append(current_user)
-                continue
-            if slot in ("now", "today"):
-                if clock is None:
-                    clock = (now or datetime.now(timezone.utc)).astimezone(
-                        V.zone_info(self.timezone)).replace(tzinfo=None)
-                out.append(V.format_timestamp(clock) if slot == "now"
-                           else V.format_date(clock.date()))
-                continue
-            assert isinstance(slot, int)
-            value = values[slot - 1] if slot - 1 < len(values) else None
-            out.append(bind_value(value, conversion, self.timezone))
+            elif slot == "now" or slot == "today":
+                clock = clock or site_now(self.timezone, now)
+                out.append(clock if slot == "now" else clock[:10])
+            else:
+                value = values[slot - 1] if slot - 1 < len(values) else None
+                out.append(bind_value(value, conversions[index] if index < len(conversions)
+                                      else "", self.timezone))
         return out
+
+
+def site_now(zone: str, at: datetime | None = None) -> str:
+    """The current time (or `at`) as wall-clock time in `zone`, in PostgreSQL's text."""
+    moment = (at or datetime.now(timezone.utc)).astimezone(V.zone_info(zone))
+    text = moment.isoformat(sep=" ")  # …HH:MM:SS[.ffffff]+HH:MM
+    return text[:26].rstrip("0") if moment.microsecond else text[:19]
 
 
 def bind_value(value: Any, type_: str, zone: str = "UTC") -> Any:
@@ -88,8 +91,14 @@ def bind_value(value: Any, type_: str, zone: str = "UTC") -> Any:
         if type_ in (T.INT4, T.INT8):
             return int(value) if isinstance(value, float) and value.is_integer() else value
         if type_ == T.DATE and isinstance(value, str):
+            if V.CANONICAL_DATE.fullmatch(value):  # a DATE param, as invoke normalised it
+                return value
             return V.format_date(V.parse_date(value))
         if type_ == T.TIMESTAMP and isinstance(value, str):
+            if V.CANONICAL_TIMESTAMP.fullmatch(value):  # a DATETIME param, normalised
+                return value
+            if V.CANONICAL_DATE.fullmatch(value):  # a DATE param compared as a timestamp
+                return value + " 00:00:00"
             return V.format_timestamp(V.parse_timestamp(value))
         if type_ == T.TIMESTAMPTZ and isinstance(value, str):
             return V.format_timestamp(V.parse_timestamptz(value, V.zone_info(zone)))
