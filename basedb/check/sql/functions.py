@@ -255,6 +255,32 @@ _SPECS: tuple[FunctionSpec, ...] = (
 
 FUNCTIONS: dict[str, FunctionSpec] = {spec.name: spec for spec in _SPECS}
 
+# Functions PostgreSQL has that the subset refuses, with the construct
+# (`constructs.CONSTRUCTS`) that says what to write instead.
+REFUSED_FUNCTIONS: dict[str, str] = {
+    "regexp_replace": "regex", "regexp_match": "regex", "regexp_matches": "regex",
+    "regexp_like": "regex", "regexp_split_to_array": "regex", "regexp_count": "regex",
+    "regexp_substr": "regex", "regexp_instr": "regex", "unnest": "table_functions",
+    "generate_series": "table_functions", "age": "interval_value",
+    "justify_days": "interval_value", "justify_hours": "interval_value",
+    "make_interval": "interval_value",
+}
+# Names from other SQL dialects that PostgreSQL does not have, and what to write.
+OTHER_DIALECT_FUNCTIONS: dict[str, str] = {
+    "ifnull": "coalesce(a, b)", "nvl": "coalesce(a, b)", "isnull": "coalesce(a, b)",
+    "iif": "CASE WHEN … THEN … ELSE … END", "if": "CASE WHEN … THEN … ELSE … END",
+    "len": "length(s)", "instr": "strpos(s, sub)", "charindex": "strpos(s, sub)",
+    "substring_index": "split_part(s, sep, n)", "datediff": "a::date - b::date",
+    "dateadd": "x + INTERVAL '1 day'", "getdate": "now()", "sysdate": "now()",
+    "current_timestamp": "CURRENT_TIMESTAMP (without parentheses)",
+    "current_date": "CURRENT_DATE (without parentheses)", "group_concat": "string_agg(x, ',')",
+    "strftime": "date_trunc() or extract()", "julianday": "extract(epoch FROM x)",
+    "to_char": "extract(…), date_trunc(…) or x::date::text",
+    "to_date": "x::date (ISO 8601 text)", "format": "concat() or ||",
+    "json_array_length": "jsonb_array_length(x)", "json_typeof": "jsonb_typeof(x)",
+    "array_position": "= ANY(…)", "array_to_string": "string_agg() over the values",
+}
+
 
 def function_spec(name: str) -> FunctionSpec | None:
     return FUNCTIONS.get(name.lower())
