@@ -19,10 +19,11 @@ from sqlglot import exp
 from basedb.check.sql import pgtypes as T
 from basedb.check.sql.model import ColumnRef, SqlAnalysis, StarColumn
 from basedb.check.sql.scope import is_all_call, strip_casts
-from basedb.check.sql.typing_expr import ANY, function_name
+from basedb.check.sql.typing_base import ANY, function_name
 from basedb.platform.storage import physical
+from basedb.platform.storage.sql_nodes import call, string
 from basedb.platform.storage.sql_query import CompileError
-from basedb.platform.storage.sql_translate import ExpressionRewriter, call, string
+from basedb.platform.storage.sql_rewrite_multi import MultiValuedRewriter, first_output
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Is, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Pow)
@@ -33,11 +34,6 @@ _QUERY_CONTEXTS = (exp.From, exp.Join, exp.SetOperation, exp.CTE, exp.Exists, ex
 
 def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
-
-
-def _json_elements(source: Any, alias: str) -> exp.Table:
-    return exp.Table(this=call("json_each", source),
-                     alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
 def post_order(root: Any) -> list[Any]:
@@ -53,7 +49,7 @@ def post_order(root: Any) -> list[Any]:
     return out
 
 
-class Rewriter(ExpressionRewriter):
+class Rewriter(MultiValuedRewriter):
     def __init__(self, analysis: SqlAnalysis, marker: str, zone: str = "UTC") -> None:
         if analysis.tree is None or analysis.resolution is None or analysis.typing is None:
             raise CompileError("the query was not analysed against the catalog")
@@ -370,7 +366,7 @@ class Rewriter(ExpressionRewriter):
         if _single_row(query):
             return node
         inner = exp.Subquery(this=query, alias=exp.TableAlias(this=_quoted("__bdb_s")))
-        column = exp.Column(this=_quoted(_first_output(query)), table=_quoted("__bdb_s"))
+        column = exp.Column(this=_quoted(first_output(query)), table=_quoted("__bdb_s"))
         return exp.Subquery(this=exp.Select(expressions=[call("bdb_one", column)],
                                             from_=exp.From(this=inner)))
 
@@ -449,94 +445,11 @@ class Rewriter(ExpressionRewriter):
         self.source_types[id(node)] = target
         return exp.Placeholder(this=name)
 
-    # ------------------------------------------------------------------ comparisons
 
-    def _multi_column(self, node: Any) -> Any:
-        target = node
-        while isinstance(target, exp.Paren):
-            target = target.this
-        ref = self.refs.get(id(target))
-        if ref is not None and ref.field is not None and ref.field.is_multi_valued:
-            return target
-        return None
 
-    def _list_source(self, node: Any) -> Any:
-        """What an ANY/ALL (or IN) compares against, as an IN list or subquery."""
-        inner = strip_casts(node.this if isinstance(node, exp.Any) else node.expressions[0])
-        if isinstance(inner, exp.Subquery):
-            if T.is_array(self.type_of(inner)):
-                return {"query": self.element_rows(inner)}
-            return {"query": inner}
-        if isinstance(inner, exp.Array):
-            return {"expressions": list(inner.expressions)}
-        elements = exp.Select(expressions=[exp.column("value")],
-                              from_=exp.From(this=exp.Table(this=call("json_each", inner))))
-        return {"query": exp.Subquery(this=elements)}
 
-    def comparison(self, node: Any) -> Any:
-        if isinstance(node, exp.Is):
-            column = self._multi_column(node.this)
-            if column is not None and isinstance(node.expression, exp.Null):
-                # An empty multi-valued cell may be stored as [] : it is NULL to the author.
-                empty = exp.EQ(this=call("json_array_length", column.copy()),
-                               expression=exp.Literal.number(0))
-                is_null = exp.Is(this=column.copy(), expression=exp.Null())
-                found: Any = exp.Paren(this=exp.Or(this=is_null, expression=empty))
-                return exp.Not(this=found) if node.args.get("negate") else found
-            return self.is_test(node)
-        if isinstance(node, exp.In):
-            query = node.args.get("query")
-            if query is not None and T.is_array(self.type_of(query)):
-                node.set("query", self.element_rows(query))
-            column = self._multi_column(node.this)
-            if column is not None:
-                alias = self._next(f"{self.marker}_mv")
-                test = exp.In(this=exp.column("value", table=alias),
-                              **({"query": node.args["query"]} if node.args.get("query")
-                                 else {"expressions": list(node.expressions)}))
-                return self._any_element(column, alias, test)
-            return node
-        for column_side, other in ((node.this, node.expression), (node.expression, node.this)):
-            quantified = isinstance(other, exp.Any) or is_all_call(other)
-            column = self._multi_column(column_side)
-            if quantified:
-                return self.quantified(node, column_side, other, column)
-            if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
-                values = exp.Subquery(this=exp.Select(
-                    expressions=[exp.column("value")],
-                    from_=exp.From(this=exp.Table(this=call("json_each", column.copy())))))
-                found = exp.In(this=other, query=values)
-                return found if isinstance(node, exp.EQ) else exp.Not(this=found)
-        return node
 
-    def quantified(self, node: Any, left: Any, other: Any, column: Any) -> Any:
-        is_any = isinstance(other, exp.Any)
-        if not isinstance(node, (exp.EQ, exp.NEQ)) or is_any != isinstance(node, exp.EQ):
-            raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
-        source = self._list_source(other)
-        if column is not None:
-            alias = self._next(f"{self.marker}_mv")
-            test = exp.In(this=exp.column("value", table=alias), **source)
-            found: Any = self._any_element(column, alias, test)
-        else:
-            found = exp.In(this=left, **source)
-        return found if is_any else exp.Not(this=found)
 
-    def element_rows(self, query: Any) -> Any:
-        """A subquery of array values as a subquery of their elements."""
-        rows, elements = self._next("__bdb_r"), self._next("__bdb_e")
-        column = exp.Column(this=_quoted(_first_output(query.this)), table=_quoted(rows))
-        return exp.Subquery(this=exp.Select(
-            expressions=[exp.column("value", table=elements)],
-            from_=exp.From(this=exp.Subquery(this=query.this, alias=exp.TableAlias(
-                this=_quoted(rows)))),
-            joins=[exp.Join(this=_json_elements(column, elements))]))
-
-    def _any_element(self, column: Any, alias: str, test: Any) -> exp.Exists:
-        return exp.Exists(this=exp.Select(expressions=[exp.Literal.number(1)],
-                                          from_=exp.From(this=_json_elements(column.copy(),
-                                                                             alias)),
-                                          where=exp.Where(this=test)))
 
 
 def _unfolded(node: Any) -> Any:
@@ -571,18 +484,3 @@ def _single_row(query: Any) -> bool:
 
 _AGGREGATE_NAMES = frozenset({"count", "sum", "avg", "min", "max", "group_concat",
                               "bdb_string_agg", "bdb_array_agg"})
-
-
-def _first_output(query: Any) -> str:
-    while isinstance(query, (exp.Subquery,)):
-        query = query.this
-    while isinstance(query, exp.SetOperation):
-        query = query.this
-        while isinstance(query, exp.Subquery):
-            query = query.this
-    if isinstance(query, exp.Select) and query.expressions:
-        first = query.expressions[0]
-        if isinstance(first, exp.Alias):
-            return str(first.alias)
-    raise CompileError("a scalar subquery must name its column on the local platform")
-
