@@ -1,10 +1,14 @@
 // Closed-loop HTTP load for the invoke benchmark: N keep-alive connections, each sending
-// its next request as soon as the previous answer is read, for a fixed time.
+// its next request as soon as the previous answer is read, for a fixed time, or for a
+// fixed number of requests.
 //
 //   node bench/invoke_load.mjs config.json
 //
 // config.json: {"url", "token", "bodies": [JSON bodies, sent in turn], "concurrency",
-//               "warmupSeconds", "seconds"}
+//               "warmupSeconds", "seconds"}  (timed: the benchmark)
+//          or  {…, "warmupRequests", "requests"}  (counted: every answer to the
+//               `requests` measured requests is counted, however long they take, so a
+//               slow machine changes the figures, never whether they exist)
 // Prints one JSON line: {"completed", "seconds", "perSecond", "p50Ms", "p99Ms",
 //                        "failures", "statuses", "sampleFailure"}.
 //
@@ -44,6 +48,9 @@ function invoke(body) {
   });
 }
 
+const counted = Number.isInteger(config.requests);
+const warmupRequests = counted ? (config.warmupRequests ?? 0) : 0;
+let issued = 0;
 const state = {measuring: false, stopped: false};
 const latencies = [];
 const statuses = {};
@@ -53,12 +60,18 @@ let sampleFailure = null;
 async function connection(offset) {
   let next = offset;
   while (!state.stopped) {
+    let measured = false;
+    if (counted) {
+      if (issued >= warmupRequests + config.requests) break;
+      measured = issued >= warmupRequests;
+      issued += 1;
+    }
     const body = bodies[next % bodies.length];
     next += config.concurrency;
     const started = process.hrtime.bigint();
     const answer = await invoke(body);
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
-    if (!state.measuring || state.stopped) continue;
+    if (counted ? !measured : !state.measuring || state.stopped) continue;
     latencies.push(elapsed);
     statuses[answer.status] = (statuses[answer.status] || 0) + 1;
     if (!answer.ok) {
@@ -74,13 +87,20 @@ function percentile(sorted, share) {
 }
 
 const workers = Array.from({length: config.concurrency}, (_, i) => connection(i));
-await new Promise((done) => setTimeout(done, config.warmupSeconds * 1000));
-state.measuring = true;
-const started = process.hrtime.bigint();
-await new Promise((done) => setTimeout(done, config.seconds * 1000));
-state.stopped = true;
-const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-await Promise.all(workers);
+let seconds;
+if (counted) {
+  const started = process.hrtime.bigint();
+  await Promise.all(workers);
+  seconds = Number(process.hrtime.bigint() - started) / 1e9;
+} else {
+  await new Promise((done) => setTimeout(done, config.warmupSeconds * 1000));
+  state.measuring = true;
+  const started = process.hrtime.bigint();
+  await new Promise((done) => setTimeout(done, config.seconds * 1000));
+  state.stopped = true;
+  seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await Promise.all(workers);
+}
 agent.destroy();
 latencies.sort((a, b) => a - b);
 console.log(JSON.stringify({

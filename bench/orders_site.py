@@ -122,13 +122,14 @@ def build_orders_site(data_dir: Path, *, records: int, seed: int) -> OrdersSite:
                     transport=InProcessTransport(platform.app), timeout=300) as client:
             base = client.request("POST", "/bases", json={"name": "商城"})["data"]["base_token"]
             table_id = client.request("POST", f"/bases/{base}/tables", json={
-                "name": TABLE, "fields": FIELDS})["data"]["table_id"]
+                "name": TABLE, "fields": FIELDS})["data"]["id"]
             started = time.perf_counter()
             for batch in _rows(records, seed):
                 client.request("POST", f"/bases/{base}/tables/{table_id}/records/batch_create",
                                json={"fields": [f["name"] for f in FIELDS], "rows": batch})
             load_seconds = time.perf_counter() - started
-            app = client.request("POST", "/sites", json={"title": "商城"})["data"]["appToken"]
+            app = client.request("POST", "/sites/create",
+                                 json={"title": "商城"})["data"]["appToken"]
             client.request("POST", f"/sites/{app}/bind_base",
                            json={"baseToken": base, "tableIds": [table_id]})
             _release(client, app)

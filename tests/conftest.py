@@ -21,5 +21,17 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     dirs = {name: tmp_path / f"basedb-{name}" for name in ("config", "data", "state")}
     for name, path in dirs.items():
         monkeypatch.setenv(f"BASEDB_{name.upper()}_DIR", str(path))
-    monkeypatch.delenv("BASEDB_PROFILE", raising=False)
+    for name in ("BASEDB_PROFILE", "BASEDB_TIMEOUT", "BASEDB_DEBUG", "LARK_APP_ID",
+                 "LARK_APP_SECRET", "LARK_BRAND", "BASEDB_LARK_OPEN_URL",
+                 "BASEDB_LARK_ACCOUNTS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BASEDB_SECRET_STORE", "file")
     return dirs
+
+
+@pytest.fixture(autouse=True)
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The client's retry waits, recorded instead of slept: no test waits on a clock."""
+    waited: list[float] = []
+    monkeypatch.setattr("basedb.client.retry.pause", waited.append)
+    return waited

@@ -8,12 +8,13 @@ for the developer Skill is replaced (an upgrade), any other existing directory n
 
 from __future__ import annotations
 
-import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from basedb import __version__
 from basedb.agent_tools.install import (
+    Installed,
     InstallRecords,
     SkillOwner,
     install_everywhere,
@@ -50,7 +51,21 @@ def developer_skill_files() -> dict[str, str]:
     return files
 
 
-def install_developer_skill(*, roots: list[tuple[str, Path]], force: bool) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class DeveloperSkillInstall:
+    """`basedb skill install`: the developer Skill of this basedb version, written."""
+
+    version: str
+    installed: Installed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.installed.to_dict()
+        return {"version": self.version, "installed": out["installed"],
+                "skillCommand": out["skillCommand"], "notices": out["notices"]}
+
+
+def install_developer_skill(*, roots: list[tuple[str, Path]],
+                            force: bool) -> DeveloperSkillInstall:
     files = developer_skill_files()
     records = InstallRecords.load()
     owner = SkillOwner("developer")
@@ -60,7 +75,4 @@ def install_developer_skill(*, roots: list[tuple[str, Path]], force: bool) -> di
     installed = install_everywhere(
         plans, lambda _planned: files, records,
         lambda planned: install_record(planned, owner, version=__version__))
-    notices = [*records.notices, *(n for planned in plans for n in planned.notices)]
-    return {"version": __version__, "installed": installed,
-            "skillCommand": "cat " + shlex.quote(f"{installed[0]['path']}/SKILL.md"),
-            "notices": notices}
+    return DeveloperSkillInstall(__version__, installed)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -283,15 +284,44 @@ def install_record(planned: PlannedInstall, owner: SkillOwner, *,
     return record
 
 
+@dataclass(frozen=True, slots=True)
+class InstalledSkill:
+    """One skill directory written: the agent target, the skill's name, its path."""
+
+    target: str
+    name: str
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"target": self.target, "name": self.name, "path": self.path}
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """What an install wrote, what to read, and what the user should know."""
+
+    skills: tuple[InstalledSkill, ...]
+    notices: tuple[str, ...]
+
+    @property
+    def skill_command(self) -> str:
+        """The command that shows the installed SKILL.md."""
+        return "cat " + shlex.quote(f"{self.skills[0].path}/SKILL.md")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"installed": [s.to_dict() for s in self.skills],
+                "skillCommand": self.skill_command, "notices": list(self.notices)}
+
+
 def install_everywhere(plans: Sequence[PlannedInstall],
                        files_for: Callable[[PlannedInstall], Mapping[str, str]],
                        records: InstallRecords,
                        record_for: Callable[[PlannedInstall], dict[str, Any]],
-                       ) -> list[dict[str, str]]:
+                       ) -> Installed:
     """Write every planned skill and record each. Callers plan every target first, so
     a conflict in one target never leaves another half done; the summaries are saved
     even when a later write fails, so what was installed stays known."""
-    installed: list[dict[str, str]] = []
+    installed: list[InstalledSkill] = []
     try:
         for planned in plans:
             try:
@@ -302,9 +332,9 @@ def install_everywhere(plans: Sequence[PlannedInstall],
                                  hint="Check that the directory is writable, or pass --dir "
                                       "with another skills root.") from None
             records.put(record_for(planned))
-            installed.append({"target": planned.target, "name": planned.name,
-                              "path": str(planned.path)})
+            installed.append(InstalledSkill(planned.target, planned.name, str(planned.path)))
     finally:
         if installed:
             records.save()
-    return installed
+    notices = [*records.notices, *(n for planned in plans for n in planned.notices)]
+    return Installed(tuple(installed), tuple(notices))

@@ -8,7 +8,8 @@ this module only adapts it to the protocol.
 
 The handlers are async; the client is synchronous, so every request to the platform
 runs in a worker thread and the event loop keeps serving pings and cancellations.
-Importing this module imports `mcp`, which is an optional dependency (`basedb[mcp]`).
+Importing this module imports `mcp`, which is an optional dependency
+(`pip install 'basedb-cli[mcp]'`).
 """
 
 from __future__ import annotations

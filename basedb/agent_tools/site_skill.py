@@ -15,13 +15,13 @@ directory), then written atomically into each target.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from basedb.agent_tools.install import (
+    Installed,
     InstallRecords,
     PlannedInstall,
     SkillOwner,
@@ -29,6 +29,7 @@ from basedb.agent_tools.install import (
     install_record,
     plan_install,
 )
+from basedb.client import endpoints
 from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError, WorkspaceNotFound
 from basedb.core.skill_spec import (
@@ -85,9 +86,23 @@ def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Pat
     return parse_site(site), found
 
 
-def list_open_functions(client: Client, app_token: str, env: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class OpenFunctions:
+    """`agent-tools list`: the functions a caller's agents can use on `env`."""
+
+    app_token: str
+    env: str
+    deployment_id: str | None
+    functions: tuple[dict[str, Any], ...]  # the platform's list entries, plus `access`
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.app_token, "env": self.env,
+                "deploymentId": self.deployment_id, "functions": list(self.functions)}
+
+
+def list_open_functions(client: Client, app_token: str, env: str) -> OpenFunctions:
     """The functions a caller's agents can use on `env`, each with its access."""
-    envelope = client.paginate("GET", f"/sites/{app_token}/functions",
+    envelope = client.paginate("GET", endpoints.functions(app_token),
                                params={"env": env}, list_field="functions")
     data = envelope.get("data") or {}
     functions = []
@@ -95,8 +110,7 @@ def list_open_functions(client: Client, app_token: str, env: str) -> dict[str, A
         if isinstance(item, dict):
             access = "read" if item.get("functionType") == "database_function" else "write"
             functions.append({**item, "access": access})
-    return {"appToken": app_token, "env": env, "deploymentId": data.get("deploymentId"),
-            "functions": functions}
+    return OpenFunctions(app_token, env, data.get("deploymentId"), tuple(functions))
 
 
 # ------------------------------------------------------------------- fetching
@@ -116,7 +130,7 @@ class SiteSkill:
 
 def fetch_site_skill(client: Client, app_token: str) -> SiteSkill:
     """The site's prod Skill, checked; InputError naming what is unusable."""
-    data = client.request("GET", f"/sites/{app_token}/skill", params={"env": "prod"}).get(
+    data = client.request("GET", endpoints.skill(app_token), params={"env": "prod"}).get(
         "data")
     where = f"The site Skill of {app_token} from {client.base_url}"
     if not isinstance(data, dict):
@@ -183,9 +197,26 @@ def skill_files(skill: SiteSkill, *, name: str, profile_name: str) -> dict[str, 
 # ------------------------------------------------------------------- installing
 
 
+@dataclass(frozen=True, slots=True)
+class SiteSkillInstall:
+    """`agent-tools skill install`: a site's production Skill, written."""
+
+    app_token: str
+    skill: SiteSkill
+    installed: Installed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.installed.to_dict()
+        return {"appToken": self.app_token, "deploymentId": self.skill.deployment_id,
+                "functionCount": self.skill.function_count,
+                "readFunctionCount": self.skill.read_function_count,
+                "installed": out["installed"], "skillCommand": out["skillCommand"],
+                "notices": out["notices"]}
+
+
 def install_site_skill(client: Client, *, app_token: str, endpoint: str, profile_name: str,
                        roots: list[tuple[str, Path]], force: bool, from_site: bool
-                       ) -> dict[str, Any]:
+                       ) -> SiteSkillInstall:
     """Fetch the site's prod Skill and install it into every root.
 
     `from_site`: installed by --site (a member's install), which updates its own
@@ -207,9 +238,4 @@ def install_site_skill(client: Client, *, app_token: str, endpoint: str, profile
     installed = install_everywhere(
         plans, files_for, records,
         lambda planned: install_record(planned, owner, deployment_id=skill.deployment_id))
-    notices = [*records.notices, *(n for planned in plans for n in planned.notices)]
-    return {"appToken": app_token, "deploymentId": skill.deployment_id,
-            "functionCount": skill.function_count,
-            "readFunctionCount": skill.read_function_count, "installed": installed,
-            "skillCommand": "cat " + shlex.quote(f"{installed[0]['path']}/SKILL.md"),
-            "notices": notices}
+    return SiteSkillInstall(app_token, skill, installed)

@@ -7,7 +7,8 @@ functionId, with the function's own description, the live inputSchema from the
 describe endpoint and hints from its kind:
 
     Database Function   readOnlyHint
-    Mutation            destructiveHint (delete), idempotentHint (update), closed world
+    Mutation            destructiveHint and idempotentHint from its action (see
+                        MUTATION_EFFECTS: only create is additive), closed world
     FaaS, AI Function   not read-only, open world (server code, a model)
 
 A tool's input schema is the function's, with one change: `oneOf`, `anyOf` and
@@ -31,6 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
 
 if TYPE_CHECKING:
@@ -83,14 +85,44 @@ def access_of(function_type: object) -> str:
     return "read" if function_type == "database_function" else "write"
 
 
+@dataclass(frozen=True, slots=True)
+class WriteEffect:
+    """What a Mutation action does to the records already in the table.
+
+    MCP's destructiveHint false promises an *additive* tool: it never changes or removes
+    what exists. idempotentHint true promises that repeating a call with the same
+    arguments changes nothing more.
+    """
+
+    destructive: bool
+    idempotent: bool
+    why: str
+
+
+MUTATION_EFFECTS: dict[str, WriteEffect] = {
+    # create adds a record per call and touches no existing one.
+    "create": WriteEffect(False, False, "adds new records; each call adds more"),
+    # update writes `set` (overwriting the value there) and empties `clear`: what was in
+    # those fields is lost, and the same call again leaves the same values.
+    "update": WriteEffect(True, True, "overwrites the fields it sets and empties the ones "
+                          "it clears; repeating it writes the same values"),
+    # delete removes records; a repeat finds them gone (record_not_found) and does nothing.
+    "delete": WriteEffect(True, True, "removes records; repeating it removes nothing more"),
+}
+
+
 def function_annotations(function_type: str, action: str | None) -> dict[str, bool]:
     """MCP tool annotations (readOnlyHint, destructiveHint, idempotentHint,
-    openWorldHint) of a function kind; unset hints keep MCP's cautious defaults."""
+    openWorldHint) of a function kind; unset hints keep MCP's cautious defaults (an
+    unknown Mutation action is taken to be destructive)."""
     if function_type == "database_function":
         return {"readOnlyHint": True, "openWorldHint": False}
     if function_type == "mutation":
-        return {"readOnlyHint": False, "destructiveHint": action == "delete",
-                "idempotentHint": action == "update", "openWorldHint": False}
+        effect = MUTATION_EFFECTS.get(action or "")
+        if effect is None:
+            return {"readOnlyHint": False, "openWorldHint": False}
+        return {"readOnlyHint": False, "destructiveHint": effect.destructive,
+                "idempotentHint": effect.idempotent, "openWorldHint": False}
     if function_type == "ai_function":
         return {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                 "openWorldHint": True}
@@ -143,8 +175,9 @@ _ROOT_CASES = {"oneOf": "Exactly one of these cases applies",
 
 def tool_input_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """`schema` without top-level oneOf/anyOf/allOf, and a sentence saying what they
-    required ("" when it had none)."""
-    kept = {key: value for key, value in schema.items() if key not in _ROOT_CASES}
+    required ("" when it had none); type unions spelt portably (`portable_schema`)."""
+    kept = portable_schema({key: value for key, value in schema.items()
+                            if key not in _ROOT_CASES})
     notes = []
     for key, lead in _ROOT_CASES.items():
         cases = schema.get(key)
@@ -155,6 +188,63 @@ def tool_input_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
     if notes:
         notes.append(f"{DESCRIBE} returns the complete inputSchema.")
     return kept, " ".join(notes)
+
+
+# Keywords whose value maps names to subschemas, and those that hold one or a list.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})
+_SCHEMA_ONES = frozenset({"items", "additionalProperties", "not", "contains",
+                          "propertyNames", "if", "then", "else", "additionalItems",
+                          "unevaluatedItems", "unevaluatedProperties"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+# Annotations describe the value as a whole: they stay beside the anyOf.
+_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment",
+                          "deprecated", "readOnly", "writeOnly"})
+
+
+def portable_schema(schema: Any) -> Any:
+    """`schema` with every `"type": [T, "null"]` union written as `anyOf` branches of one
+    type each, recursively. Both mean the same, but clients that map tool schemas onto a
+    single-type dialect (Gemini's OpenAPI subset) reject or weaken a type array, and MCP
+    Inspector's --strict flags it. An enum is split between the branches by type."""
+    if isinstance(schema, list):
+        return [portable_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            node[key] = {name: portable_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_ONES or key in _SCHEMA_LISTS:
+            node[key] = portable_schema(value)
+        else:
+            node[key] = value
+    types_ = node.get("type")
+    if not isinstance(types_, list):
+        return node
+    if len(types_) == 1:
+        return {**node, "type": types_[0]}
+    outer = {key: value for key, value in node.items() if key in _ANNOTATIONS}
+    rest = {key: value for key, value in node.items()
+            if key not in _ANNOTATIONS and key != "type"}
+    branches = []
+    for kind in types_:
+        branch: dict[str, Any] = {"type": kind}
+        if kind != "null":
+            branch.update(rest)
+            if isinstance(rest.get("enum"), list):
+                branch["enum"] = [v for v in rest["enum"] if _json_kind_fits(v, kind)]
+        branches.append(branch)
+    return {**outer, "anyOf": branches}
+
+
+def _json_kind_fits(value: Any, kind: str) -> bool:
+    return {"null": value is None, "boolean": isinstance(value, bool),
+            "string": isinstance(value, str), "array": isinstance(value, list),
+            "object": isinstance(value, dict),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            }.get(kind, True)
 
 
 def _case_summary(case: Any) -> str:
@@ -269,30 +359,26 @@ class SiteTools:
     title: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @property
-    def _base(self) -> str:
-        return f"/sites/{self.app_token}/functions"
-
     def functions(self) -> list[dict[str, Any]]:
         """Every function open to agents (all pages); raises when the site cannot be
         listed (no deployment for env, no access)."""
         with self._lock:
-            envelope = self.client.paginate("GET", self._base, params={"env": self.env},
-                                            list_field="functions")
+            envelope = self.client.paginate("GET", endpoints.functions(self.app_token),
+                                            params={"env": self.env}, list_field="functions")
         items = (envelope.get("data") or {}).get("functions") or []
         return [item for item in items if isinstance(item, dict)
                 and isinstance(item.get("functionId"), str)]
 
     def describe(self, function_id: str) -> dict[str, Any]:
         with self._lock:
-            data = self.client.request("GET", f"{self._base}/{function_id}",
+            data = self.client.request("GET", endpoints.function(self.app_token, function_id),
                                        params={"env": self.env}).get("data") or {}
         described = data.get("function")
         return described if isinstance(described, dict) else {}
 
     def invoke(self, function_id: str, params: dict[str, Any]) -> Any:
         with self._lock:
-            envelope = self.client.request("POST", f"{self._base}/{function_id}/invoke",
+            envelope = self.client.request("POST", endpoints.invoke(self.app_token, function_id),
                                            params={"env": self.env}, json={"params": params})
         return envelope.get("data")
 
@@ -301,7 +387,7 @@ class SiteTools:
         if self.title is None:
             try:
                 with self._lock:
-                    data = self.client.request("GET", f"/sites/{self.app_token}").get("data")
+                    data = self.client.request("GET", endpoints.site(self.app_token)).get("data")
                 title = data.get("title") if isinstance(data, dict) else None
             except BasedbError:
                 title = None

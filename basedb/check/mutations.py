@@ -44,19 +44,23 @@ _RECORD_ID_PARAM_KINDS = ("RECORD_ID", "TEXT")
 
 
 def check_mutations(ctx: CheckContext) -> None:
-    """Add findings and hints for every Mutation whose spec parsed."""
+    """Add findings and hints for every Mutation with a spec object, valid or not: a spec
+    whose action is wrong still has names to check (see `Mutation.spec_as_written`)."""
     ws = ctx.workspace
     for function_id in sorted(ws.declarations):
         decl = ws.declarations[function_id]
-        if isinstance(decl, Mutation) and decl.spec is not None:
-            ctx.extend(list(_check_mutation(decl, decl.spec, ws)))
+        spec = decl.spec or decl.spec_as_written if isinstance(decl, Mutation) else None
+        if isinstance(decl, Mutation) and spec is not None:
+            ctx.extend(list(_check_mutation(decl, spec, ws)))
 
 
 def _check_mutation(decl: Mutation, spec: MutationSpec, ws: Workspace,
                     ) -> Iterator[Finding | Hint]:
     params = _params_by_name(spec.params)
-    table = ws.catalog.table(spec.table) if ws.catalog_loaded else None
-    if ws.catalog_loaded and table is None:
+    # spec.table is None when it is not a name (DECLARATION_INVALID says so already).
+    known = ws.catalog_loaded and spec.table is not None
+    table = ws.catalog.table(spec.table) if known else None
+    if known and table is None:
         yield _unknown_table(decl, spec, ws)
     used: set[str] = set()
     bindings: list[ParamBinding] = []
@@ -263,6 +267,12 @@ def _record_id(decl: Mutation, spec: MutationSpec, params: dict[str, Param],
         return
     at = "/spec/recordId"
     ref = _reference(spec.record_id)
+    if spec.action == "create":
+        # A create takes no recordId (DECLARATION_INVALID already says so); its value is
+        # not judged, and the param it names is not also reported as unused.
+        if ref is not None and ref in params:
+            used.add(ref)
+        return
     if ref is None:
         yield Finding(
             "DECLARATION_INVALID",
@@ -278,12 +288,13 @@ def _record_id(decl: Mutation, spec: MutationSpec, params: dict[str, Param],
     if table is not None:
         bindings.append(ParamBinding(param.index, table, RECORD_ID_FIELD, True))
     kind = param.kind
+    verb = spec.action if spec.action in ("update", "delete") else "write"
     if kind in MUTATION_PARAM_KINDS and param.element_kind not in _RECORD_ID_PARAM_KINDS:
         yield Finding(
             "DECLARATION_INVALID",
             f"/spec/recordId refers to ${ref}, whose kind is {kind}; the record to "
-            f"{spec.action} is picked by a RECORD_ID (or TEXT) parameter.",
+            f"{verb} is picked by a RECORD_ID (or TEXT) parameter.",
             decl.file, at, decl.function_id,
             f"Declare {ref!r} with \"kind\": \"RECORD_ID\" (add \"list\": true to "
-            f"{spec.action} several records in one batch).")
+            f"{verb} several records in one batch).")
 

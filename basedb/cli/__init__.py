@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from basedb import __version__
+from basedb.cli.groups import HelpfulGroup
 
 # name -> (module, attribute, one-line help). The help is repeated here so that
 # `basedb --help` does not need to import every command module.
@@ -56,7 +57,7 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-class LazyGroup(click.Group):
+class LazyGroup(HelpfulGroup):
     """A group that imports each subcommand on first use and maps errors to exit codes."""
 
     def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]], **kwargs: Any):

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from basedb.agent_tools.install import TARGET_CHOICES
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.agent_tools.install import TARGET_CHOICES, Installed
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
+from basedb.cli.groups import HelpfulGroup
 
 site_option = click.option(
     "--site", default=None, metavar="URL|TOKEN",
     help="The site: its app token or link (default: the site of the current workspace).")
 
 
-@click.group("agent-tools")
+@click.group("agent-tools", cls=HelpfulGroup)
 def agent_tools_group() -> None:
     """Let AI agents use the site's published functions: the site Skill, the open list."""
 
 
-@agent_tools_group.group("skill")
+@agent_tools_group.group("skill", cls=HelpfulGroup)
 def skill_group() -> None:
     """The site Skill: how local agents discover and call the site's functions."""
 
@@ -36,7 +42,7 @@ def skill_group() -> None:
                    "directory of a project install (without --site).")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def install_command(site: str | None, target: str | None, directory: Path | None,
                     force: bool, as_json: bool, workspace_dir: Path | None,
                     profile: str | None) -> None:
@@ -69,17 +75,13 @@ def install_command(site: str | None, target: str | None, directory: Path | None
                                     profile_name=resolved.name, roots=roots, force=force,
                                     from_site=site is not None)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     click.echo(f"Installed the Skill of site {app_token} (production deployment "
-               f"{result['deploymentId']}, {result['functionCount']} functions open to "
-               "agents):")
-    for item in result["installed"]:
-        click.echo(f"  {item['target']:<7} {item['name']:<24} {item['path']}")
-    for notice in result["notices"]:
-        click.echo(f"Notice: {notice}")
-    click.echo(f"Read it: {result['skillCommand']}")
-    if result["readFunctionCount"]:
+               f"{result.skill.deployment_id}, {result.skill.function_count} functions open "
+               "to agents):")
+    show_installed(result.installed)
+    if result.skill.read_function_count:
         click.echo("Check it: ask your agent to describe one read function of the site and "
                    "call it once.")
     else:  # a write or AI call is no check (upstream agent-tools.md)
@@ -93,7 +95,7 @@ def install_command(site: str | None, target: str | None, directory: Path | None
               show_default=True, help="Which release to list.")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's functions open to agents, with their access and schema status."""
@@ -105,14 +107,14 @@ def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path 
     with open_client(resolved) as client:
         result = list_open_functions(client, app_token, env)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
-    functions: list[dict[str, Any]] = result["functions"]
+    functions = result.functions
     if not functions:
         click.echo(f"No function of site {app_token} is open to agents in {env}.")
         return
     click.echo(f"{len(functions)} functions of site {app_token} open to agents ({env}, "
-               f"deployment {result['deploymentId']}):")
+               f"deployment {result.deployment_id}):")
     for item in functions:
         description = " ".join(str(item.get("description") or "").split())
         if len(description) > 60:
@@ -120,3 +122,12 @@ def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path 
         click.echo(f"  {item['functionId']:<24} {item['access']:<5} "
                    f"{item.get('functionType', ''):<17} {item.get('schemaStatus', ''):<13} "
                    f"{description}")
+
+
+def show_installed(installed: Installed) -> None:
+    """Where an install wrote its skills, its notices, and how to read the Skill."""
+    for skill in installed.skills:
+        click.echo(f"  {skill.target:<7} {skill.name:<24} {skill.path}")
+    for notice in installed.notices:
+        click.echo(f"Notice: {notice}")
+    click.echo(f"Read it: {installed.skill_command}")

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from basedb.cli.common import (
     JSON_MODE_KEY,
+    connection_options,
     emit_json,
     open_client,
     profile_option,
@@ -28,54 +30,73 @@ from basedb.client.api import DEFAULT_PAGE_LIMIT
               help="Query parameters as a JSON object, e.g. '{\"env\":\"prod\"}'.")
 @click.option("--data", metavar="JSON|@FILE|-", default=None,
               help="Request body: inline JSON, @file to read a UTF-8 file, - for stdin.")
-@click.option("--as", "identity", type=click.Choice(["user", "bot", "auto"]), default="auto",
-              show_default=True,
-              help="Identity to call as (lark-cli compatible; a basedb profile has one token, "
-                   "so every choice sends it).")
 @click.option("--page-all", is_flag=True, help="Follow pages and print one merged envelope.")
 @click.option("--page-limit", type=click.IntRange(min=0), default=DEFAULT_PAGE_LIMIT,
               show_default=True, help="Most pages --page-all fetches (0: up to 1000).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Save the response body to this file (binary answers are saved anyway).")
 @click.option("--dry-run", is_flag=True,
               help="Print the request that would be sent (token redacted) and send nothing.")
 @click.option("--json", "as_json", is_flag=True, hidden=True,
               help="Accepted for lark-cli compatibility; output is always JSON.")
-@profile_option
+@connection_options
 @workspace_option
 @click.pass_context
 def api_command(ctx: click.Context, method: str, path: str, params: str | None,
-                data: str | None, identity: str, page_all: bool, page_limit: int,
+                data: str | None, page_all: bool, page_limit: int, output: Path | None,
                 dry_run: bool, as_json: bool, profile: str | None,
                 workspace_dir: Path | None) -> None:
-    """Call any Open API endpoint, as `lark-cli api` does.
+    """Call any Open API endpoint, printing what `lark-cli api` prints.
 
-    PATH may omit the /open-apis/base/v3 prefix. Examples:
+    PATH may omit the /open-apis/base/v3 prefix. In a workspace, {app} in PATH is its
+    appToken and {base} its bound Base (base-database.jsonc), as `gh api` fills {owner}.
+    The answer goes to stdout as lark-cli prints it; a failure goes to stderr as
+    lark-cli's error envelope (with `identity`). Examples:
 
     \b
-      basedb api GET /sites/APP/functions --params '{"env":"prod"}'
-      basedb api POST /sites/APP/functions/FN/invoke --data @body.json
-      basedb api GET /bases/B/tables/T/records --page-all
+      basedb api GET /sites/{app}/functions --params '{"env":"prod"}'
+      basedb api POST /sites/{app}/functions/FN/invoke --data @body.json --as user
+      basedb api GET /bases/{base}/tables/T/records --page-all
 
     Exit status: 0 ok, 1 API error, 2 bad usage or input, 3 auth, 4 network or server.
     """
     ctx.meta[JSON_MODE_KEY] = True  # errors as lark-cli envelopes, like lark-cli api
-    from basedb.client.api import build_call, describe_call, execute_call, more_pages_remain
-
-    call = build_call(method, path, params=params, data=data,
-                      stdin=sys.stdin.buffer, page_all=page_all,
-                      page_limit=page_limit)
+    from basedb.cli.placeholders import expand_path
+    from basedb.client.api import build_call, describe_call, execute_call
+    from basedb.client.api_output import from_exception
     from basedb.client.profiles import current_profile
+    from basedb.core.errors import BasedbError
 
-    resolved, _ = current_profile(profile, workspace_dir)
-    if dry_run:
-        emit_json(describe_call(call, resolved))
+    identity: str | None = None
+    try:
+        path = expand_path(path, workspace_dir)
+        call = build_call(method, path, params=params, data=data,
+                          stdin=sys.stdin.buffer, page_all=page_all,
+                          page_limit=page_limit)
+        resolved, _ = current_profile(profile, workspace_dir)
+        if dry_run:
+            emit_json(describe_call(call, resolved))
+            return
+        with open_client(resolved) as client:
+            identity = client.identity
+            outcome = execute_call(call, client, output=output)
+    except BasedbError as error:
+        _fail(ctx, from_exception(error), identity)
         return
+    if outcome.stdout:
+        click.echo(outcome.stdout, nl=False)
+    for notice in outcome.notices:
+        click.echo(notice, err=True)
+    if outcome.error is not None:
+        _fail(ctx, outcome.error, identity)
 
-    with open_client(resolved) as client:
-        envelope = execute_call(call, client)
-    emit_json(envelope)
-    if page_all and more_pages_remain(envelope):
-        click.echo("Notice: more pages remain after the page limit; the merged result is "
-                   "partial. Raise --page-limit (0 fetches up to 1000 pages).", err=True)
+
+def _fail(ctx: click.Context, error: Any, identity: str | None) -> None:
+    """lark-cli's error envelope on stderr (tokens redacted), and its exit code."""
+    from basedb.core.redact import redact
+
+    click.echo(redact(error.envelope_text(identity)), err=True, nl=False)
+    ctx.exit(error.exit_code)
 
 
 @click.command("lark-cli", context_settings={"ignore_unknown_options": True,
@@ -88,33 +109,45 @@ def lark_cli_command(ctx: click.Context, profile: str | None, workspace_dir: Pat
                      args: tuple[str, ...]) -> None:
     """Run lark-cli with the workspace's profile: `basedb lark-cli -- api GET PATH …`.
 
-    When a `lark-cli` executable is on PATH it runs with LARKSUITE_CLI_PROFILE and
-    BASEDB_PROFILE set to the profile. Without one, and whenever the profile is the
-    embedded local platform (which lark-cli cannot reach), `api …` runs as `basedb api`.
+    For a profile that signs in through lark-cli, lark-cli runs with that profile's
+    `--profile` (and, for `api`, its `--as`) passed explicitly. Every other profile is
+    one lark-cli cannot use — the embedded local platform, a basedb server, a native
+    Feishu/Lark sign-in — so `api …` runs as `basedb api` with it, and a line on stderr
+    says so; other lark-cli commands are refused rather than sent to another account.
     """
-    import shutil
-
+    from basedb.client.lark.larkcli import find_lark_cli, not_installed
+    from basedb.client.profiles import current_profile
     from basedb.core.errors import UsageError
 
     if not args:
         raise UsageError("Nothing to run: pass lark-cli arguments after --.",
                          code="ARGS_MISSING",
                          hint="For example: basedb lark-cli -- api GET /sites/APP/catalog")
-    from basedb.client.profiles import current_profile
-
     resolved, _ = current_profile(profile, workspace_dir)
-    executable = shutil.which("lark-cli")
-    if args[0] != "api" or (executable is not None and not resolved.embedded):
+    lark = resolved.lark
+    if lark is not None and lark.via == "lark-cli":
+        executable = find_lark_cli()
         if executable is None:
-            raise UsageError(
-                f"lark-cli is not installed (no `lark-cli` on PATH), so `{args[0]}` cannot run.",
-                code="LARK_CLI_NOT_FOUND",
-                hint="basedb stands in only for `lark-cli api …` (e.g. `basedb lark-cli -- api "
-                     "GET /sites/APP/catalog`). Install lark-cli and put it on PATH for "
-                     "other commands.")
-        _run_lark_cli(ctx, executable, list(args), None if resolved.embedded else resolved.name)
+            raise not_installed()
+        command = list(args)
+        if command[0] == "api" and "--as" not in command:
+            command += ["--as", lark.identity]
+        if lark.lark_profile and "--profile" not in command:
+            command = ["--profile", lark.lark_profile, *command]
+        _run_lark_cli(ctx, executable, command)
         return
-    # `api …` with no lark-cli, or against the embedded platform lark-cli cannot reach.
+    what = {"local": "the embedded local platform", "endpoint": "a basedb platform",
+            "lark": "a native Feishu/Lark sign-in"}[resolved.kind]
+    if args[0] != "api":
+        raise UsageError(
+            f"Profile {resolved.name!r} is {what}, which lark-cli cannot use, so "
+            f"`lark-cli {args[0]}` is not run.",
+            code="NOT_A_LARK_CLI_PROFILE",
+            hint="basedb runs only `api …` for such a profile (as `basedb api`). For other "
+                 "lark-cli commands sign in with `basedb auth login --lark-cli --profile "
+                 "NAME` and use that profile.")
+    click.echo(f"basedb lark-cli: profile {resolved.name!r} is {what}; running `basedb api` "
+               "instead of lark-cli.", err=True)
     rest = list(args[1:])
     if profile and "--profile" not in rest:
         rest += ["--profile", profile]
@@ -124,17 +157,11 @@ def lark_cli_command(ctx: click.Context, profile: str | None, workspace_dir: Pat
         api_command.invoke(sub_ctx)
 
 
-def _run_lark_cli(ctx: click.Context, executable: str, args: list[str],
-                  profile_name: str | None) -> None:
-    import os
+def _run_lark_cli(ctx: click.Context, executable: str, args: list[str]) -> None:
     import subprocess
 
-    env = dict(os.environ)
-    if profile_name is not None:
-        env["LARKSUITE_CLI_PROFILE"] = profile_name
-        env["BASEDB_PROFILE"] = profile_name
     try:
-        completed = subprocess.run([executable, *args], env=env, check=False)
+        completed = subprocess.run([executable, *args], check=False)
     except OSError as exc:
         from basedb.core.errors import UsageError
 

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from basedb.cli.common import (
+    connection_options,
     embedded_platform,
     emit_json,
     json_option,
@@ -20,12 +21,14 @@ from basedb.cli.common import (
     profile_option,
     workspace_option,
 )
+from basedb.cli.groups import HelpfulGroup
+from basedb.core import environment
 
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")
 DEFAULT_LOGIN_PROFILE = "default"
 
 
-@click.group("auth")
+@click.group("auth", cls=HelpfulGroup)
 def auth_group() -> None:
     """Manage profiles and tokens.
 
@@ -36,25 +39,101 @@ def auth_group() -> None:
 
 
 @auth_group.command("login")
-@click.option("--endpoint", required=True, metavar="URL",
-              help="Platform base URL, e.g. http://127.0.0.1:8787 for `basedb serve`.")
-@click.option("--token", required=True, metavar="TOKEN",
-              help="Access token; pass - to read it from stdin (keeps it out of shell history).")
+@click.option("--endpoint", default=None, metavar="URL",
+              help="A basedb platform's base URL, e.g. http://127.0.0.1:8787 for "
+                   "`basedb serve` (with --token).")
+@click.option("--token", default=None, metavar="TOKEN",
+              help="Its access token; pass - to read it from stdin (keeps it out of shell "
+                   "history).")
+@click.option("--brand", type=click.Choice(["feishu", "lark"]), default=None,
+              help="Sign in to Feishu (open.feishu.cn) or Lark (open.larksuite.com).")
+@click.option("--as", "identity", type=click.Choice(["user", "bot"]), default="user",
+              show_default=True, help="With --brand or --lark-cli: a user (OAuth device "
+              "flow) or the app's bot (tenant access token).")
+@click.option("--app-id", default=None, envvar=environment.LARK_APP_ID, metavar="ID",
+              help="With --brand: the app's id ($LARK_APP_ID).")
+@click.option("--app-secret", default=None, envvar=environment.LARK_APP_SECRET, metavar="SECRET",
+              help="With --brand: the app's secret ($LARK_APP_SECRET; - reads stdin).")
+@click.option("--scope", default="", metavar="SCOPES",
+              help="With --brand --as user: extra scopes to request (space-separated; "
+                   "offline_access is always added).")
+@click.option("--no-wait", is_flag=True,
+              help="With --brand --as user: print the verification URL and device code and "
+                   "return; finish with --device-code.")
+@click.option("--device-code", default=None, metavar="CODE",
+              help="Finish a sign-in started with --no-wait (polls until approved).")
+@click.option("--lark-cli", "use_lark_cli", is_flag=True,
+              help="Send requests through the installed lark-cli and its sign-in.")
+@click.option("--lark-profile", default=None, metavar="NAME",
+              help="With --lark-cli: lark-cli's --profile to use.")
 @click.option("--profile", "profile_name", default=DEFAULT_LOGIN_PROFILE, show_default=True,
               help="Name to store the profile under.")
-@click.option("--no-verify", is_flag=True, help="Store without checking the token first.")
+@click.option("--no-verify", is_flag=True, help="With --endpoint: store without checking the "
+              "token first.")
+@click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=30.0,
+              envvar=environment.TIMEOUT, show_default=True, metavar="SECONDS",
+              help="Seconds to wait for each answer.")
+@click.option("--verbose", is_flag=True, envvar=environment.DEBUG,
+              help="Log every request and response line to stderr, secrets redacted.")
 @json_option
-def login_command(endpoint: str, token: str, profile_name: str, no_verify: bool,
+def login_command(endpoint: str | None, token: str | None, brand: str | None, identity: str,
+                  app_id: str | None, app_secret: str | None, scope: str, no_wait: bool,
+                  device_code: str | None, use_lark_cli: bool, lark_profile: str | None,
+                  profile_name: str, no_verify: bool, timeout: float, verbose: bool,
                   as_json: bool) -> None:
-    """Store a profile after checking its token with GET /users/me."""
-    from basedb.client.profiles import (
-        Profile,
-        normalize_endpoint,
-        save_profile,
-        validate_profile_name,
-    )
+    """Sign in and store a profile: a basedb platform, Feishu/Lark, or lark-cli.
+
+    \b
+      basedb auth login --endpoint http://127.0.0.1:8787 --token - --profile team
+      basedb auth login --brand feishu                      # a user: device flow
+      basedb auth login --brand feishu --as bot --profile ci
+      basedb auth login --lark-cli --lark-profile work
+
+    A Feishu/Lark sign-in needs the app's id and secret (--app-id/--app-secret or
+    $LARK_APP_ID/$LARK_APP_SECRET). A user sign-in prints a verification URL and code and
+    waits until the user approves it in the browser.
+    """
+    from basedb.client.profiles import validate_profile_name
+    from basedb.core.errors import UsageError
 
     validate_profile_name(profile_name)
+    modes = [name for name, given in (("--endpoint", endpoint), ("--brand", brand),
+                                      ("--lark-cli", use_lark_cli)) if given]
+    if device_code and not brand:
+        modes.append("--device-code without --brand")
+    if len(modes) != 1:
+        raise UsageError(
+            "Say where to sign in: one of --endpoint URL, --brand feishu|lark or --lark-cli"
+            + (f" (got {', '.join(modes)})." if modes else "."),
+            code="LOGIN_TARGET", hint="e.g. `basedb auth login --brand feishu`, or "
+            "`basedb auth login --endpoint http://127.0.0.1:8787 --token -`.")
+    if endpoint:
+        if token is None:
+            raise UsageError("--endpoint needs --token.", code="TOKEN_MISSING",
+                             hint="Pass --token TOKEN, or --token - to read it from stdin.")
+        _login_endpoint(endpoint, token, profile_name, no_verify, as_json)
+        return
+    from basedb.cli import auth_lark
+
+    if use_lark_cli:
+        auth_lark.login_lark_cli(profile_name, brand or "feishu", identity, lark_profile,
+                                 timeout=timeout, as_json=as_json)
+        return
+    assert brand is not None
+    auth_lark.login_brand(profile_name, brand, identity, app_id,
+                          _read_secret(app_secret) if app_secret else None, scope,
+                          no_wait=no_wait, device_code=device_code, timeout=timeout,
+                          verbose=verbose, as_json=as_json)
+
+
+def _read_secret(value: str) -> str:
+    return _read_token(value) if value == "-" else value.strip()
+
+
+def _login_endpoint(endpoint: str, token: str, profile_name: str, no_verify: bool,
+                    as_json: bool) -> None:
+    from basedb.client.profiles import Profile, normalize_endpoint, save_profile
+
     base_url = normalize_endpoint(endpoint)
     secret = _read_token(token)
     user: dict[str, Any] | None = None
@@ -83,6 +162,18 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
     from basedb.client.profiles import current_profile, profile_token
 
     resolved, _ = current_profile(profile, workspace_dir)
+    if resolved.lark is not None:
+        with open_client(resolved) as client:
+            secret = client.credentials.token()
+        if not secret:
+            from basedb.core.errors import UsageError
+
+            raise UsageError(f"Profile {resolved.name!r} signs in through lark-cli, which "
+                             "keeps its tokens itself.", code="TOKEN_NOT_HELD",
+                             hint="Ask lark-cli for it, or use `basedb api` / "
+                                  "`basedb lark-cli -- …` with this profile.")
+        click.echo(secret)
+        return
     secret = profile_token(resolved, embedded=embedded_platform)
     if not secret:
         from basedb.core.errors import AuthError
@@ -95,7 +186,7 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
 
 
 @auth_group.command("status")
-@profile_option
+@connection_options
 @workspace_option
 @json_option
 def status_command(profile: str | None, workspace_dir: Path | None, as_json: bool) -> None:
@@ -108,15 +199,27 @@ def status_command(profile: str | None, workspace_dir: Path | None, as_json: boo
         from basedb.core import paths
 
         endpoint = f"embedded (data dir {paths.data_dir()})"
+    lark: dict[str, Any] = {}
     with open_client(resolved) as client:
-        user = _user_of(client.request("GET", "/users/me"))
+        if resolved.lark is not None:
+            from basedb.cli.auth_lark import status_of
+
+            lark = status_of(resolved, client)
+            user = lark.pop("user", None)
+        else:
+            user = _user_of(client.request("GET", "/users/me"))
     if as_json:
         emit_json({"ok": True, "profile": resolved.name, "source": source,
-                   "endpoint": resolved.endpoint, "user": user})
+                   "endpoint": resolved.endpoint, "user": user, **lark})
         return
     click.echo(f"Profile:  {resolved.name} (from {source})")
     click.echo(f"Endpoint: {endpoint}")
-    click.echo(f"User:     {_user_label(user)}")
+    if lark:
+        click.echo(f"Account:  {lark['brand']} {lark['identity']}, app {lark.get('appId')}"
+                   f" ({'through lark-cli' if lark['via'] == 'lark-cli' else 'native'})")
+        if lark.get("tokenStatus"):
+            click.echo(f"Token:    {lark['tokenStatus']}")
+    click.echo(f"User:     {_user_label(user) if user else ('the app bot' if lark else 'unknown')}")
 
 
 @auth_group.command("logout")
@@ -135,7 +238,13 @@ def logout_command(profile: str | None, workspace_dir: Path | None, as_json: boo
             "the platform's data dir.",
             code="PROFILE_BUILTIN",
             hint="Name a stored profile with --profile (see `basedb auth list`).")
-    delete_profile(resolved.name)
+    if resolved.lark is not None:
+        from basedb.client.lark.signin import logout
+        from basedb.client.secrets import secret_store
+
+        logout(resolved, store=secret_store())
+    else:
+        delete_profile(resolved.name)
     if as_json:
         emit_json({"ok": True, "profile": resolved.name, "removed": True})
         return
@@ -154,13 +263,15 @@ def list_command(profile: str | None, workspace_dir: Path | None, as_json: bool)
     rows = [LOCAL, *(p for _, p in sorted(load_profiles().items()))]
     if as_json:
         emit_json({"current": current, "profiles": [
-            {"name": p.name, "endpoint": p.endpoint, "current": p.name == current}
-            for p in rows]})
+            {"name": p.name, "kind": p.kind, "endpoint": p.endpoint,
+             "identity": p.identity, "current": p.name == current} for p in rows]})
         return
     width = max(len(p.name) for p in rows)
     for p in rows:
         mark = "*" if p.name == current else " "
-        click.echo(f"{mark} {p.name.ljust(width)}  {p.endpoint}")
+        how = (f"  ({p.lark.brand} {p.identity}"
+               f"{', through lark-cli' if p.lark.via == 'lark-cli' else ''})" if p.lark else "")
+        click.echo(f"{mark} {p.name.ljust(width)}  {p.endpoint}{how}")
     if current not in {p.name for p in rows}:
         click.echo(f"Notice: the current profile {current!r} does not exist; create it with "
                    f"`basedb auth login --endpoint URL --token TOKEN --profile {current}`.",

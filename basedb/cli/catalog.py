@@ -6,10 +6,18 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
+from basedb.cli.groups import HelpfulGroup
+from basedb.core.wording import plural
 
 
-@click.group("catalog")
+@click.group("catalog", cls=HelpfulGroup)
 def catalog_group() -> None:
     """Keep catalog.json in step with the site's bound tables."""
 
@@ -17,7 +25,7 @@ def catalog_group() -> None:
 @catalog_group.command("pull")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
                          profile: str | None) -> None:
     """Refresh catalog.json from the live catalog and merge the bound table ids.
@@ -35,17 +43,16 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
     with open_client(resolved) as client:
         result = pull_catalog(root, client)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
-    catalog, binding = result["catalog"], result["binding"]
-    state = "updated" if catalog["changed"] else "already up to date"
-    click.echo(f"catalog.json {state}: {catalog['tables']} table(s) of Base "
-               f"{catalog['baseToken']}.")
-    if catalog["tablesAdded"]:
-        click.echo(f"  Tables added: {', '.join(catalog['tablesAdded'])}")
-    if catalog["tablesRemoved"]:
-        click.echo(f"  Tables no longer bound: {', '.join(catalog['tablesRemoved'])}")
-    if binding["added"]:
-        click.echo(f"  binding.tableIds gained: {', '.join(binding['added'])}")
-    for warning in result["warnings"]:
+    state = "updated" if result.catalog_changed else "already up to date"
+    click.echo(f"catalog.json {state}: {plural(result.tables, 'table')} of Base "
+               f"{result.base_token}.")
+    if result.tables_added:
+        click.echo(f"  Tables added: {', '.join(result.tables_added)}")
+    if result.tables_removed:
+        click.echo(f"  Tables no longer bound: {', '.join(result.tables_removed)}")
+    if result.ids_added:
+        click.echo(f"  binding.tableIds gained: {', '.join(result.ids_added)}")
+    for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,10 +74,9 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
 
 def _write_report(result: CheckResult, fmt: str, root: Path, output: Path | None) -> None:
     from basedb.check.reporters import render
+    from basedb.cli.common import use_colour
 
-    # no-color.org: NO_COLOR set to anything but the empty string turns colours off.
-    color = (output is None and fmt == "text" and sys.stdout.isatty()
-             and not os.environ.get("NO_COLOR"))
+    color = output is None and fmt == "text" and use_colour(sys.stdout)
     text = render(result, fmt, root=root, color=color)
     if output is None:
         click.echo(text, nl=not text.endswith("\n"), color=color)
@@ -99,7 +97,9 @@ def _report_missing_workspace(ctx: click.Context, missing: WorkspaceNotFound, fm
                               start: Path, output: Path | None) -> None:
     """Exit 2; structured formats still get a well-formed report naming the problem."""
     from basedb.cli.common import report_error
+    from basedb.core.errors import WORKSPACE_OPTION_HINT
 
+    missing = missing.with_context(hint=WORKSPACE_OPTION_HINT)  # check takes -C
     report_error(missing)  # the readable paragraph (or JSON envelope) on stderr
     if fmt != "text":
         from basedb.check.result import CheckResult

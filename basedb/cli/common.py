@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -12,7 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from basedb.core import environment
 from basedb.core.errors import EXIT_INTERNAL, BasedbError
+
+EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -46,8 +50,50 @@ def workspace_option(f: F) -> F:
 
 
 def profile_option(f: F) -> F:
-    return click.option("--profile", default=None, envvar="BASEDB_PROFILE",
+    return click.option("--profile", default=None, envvar=environment.PROFILE,
                         help="Profile to use (default: the workspace's, else `local`).")(f)
+
+
+AS_KEY = "basedb.as"
+TIMEOUT_KEY = "basedb.timeout"
+VERBOSE_KEY = "basedb.verbose"
+IDENTITY_KEY = "basedb.identity"  # the identity a command's requests spoke for
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is not None and value is not False:
+            ctx.meta[key] = value
+        return value
+
+    return callback
+
+
+def connection_options(f: F) -> F:
+    """`--profile`, `--as user|bot`, `--timeout SECONDS` and `--verbose`: which platform
+    and identity a command's requests use, and how they are sent (`open_client` reads
+    them)."""
+    f = click.option("--verbose", is_flag=True, default=False, expose_value=False,
+                     envvar=environment.DEBUG, callback=_remember(VERBOSE_KEY),
+                     help="Log every request and response line to stderr, tokens redacted "
+                          "($BASEDB_DEBUG).")(f)
+    f = click.option("--timeout", type=click.FloatRange(min=0.1, max=3600), default=None,
+                     metavar="SECONDS", expose_value=False, envvar=environment.TIMEOUT,
+                     callback=_remember(TIMEOUT_KEY),
+                     help="Seconds to wait for each answer ($BASEDB_TIMEOUT; default 30).")(f)
+    f = click.option("--as", "identity", type=click.Choice(["user", "bot", "auto"]),
+                     default=None, expose_value=False, callback=_remember(AS_KEY),
+                     help="Identity to call as: user or bot (default: the profile's).")(f)
+    return profile_option(f)
+
+
+def _meta(key: str) -> Any:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if key in ctx.meta:
+            return ctx.meta[key]
+        ctx = ctx.parent
+    return None
 
 
 def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | None,
@@ -85,12 +131,41 @@ def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def use_colour(stream: Any) -> bool:
+    """Colour for `stream`: only on a terminal, and never when NO_COLOR is set to
+    anything but the empty string (no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def confirm_or_stop(question: str, declined: str) -> None:
+    """Ask `question` on stderr (default no). On no, or Ctrl-C or the end of input,
+    print `declined` (what did not happen) and exit 1: the command did not do what it
+    was asked to. Nothing was changed, so there is nothing to undo."""
+    try:
+        agreed = click.confirm(question, default=False, err=True)
+    except click.Abort:
+        click.echo("", err=True)  # the prompt's line was not ended by the user
+        agreed = False
+    if not agreed:
+        click.echo(declined, err=True)
+        raise click.exceptions.Exit(EXIT_DECLINED)
+
+
 def render_error(error: BasedbError) -> str:
-    parts = [f"Error: {error.message}"]
-    if error.code not in (None, ""):
-        parts[0] += f" [{error.code}]"
+    # The code closes the message's first line: a message that lists findings below it
+    # keeps its last line for the last finding.
+    first, newline, rest = error.message.partition("\n")
+    code = f" [{error.code}]" if error.code not in (None, "") else ""
+    parts = [f"Error: {first}{code}{newline}{rest}"]
     if error.hint:
         parts.append(f"Hint: {error.hint}")
+    if error.console_url:
+        parts.append(f"Console: {error.console_url}")
     log_id = error.detail.get("log_id")
     if log_id and str(log_id) not in error.message:  # platform messages end with it
         parts.append(f"Log ID: {log_id}")
@@ -102,7 +177,7 @@ def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     from basedb.core.redact import redact
 
     if in_json_mode() if as_json is None else as_json:
-        text = json.dumps(error.to_envelope(), ensure_ascii=False)
+        text = json.dumps(error.to_envelope(_meta(IDENTITY_KEY)), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)
@@ -122,7 +197,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except BasedbError as error:
-        report_error(error)
+        report_error(_for_the_command(ctx, error))
         ctx.exit(error.exit_code)
     except click.UsageError as usage:
         # In JSON mode a wrong option is reported like every other error: as an envelope
@@ -148,11 +223,35 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
             hint="This is a bug in basedb; please report it with the command you ran. "
                  "Set BASEDB_DEBUG=1 to see the traceback.",
         ))
-        import os
-
-        if os.environ.get("BASEDB_DEBUG"):
+        if os.environ.get(environment.DEBUG):
             click.echo(detail, err=True)
         ctx.exit(EXIT_INTERNAL)
+
+
+def _for_the_command(ctx: click.Context, error: BasedbError) -> BasedbError:
+    """`error`, with a hint that names only options of the command that was run."""
+    from basedb.core.errors import WORKSPACE_OPTION_HINT, WorkspaceNotFound
+
+    if isinstance(error, WorkspaceNotFound):
+        command = invoked_command(ctx)
+        if command is not None and any("--workspace" in p.opts for p in command.params):
+            return error.with_context(hint=WORKSPACE_OPTION_HINT)
+    return error
+
+
+def invoked_command(ctx: click.Context) -> click.Command | None:
+    """The command the group's arguments name (`basedb deployments list …` → list)."""
+    command: click.Command = ctx.command
+    for arg in ctx.meta.get(ARGS_KEY, []):
+        if not isinstance(command, click.Group):
+            break
+        if arg.startswith("-"):
+            continue  # the groups' own options are flags (--version, --help)
+        sub = command.get_command(ctx, arg)
+        if sub is None:
+            return None
+        command = sub
+    return command
 
 
 # --------------------------------------------------------------------- the platform
@@ -175,7 +274,19 @@ def embedded_platform() -> LocalPlatform:
 
 
 def open_client(profile: Profile) -> Client:
-    """A client for `profile`, with the embedded platform for the local profile."""
-    from basedb.client.client import connect
+    """A client for `profile`, with the embedded platform for the local profile, and the
+    command line's --as, --timeout and --verbose (or their environment variables)."""
+    from basedb.client.client import DEFAULT_TIMEOUT, connect
+    from basedb.client.trace import RequestTrace
 
-    return connect(profile, embedded=embedded_platform)
+    identity = _meta(AS_KEY)
+    if identity not in (None, "auto"):
+        profile = profile.with_identity(identity)
+    timeout = _meta(TIMEOUT_KEY)
+    client = connect(profile, embedded=embedded_platform,
+                     timeout=float(timeout) if timeout else DEFAULT_TIMEOUT,
+                     trace=RequestTrace() if _meta(VERBOSE_KEY) else None)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().meta[IDENTITY_KEY] = client.identity
+    return client

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from basedb.cli.common import echo_err, emit_json, json_option, workspace_option
+from basedb.cli.groups import HelpfulGroup
 
 LANG_CHOICES = ("ts", "python")
 # Load problems that mean a declaration is broken (config, catalog and agent-tools problems
@@ -16,7 +17,7 @@ _DECLARATION_CODES = frozenset({"DECLARATION_INVALID", "FUNCTION_ID_INVALID",
                                 "FUNCTION_ID_DUPLICATE"})
 
 
-@click.group("contracts")
+@click.group("contracts", cls=HelpfulGroup)
 def contracts_group() -> None:
     """Generate typed contracts from the function declarations."""
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from basedb.cli.common import emit_json, json_option, open_client
+
+if TYPE_CHECKING:
+    from basedb.deploy.demo import DemoResult
 
 
 @click.command("demo")
@@ -37,22 +40,21 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
     with open_client(LOCAL) as client:
         result = run_demo(target, client, on_step=None if as_json else show)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     _summary(result)
 
 
-def _summary(result: dict[str, Any]) -> None:
-    invoked = result["invoked"]
-    click.echo(f"\n{invoked['functionId']} ({invoked['rowCount']} rows, first "
-               f"{len(invoked['rows'])}):")
-    for row in invoked["rows"]:
+def _summary(result: DemoResult) -> None:
+    click.echo(f"\n{result.function_id} ({result.row_count} rows, first "
+               f"{len(result.rows)}):")
+    for row in result.rows:
         click.echo("  " + "  ".join(f"{key}={value}" for key, value in row.items()
                                    if not key.endswith("_id")))
-    click.echo(f"\nProduction URL: {result['baseAppUrl']}")
+    click.echo(f"\nProduction URL: {result.prod.base_app_url}")
     click.echo("Open it:")
-    for line in result["next"]["open"]:
+    for line in result.next_open:
         click.echo(f"  {line}")
     click.echo("Try next:")
-    for line in result["next"]["try"]:
+    for line in result.next_try:
         click.echo(f"  {line}")

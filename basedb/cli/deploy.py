@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from basedb.cli import common
-from basedb.cli.common import emit_json, json_option, open_client, profile_option, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+    workspace_option,
+)
+from basedb.deploy.results import PreviewPlan, PreviewResult, ProductionPlan, ProductionResult
 
 if TYPE_CHECKING:
     from basedb.deploy.stages import StageCallback, StageResult
+
+DeployResult = PreviewPlan | PreviewResult | ProductionPlan | ProductionResult
 
 HINTS_SHOWN = 20
 
@@ -29,7 +38,7 @@ HINTS_SHOWN = 20
 @click.option("--yes", "-y", is_flag=True, help="Confirm --production without a prompt.")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
                    production: bool, yes: bool, as_json: bool, workspace_dir: Path | None,
@@ -39,11 +48,14 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     \b
     basedb deploy                      preview release (prints its URL and hints)
     basedb deploy --dry-run            what would be sent; sends nothing
-    basedb deploy --production --yes  promote the matching preview to production
+    basedb deploy --production --yes   promote the matching preview to production
 
-    Exit status: 0 deployed, 1 check errors or a refusal (stale preview, platform error),
-    2 bad usage, 3 auth, 4 network or server failure (the message says whether the
-    failed stage took effect).
+    Without --yes on a terminal, --production names the preview it would promote and
+    asks first.
+
+    Exit status: 0 deployed, 1 check errors or a refusal (stale preview, platform error,
+    or the promotion was declined), 2 bad usage, 3 auth, 4 network or server failure
+    (the message says whether the failed stage took effect).
     """
     from basedb.core.errors import UsageError
 
@@ -53,13 +65,11 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
     if yes and not production:
         raise click.UsageError("--yes confirms --production; a preview needs no confirmation.")
     root = workspace_root(workspace_dir)
-    if production and not yes and not dry_run:
-        if not (sys.stdin.isatty() and common.stderr_is_tty()):
-            raise UsageError("--production needs --yes: promoting to production changes what "
-                             "every site member sees.", code="CONFIRMATION_REQUIRED",
-                             hint="Run `basedb deploy --production --yes`.")
-        click.confirm("Promote the preview built from these files to production?",
-                      abort=True, err=True)
+    ask = production and not yes and not dry_run
+    if ask and not (common.stdin_is_tty() and common.stderr_is_tty()):
+        raise UsageError("--production needs --yes: promoting to production changes what "
+                         "every site member sees.", code="CONFIRMATION_REQUIRED",
+                         hint="Run `basedb deploy --production --yes`.")
 
     progress = _progress_printer() if common.stderr_is_tty() else None
     if dry_run and not production:
@@ -74,14 +84,28 @@ def deploy_command(ctx: click.Context, skip_ai_functions: bool, dry_run: bool,
         if production:
             from basedb.deploy.production import deploy_production, plan_production
 
-            result = (plan_production(root, client) if dry_run
-                      else deploy_production(root, client, on_stage=progress))
+            if ask:
+                _confirm_promotion(plan_production(root, client))
+            result: DeployResult = (plan_production(root, client) if dry_run
+                                    else deploy_production(root, client, on_stage=progress))
         else:
             from basedb.deploy.pipeline import deploy_preview
 
             result = deploy_preview(root, client, skip_ai=skip_ai_functions,
                                     on_stage=progress)
     _report(result, as_json)
+
+
+def _confirm_promotion(plan: ProductionPlan) -> None:
+    """Name what would be promoted, and ask (the plan found the preview, or refused)."""
+    candidate = plan.candidate
+    if candidate.is_prod:
+        return  # promoting what production already serves changes nothing: no question
+    common.confirm_or_stop(
+        f"Promote preview {candidate.deployment_id} (fingerprint {plan.fingerprint[:12]}…, "
+        f"built from these files) to production of {plan.app_token}? Every site member "
+        "will see it.",
+        f"Not promoted: production of {plan.app_token} is unchanged.")
 
 
 def workspace_root(workspace_dir: Path | None) -> Path:
@@ -106,51 +130,48 @@ def _progress_printer() -> StageCallback:
     return show
 
 
-def _report(result: dict[str, Any], as_json: bool) -> None:
+def _report(result: DeployResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     for line in render_text(result):
         click.echo(line)
-    for notice in result.get("notices", []):
+    for notice in getattr(result, "notices", ()):
         click.echo(f"Notice: {notice}", err=True)
 
 
-def render_text(result: dict[str, Any]) -> list[str]:
+def render_text(result: DeployResult) -> list[str]:
     """The readable summary of a deploy result (or plan)."""
-    if result.get("dryRun"):
+    if isinstance(result, (PreviewPlan, ProductionPlan)):
         return _render_plan(result)
     lines: list[str] = []
-    env = result["env"]
-    if env == "prod":
-        lines.append(f"Production now serves deployment {result['deploymentId']}.")
+    production = isinstance(result, ProductionResult)
+    if production:
+        lines.append(f"Production now serves deployment {result.deployment_id}.")
     else:
-        lines.append(f"Preview deployed: {result['deploymentId']}")
-    lines.append(f"  URL:          {result.get('baseAppUrl')}")
-    lines.append(f"  Fingerprint:  {result['fingerprint']}")
-    ai_sync = result.get("aiSync")
-    if ai_sync:
-        if ai_sync["status"] == "synced":
-            lines.append(f"  AI Functions: synced ({', '.join(ai_sync['keys'])})")
+        lines.append(f"Preview deployed: {result.deployment_id}")
+    lines.append(f"  URL:          {result.base_app_url}")
+    lines.append(f"  Fingerprint:  {result.fingerprint}")
+    if isinstance(result, PreviewResult):
+        ai_sync = result.ai_sync
+        if ai_sync.synced:
+            lines.append(f"  AI Functions: synced ({', '.join(ai_sync.keys or ())})")
         else:
-            lines.append(f"  AI Functions: not synced ({ai_sync.get('reason')})")
-    agent_tools = result.get("agentTools")
-    if agent_tools is not None:
-        excluded = ", ".join(agent_tools.get("exclude", [])) or "none"
+            lines.append(f"  AI Functions: not synced ({ai_sync.reason})")
+        excluded = ", ".join(result.agent_tools.exclude) or "none"
         lines.append(f"  Hidden from external agents: {excluded}")
-    lines.extend(_hint_lines(result))
+        lines.extend(_hint_lines(result.function_hints))
     lines.append("Next:")
-    command = result["nextAction"]["externalAgent"]["installation"]["command"]
-    if env == "prod":
-        lines.append(f"  {command}   # give local AI agents this site's functions")
+    if production:
+        lines.append(f"  {result.installation.command}   # give local AI agents this site's "
+                     "functions")
     else:
         lines.append("  basedb deploy --production --yes   # promote this preview")
     lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
     return lines
 
 
-def _hint_lines(result: dict[str, Any]) -> list[str]:
-    hints = result.get("functionHints") or []
+def _hint_lines(hints: Sequence[Mapping[str, Any]]) -> list[str]:
     if not hints:
         return []
     lines = [f"Function hints ({len(hints)}; they do not block deploys):"]
@@ -163,19 +184,20 @@ def _hint_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render_plan(plan: dict[str, Any]) -> list[str]:
-    lines = [f"Dry run ({plan['env']}): nothing was sent.",
-             f"  Site:         {plan['appToken']}",
-             f"  Fingerprint:  {plan['fingerprint']}",
-             f"  Files:        {plan['files']}" + (f" ({plan['bytes']:,} bytes zipped)"
-                                                   if "bytes" in plan else "")]
-    if plan["env"] == "prod":
-        state = " (already production)" if plan.get("alreadyProd") else ""
-        lines.append(f"  Would promote: {plan['deploymentId']}{state}")
+def _render_plan(plan: PreviewPlan | ProductionPlan) -> list[str]:
+    zipped = f" ({plan.bytes:,} bytes zipped)" if isinstance(plan, PreviewPlan) else ""
+    lines = [f"Dry run ({plan.env}): nothing was sent.",
+             f"  Site:         {plan.app_token}",
+             f"  Fingerprint:  {plan.fingerprint}",
+             f"  Files:        {plan.files}{zipped}"]
+    if isinstance(plan, ProductionPlan):
+        state = " (already production)" if plan.candidate.is_prod else ""
+        lines.append(f"  Would promote: {plan.candidate.deployment_id}{state}")
     lines.append("Stages:")
-    for stage in plan["stages"]:
+    for stage in plan.to_dict()["stages"]:
         request = f"  {stage['request']}" if stage.get("request") else ""
         reason = f" ({stage['reason']})" if stage.get("reason") else ""
         lines.append(f"  {stage['status']:<8} {stage['stage']}{reason}{request}")
-    lines.extend(_hint_lines(plan))  # the preview plan's: what deploying would report
+    if isinstance(plan, PreviewPlan):
+        lines.extend(_hint_lines(plan.function_hints))  # what deploying would report
     return lines

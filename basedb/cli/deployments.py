@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from basedb.cli import common
 from basedb.cli.common import (
     check_app_token,
+    connection_options,
     emit_json,
     json_option,
     open_client,
-    profile_option,
     workspace_option,
 )
+from basedb.cli.groups import HelpfulGroup
 
 app_token_option = click.option(
     "--app-token", default=None, callback=check_app_token,
     help="The site (default: the appToken of the current workspace).")
 
 
-@click.group("deployments")
+@click.group("deployments", cls=HelpfulGroup)
 def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
 
@@ -53,9 +54,13 @@ def _connect(profile: str | None, root: Path | None) -> Any:
 
 
 def _flags(item: dict[str, Any], preview_id: str | None) -> str:
+    """What a deployment is to production: serving it, the latest preview, or promoted
+    before (a rollback target)."""
     flags = []
     if item.get("isProd"):
         flags.append("prod")
+    elif item.get("promotedAt"):
+        flags.append(f"was prod, promoted {item['promotedAt']}")
     if item["deploymentId"] == preview_id:
         flags.append("latest preview")
     return ", ".join(flags)
@@ -65,7 +70,7 @@ def _flags(item: dict[str, Any], preview_id: str | None) -> str:
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's deployments, newest first."""
@@ -81,12 +86,30 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     if not found:
         click.echo(f"Site {token} has no deployments yet (`basedb deploy` creates one).")
         return
+    for line in list_lines(token, listing, found):
+        click.echo(line)
+
+
+def list_lines(token: str, listing: dict[str, Any], found: list[dict[str, Any]]) -> list[str]:
+    """The deployments as a table: which one production serves, and which were promoted
+    before (the ones `rollback` accepts)."""
     preview_id = listing.get("previewDeploymentId")
-    for item in found:
-        flags = _flags(item, preview_id)
-        click.echo(f"{item['deploymentId']}  {item.get('createdAt', '')}  "
-                   f"{str(item.get('fingerprint', ''))[:19]}…"
-                   + (f"  [{flags}]" if flags else ""))
+    prod_id = listing.get("prodDeploymentId")
+    rows = [("DEPLOYMENT", "CREATED", "FINGERPRINT", "PRODUCTION")]
+    rows += [(str(item["deploymentId"]), str(item.get("createdAt") or ""),
+              str(item.get("fingerprint") or "")[:16], _flags(item, preview_id))
+             for item in found]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [f"Site {token}: production serves {prod_id or 'nothing yet'}"]
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(3)]
+        lines.append("  ".join([*cells, row[3]]).rstrip())
+    targets = [item["deploymentId"] for item in found
+               if item.get("promotedAt") and not item.get("isProd")]
+    if targets:
+        lines.append(f"Roll back to a deployment that was prod: `basedb deployments rollback "
+                     f"{targets[0]}`")
+    return lines
 
 
 @deployments_group.command("status")
@@ -94,7 +117,7 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def status_command(ctx: click.Context, deployment_id: str | None, app_token: str | None,
                    as_json: bool, workspace_dir: Path | None, profile: str | None) -> None:
@@ -173,27 +196,32 @@ def _status_lines(result: dict[str, Any]) -> list[str]:
 @app_token_option
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_json: bool,
                      workspace_dir: Path | None, profile: str | None) -> None:
-    """Point production back at DEPLOYMENT_ID, a deployment that was production before."""
+    """Point production back at DEPLOYMENT_ID, a deployment that was production before.
+
+    `deployments list` shows which ones were. Without --yes on a terminal it names the
+    deployment and asks; answering no changes nothing and exits 1.
+    """
     from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
 
     token, root = _site(workspace_dir, app_token)
     if not yes:
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        if not (common.stdin_is_tty() and common.stderr_is_tty()):
             raise UsageError("rollback needs --yes: it changes what every site member sees.",
                              code="CONFIRMATION_REQUIRED",
                              hint=f"Run `basedb deployments rollback {deployment_id} --yes`.")
-        click.confirm(f"Point production of {token} back at {deployment_id}?", abort=True,
-                      err=True)
+        common.confirm_or_stop(f"Point production of {token} back at {deployment_id}? Every "
+                               "site member will see it.",
+                               f"Not rolled back: production of {token} is unchanged.")
     with _connect(profile, root) as client:
         result = rollback(root, client, token, deployment_id)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
     click.echo(f"Production of {token} now serves {deployment_id}.")
-    click.echo(f"  URL: {result.get('baseAppUrl')}")
-    for notice in result.get("notices", []):
+    click.echo(f"  URL: {result.base_app_url}")
+    for notice in result.notices:
         click.echo(f"Notice: {notice}", err=True)

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from basedb.cli import common
 from basedb.cli.common import (
+    connection_options,
     emit_json,
     json_option,
     open_client,
-    profile_option,
     workspace_option,
 )
 
+if TYPE_CHECKING:
+    from basedb.deploy.doctor import DoctorReport
+
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+_STYLES = {"ok": ("green", False), "warn": ("yellow", False), "fail": ("red", True)}
 
 
 @click.command("doctor")
 @json_option
 @workspace_option
-@profile_option
+@connection_options
 @click.pass_context
 def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None,
                    profile: str | None) -> None:
@@ -37,19 +44,32 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
                                  param_hint="'-C' / '--workspace'")
     result = run_doctor(profile, workspace_dir, open_client=open_client)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
     else:
-        for check in result["checks"]:
-            click.echo(f"[{_MARKS[check['status']]}] {check['name']}: {check['detail']}")
-            if check["fix"] and check["status"] != "ok":
-                click.echo(f"       fix: {check['fix']}")
-        warnings = sum(check["status"] == "warn" for check in result["checks"])
-        if not result["ok"]:
-            click.echo("Some checks failed; apply the fixes above and run `basedb doctor` "
-                       "again.")
-        elif warnings:
-            click.echo(f"No check failed; {warnings} warning(s) above say what would work "
-                       "better.")
-        else:
-            click.echo("All checks passed.")
-    ctx.exit(0 if result["ok"] else 1)
+        colour = common.use_colour(sys.stdout)
+        for line in doctor_lines(result):
+            click.echo(line, color=colour)
+    ctx.exit(0 if result.ok else 1)
+
+
+def doctor_lines(result: DoctorReport) -> list[str]:
+    """One line per check, its fix below it, and a summary; styled (click strips the
+    styles where colour is off)."""
+    lines = []
+    for check in result.checks:
+        colour, bold = _STYLES[check.status]
+        mark = click.style(f"[{_MARKS[check.status]}]", fg=colour, bold=bold)
+        lines.append(f"{mark} {click.style(check.name, bold=True)}: {check.detail}")
+        if check.fix and check.status != "ok":
+            lines.append(f"       {click.style('fix:', fg='green')} {check.fix}")
+    warnings = result.warnings
+    if not result.ok:
+        lines.append(click.style("Some checks failed; apply the fixes above and run "
+                                 "`basedb doctor` again.", fg="red", bold=True))
+    elif warnings:
+        said = "1 warning above says" if warnings == 1 else f"{warnings} warnings above say"
+        lines.append(click.style(f"No check failed; {said} what would work better.",
+                                 fg="yellow", bold=True))
+    else:
+        lines.append(click.style("All checks passed.", fg="green", bold=True))
+    return lines

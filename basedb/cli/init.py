@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import emit_json, json_option, open_client, profile_option
+from basedb.cli.common import connection_options, emit_json, json_option, open_client
 
 
 @click.command("init")
@@ -20,7 +20,7 @@ from basedb.cli.common import emit_json, json_option, open_client, profile_optio
 @click.option("--base-token", default=None,
               help="Bind an existing Base instead of creating one from the template.")
 @json_option
-@profile_option
+@connection_options
 def init_command(directory: Path, template: str, title: str | None, base_token: str | None,
                  as_json: bool, profile: str | None) -> None:
     """Create a site workspace in DIRECTORY (default: the current directory).
@@ -43,13 +43,7 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     if not resolved.embedded:
         _remember_profile(result.workspace, resolved.name)
     if as_json:
-        emit_json({
-            "workspace": str(result.workspace),
-            "appToken": result.app_token,
-            "baseToken": result.base_token,
-            "template": result.template,
-            "files": [p.relative_to(result.workspace).as_posix() for p in result.files],
-        })
+        emit_json(result.to_dict())
         return
     shown = result.workspace if directory == Path(".") else directory
     click.echo(f"Created workspace {shown} from template {template!r} "

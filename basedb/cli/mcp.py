@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import open_client, profile_option, workspace_option
+from basedb.cli.common import connection_options, open_client, workspace_option
 
 
 @click.command("mcp")
@@ -17,16 +17,17 @@ from basedb.cli.common import open_client, profile_option, workspace_option
               show_default=True,
               help="Which release to serve (preview: the site's owners and admins only).")
 @workspace_option
-@profile_option
+@connection_options
 def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
                 profile: str | None) -> None:
     """Serve the site's functions open to agents as MCP tools over stdio.
 
     Each callable function is a tool named by its functionId, with its description, its
     live inputSchema and hints (Database Functions read-only; Mutations say whether they
-    delete or can be repeated). discover_functions, describe_function and
-    invoke_function reach functions published after the server started. stdout carries
-    the protocol; messages go to stderr. Needs the MCP SDK: pip install 'basedb[mcp]'.
+    change or remove what exists, and whether they can be repeated). discover_functions,
+    describe_function and invoke_function reach functions published after the server
+    started. stdout carries the protocol; messages go to stderr. Needs the MCP SDK:
+    pip install 'basedb-cli[mcp]'.
 
     \b
     Example client configuration:
@@ -34,11 +35,12 @@ def mcp_command(site: str | None, env: str, workspace_dir: Path | None,
     """
     import importlib.util
 
+    from basedb import install_command
     from basedb.core.errors import UsageError
 
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("`basedb mcp` needs the MCP Python SDK, which is not installed.",
-                         code="MCP_NOT_INSTALLED", hint="pip install 'basedb[mcp]'")
+                         code="MCP_NOT_INSTALLED", hint=install_command("mcp"))
     from basedb.agent_tools.mcp_server import run_stdio
     from basedb.agent_tools.site_skill import resolve_site
     from basedb.agent_tools.site_tools import SiteTools

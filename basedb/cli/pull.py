@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import check_app_token, emit_json, json_option, open_client, profile_option
+from basedb.cli.common import (
+    check_app_token,
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+)
 
 
 @click.command("pull")
@@ -20,7 +26,7 @@ from basedb.cli.common import check_app_token, emit_json, json_option, open_clie
 @click.option("--force", is_flag=True,
               help="Overwrite local files that differ from the restored ones.")
 @json_option
-@profile_option
+@connection_options
 def pull_command(directory: Path | None, app_token: str | None, env: str, force: bool,
                  as_json: bool, profile: str | None) -> None:
     """Restore source, catalog.json and AI drafts from the site's latest deployment.
@@ -38,23 +44,22 @@ def pull_command(directory: Path | None, app_token: str | None, env: str, force:
     with open_client(resolved) as client:
         result = pull_site(client, app_token=token, target=target, env=env, force=force)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
-    click.echo(f"Restored {result['target']} from deployment {result['deploymentId']} "
-               f"({env}): {len(result['created'])} created, "
-               f"{len(result['overwritten'])} overwritten, "
-               f"{len(result['unchanged'])} unchanged.")
-    if result["sameAsDeployment"]:
-        click.echo(f"  Fingerprint: {result['fingerprint']} (the deployed one)")
+    click.echo(f"Restored {result.target} from deployment {result.deployment_id} "
+               f"({env}): {len(result.created)} created, "
+               f"{len(result.overwritten)} overwritten, "
+               f"{len(result.unchanged)} unchanged.")
+    if result.same_as_deployment:
+        click.echo(f"  Fingerprint: {result.fingerprint} (the deployed one)")
     else:
-        click.echo(f"  Fingerprint: {result['fingerprint']} (deployed: "
-                   f"{result['deployedFingerprint']}; the live catalog or AI drafts "
+        click.echo(f"  Fingerprint: {result.fingerprint} (deployed: "
+                   f"{result.deployed_fingerprint}; the live catalog or AI drafts "
                    "changed since)")
-    ai = result["ai"]
-    if ai["status"] == "not_enabled":
+    if result.ai_keys is None:
         click.echo("  AI Functions are not enabled for this account: ai/ was not restored.")
-    elif ai["keys"]:
-        click.echo(f"  AI Functions restored: {', '.join(ai['keys'])}")
+    elif result.ai_keys:
+        click.echo(f"  AI Functions restored: {', '.join(sorted(result.ai_keys))}")
 
 
 def resolve_target(directory: Path | None, app_token: str | None,
@@ -86,7 +91,9 @@ def resolve_target(directory: Path | None, app_token: str | None,
         return directory, token, current
     if current is None:
         if app_token is None:
-            raise WorkspaceNotFound(str(Path.cwd()))
+            raise WorkspaceNotFound(str(Path.cwd())).with_context(
+                hint="Run inside the site's workspace, or name the site and where to restore "
+                     "it: `basedb pull --app-token APP NEW_DIR`.")
         return Path.cwd(), app_token, None
     own = workspace_app_token(current)
     if app_token is not None and app_token != own:

@@ -52,7 +52,37 @@ def render_cli_reference() -> str:
     lines.append("")
     for path, command, ctx in commands:
         lines += [f"## {path}", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
+    lines += _environment_section() + _completion_section()
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _environment_section() -> list[str]:
+    from basedb.core.environment import VARIABLES
+
+    lines = ["## Environment variables", "",
+             "Every variable basedb reads (the registry is basedb/core/environment.py; a "
+             "test fails when the code reads one that is not listed).", "",
+             "| variable | what it does | when unset |", "| --- | --- | --- |"]
+    lines += [f"| `{v.name}` | {_cell(v.what)} | {_cell(v.default)} |" for v in VARIABLES]
+    return [*lines, ""]
+
+
+def _completion_section() -> list[str]:
+    return ["## Shell completion", "",
+            "basedb completes commands, subcommands and options in bash (4.4 or later), zsh "
+            "and fish, through click's completion. Add one line to your shell's start-up "
+            "file:", "",
+            "```bash",
+            "# ~/.bashrc",
+            'eval "$(_BASEDB_COMPLETE=bash_source basedb)"',
+            "# ~/.zshrc",
+            'eval "$(_BASEDB_COMPLETE=zsh_source basedb)"',
+            "# ~/.config/fish/completions/basedb.fish",
+            "_BASEDB_COMPLETE=fish_source basedb | source",
+            "```", "",
+            "Evaluating the script runs basedb once per shell start; to avoid it, write the "
+            "script to a file once (`_BASEDB_COMPLETE=bash_source basedb > "
+            "~/.basedb-complete.bash`) and source that file instead.", ""]
 
 
 def render_check_reference() -> str:
@@ -62,12 +92,19 @@ def render_check_reference() -> str:
     lines = ["# basedb check: error and hint codes", "",
              "Errors block `basedb check` (exit 1) and `basedb deploy`; hints "
              "(`functionHints`) never do. Codes are stable: CI and tests may depend on them.",
-             "Generated from the rule table (`python -m basedb.cli.reference --write`).", "",
-             "## Errors", "", "| code | reported when | how to fix |", "| --- | --- | --- |"]
-    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in ERROR_CODES]
-    lines += ["", "## Hints", "", "| code | reported when | what to do |", "| --- | --- | --- |"]
-    lines += [f"| `{c}` | {RULES[c].short} | {_cell(RULES[c].help)} |" for c in HINT_CODES]
-    return "\n".join(lines) + "\n"
+             "Generated from the rule table in basedb/check/reporters/rules.py "
+             "(`python -m basedb.cli.reference --write`); the SARIF report "
+             "(`basedb check --format sarif`) carries the same text for each rule.", ""]
+    for title, codes in (("Errors", ERROR_CODES), ("Hints", HINT_CODES)):
+        lines += [f"## {title}", "", "| code | reported when |", "| --- | --- |"]
+        lines += [f"| [`{c}`](#{c.lower()}) | {_cell(RULES[c].short)} |" for c in codes]
+        lines.append("")
+    for title, codes in (("Errors", ERROR_CODES), ("Hints", HINT_CODES)):
+        lines += [f"## {title} in detail", ""]
+        for code in codes:
+            rule = RULES[code]
+            lines += [f"### {code}", "", f"*{rule.short}*", "", rule.help_markdown("####"), ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _cell(text: str) -> str:

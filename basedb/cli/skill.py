@@ -7,10 +7,12 @@ from pathlib import Path
 import click
 
 from basedb.agent_tools.install import TARGET_CHOICES
+from basedb.cli.agent_tools import show_installed
 from basedb.cli.common import emit_json, json_option
+from basedb.cli.groups import HelpfulGroup
 
 
-@click.group("skill")
+@click.group("skill", cls=HelpfulGroup)
 def skill_group() -> None:
     """The basedb developer Skill (lark-base-database) for coding agents."""
 
@@ -43,11 +45,7 @@ def install_command(target: str | None, directory: Path | None, force: bool,
 
     result = install_developer_skill(roots=target_roots(target, directory), force=force)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_dict())
         return
-    click.echo(f"Installed the basedb developer Skill ({result['version']}):")
-    for item in result["installed"]:
-        click.echo(f"  {item['target']:<7} {item['name']:<24} {item['path']}")
-    for notice in result["notices"]:
-        click.echo(f"Notice: {notice}")
-    click.echo(f"Read it: {result['skillCommand']}")
+    click.echo(f"Installed the basedb developer Skill ({result.version}):")
+    show_installed(result.installed)

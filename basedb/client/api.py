@@ -1,17 +1,24 @@
 """The core of `basedb api METHOD PATH`: turn its options into a request, describe it for
---dry-run, or send it. Every problem with the user's input is an InputError/UsageError
-(exit 2) that names the option and, for JSON, the position of the syntax error.
+--dry-run, or send it and say what lark-cli would print (`basedb.client.api_output`).
+Every problem with the user's input is an InputError/UsageError (exit 2) that names the
+option and, for JSON, the position of the syntax error.
 """
 
 from __future__ import annotations
 
+import mimetypes
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from basedb.client import api_output
+from basedb.client.api_output import CliError
 from basedb.client.client import EMBEDDED_BASE_URL, Client
 from basedb.client.pagination import MAX_PAGES
-from basedb.core.errors import InputError, UsageError
+from basedb.client.responses import envelope_or_raise
+from basedb.core.atomic import write_file_atomically
+from basedb.core.errors import BasedbError, InputError, UsageError
 from basedb.core.redact import REDACTED
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
@@ -125,10 +132,15 @@ def read_data(value: str | None, *, stdin: BinaryIO) -> Any:
             raise InputError("--data @ names no file.", code="DATA_INVALID",
                              hint="Write --data @body.json to send a file's JSON.")
         label = f"--data @{name}"
+        path = Path(name).expanduser()
         try:
-            text = files.read_text(Path(name).expanduser(), label=label, limit=LIMIT_DATA)
+            text = files.read_text(path, label=label, limit=LIMIT_DATA)
         except files.FileProblem as problem:
-            raise InputError(problem.message, code="DATA_INVALID", hint=problem.fix) from None
+            missing = not path.exists() and not path.is_symlink()
+            hint = (f"Check the file name: there is no {path.absolute()}; --data @FILE reads "
+                    "a JSON file, relative to the current directory." if missing
+                    else problem.fix)
+            raise InputError(problem.message, code="DATA_INVALID", hint=hint) from None
         return parse_json_text(text, label=label)
     return parse_json_text(value, label="--data")
 
@@ -187,14 +199,86 @@ def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
     return described
 
 
-def execute_call(call: ApiCall, client: Client) -> dict[str, Any]:
-    """Send the call (following pages with --page-all) and return the envelope."""
+@dataclass(frozen=True, slots=True)
+class ApiOutcome:
+    """What `basedb api` prints: `stdout` (may be empty), the `error` for stderr, and
+    notices for stderr."""
+
+    stdout: str = ""
+    error: CliError | None = None
+    notices: tuple[str, ...] = ()
+
+
+def execute_call(call: ApiCall, client: Client, *, output: Path | None = None) -> ApiOutcome:
+    """Send the call (following pages with --page-all) as lark-cli's `api` would, and say
+    what it prints. A binary answer is saved to `output` (default: a name taken from the
+    response, in the current directory) and described instead."""
     if call.page_all:
-        return client.paginate(call.method, call.path, params=call.params, json=call.body,
-                               max_pages=call.page_limit)
-    return client.request(call.method, call.path, params=call.params, json=call.body)
+        try:
+            envelope = client.paginate(call.method, call.path, params=call.params,
+                                       json=call.body, max_pages=call.page_limit,
+                                       loads=api_output.loads)
+        except BasedbError as error:
+            return ApiOutcome(error=api_output.from_exception(error))
+        notices = (("Notice: more pages remain after the page limit; the merged result is "
+                    "partial. Raise --page-limit (0 fetches up to 1000 pages)."),
+                   ) if _more_pages_remain(envelope) else ()
+        return ApiOutcome(stdout=api_output.success_text(envelope), notices=notices)
+    request, response = client.exchange(call.method, call.path, params=call.params,
+                                        json=call.body)
+    parse_error: Exception | None = None
+    body: Any = None
+    try:
+        body = api_output.loads(response.content)
+    except ValueError as exc:
+        parse_error = exc
+
+    def hint_for(_code: int) -> str | None:
+        try:
+            envelope_or_raise(request, response, client.error_context)
+        except BasedbError as error:
+            return error.hint
+        return None
+
+    failure = api_output.from_response(response, body, parse_error, hint_for=hint_for)
+    if failure is not None:
+        return ApiOutcome(error=failure)
+    ctype = response.headers.get("Content-Type", "")
+    if ctype and "json" not in ctype:
+        return _saved(response, output)
+    if output is not None:
+        return _saved(response, output)
+    return ApiOutcome(stdout=api_output.success_text(body))
 
 
-def more_pages_remain(envelope: dict[str, Any]) -> bool:
+def _saved(response: Any, output: Path | None) -> ApiOutcome:
+    """A response body written to a file, described as lark-cli describes it."""
+    target = output if output is not None else Path(_filename(response))
+    try:
+        write_file_atomically(target, response.content)
+    except OSError as exc:
+        return ApiOutcome(error=CliError("file_error", f"cannot write file: {exc}", 5))
+    meta = {"saved_path": str(target.resolve()), "size_bytes": len(response.content),
+            "content_type": response.headers.get("Content-Type", "")}
+    notice = () if output is not None else (
+        f"binary response detected (Content-Type: {meta['content_type']}), saved to file",)
+    return ApiOutcome(stdout=api_output.success_text(meta), notices=notice)
+
+
+_DISPOSITION_NAME = re.compile(r'filename="?([^";]+)"?')
+
+
+def _filename(response: Any) -> str:
+    """Content-Disposition's file name (its last path part), else download + extension."""
+    found = _DISPOSITION_NAME.search(response.headers.get("Content-Disposition", ""))
+    if found:
+        name = Path(found.group(1).strip()).name
+        if name and name not in (".", ".."):
+            return name
+    ctype = response.headers.get("Content-Type", "").split(";")[0].strip()
+    return "download" + (mimetypes.guess_extension(ctype) or ".bin")
+
+
+def _more_pages_remain(envelope: dict[str, Any]) -> bool:
     data = envelope.get("data")
     return isinstance(data, dict) and bool(data.get("hasMore") or data.get("has_more"))

@@ -1,19 +1,22 @@
 """The Open API client: one request, one Lark envelope, one typed error.
 
 Every response is the envelope `{"code", "msg", "data"?, "error": {"log_id"}}`.
-`Client.request` returns it when `code` is 0 and otherwise raises:
+`Client.request` returns it when `code` is 0 and otherwise raises the error of
+`basedb.client.responses` (lark-cli's classification of Lark's codes):
 
-    code 99991661 / 99991663 / 99991672   AuthError          exit 3
+    auth codes                             AuthError          exit 3
+    scope codes                            PermissionDenied   exit 1
+    rate limited, after retries            RateLimited        exit 1
     any other non-zero code                ApiError           exit 1
     … answered with HTTP 5xx               ServerError        exit 4
     no connection made                     ConnectionRefused  exit 4  nothing was sent
     timeout or reset after connecting      ConnectionLost     exit 4  outcome unknown
     a body that is not a Lark envelope     BadResponse        exit 4, names the HTTP status
 
-A 5xx that still carries an envelope is a ServerError, an ApiError (the platform's code
-and message are the most useful thing to show) whose exit code is 4 like other server
-and network failures: for scripts, "the server failed, the outcome of a write is
-unknown, retry later" is one class, distinct from "the request was refused" (1).
+Requests are retried as `basedb.client.retry` says (rate limits; reads on 5xx and lost
+connections; any method when no connection was made), and a token the platform rejects
+is renewed once when the credentials can renew it. `trace` logs every request and
+response line (`--verbose`), credentials redacted.
 
 Tokens live only in the Authorization header: never in URLs, reprs or messages.
 """
@@ -21,6 +24,8 @@ Tokens live only in the Authorization header: never in URLs, reprs or messages.
 from __future__ import annotations
 
 import json as jsonlib
+import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -28,20 +33,35 @@ from urllib.parse import urlsplit
 import httpx
 
 from basedb import __version__
+from basedb.client import endpoints
+from basedb.client.credentials import Credentials, StaticToken
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
+from basedb.client.lark import codes
+from basedb.client.lark.accounts import credentials_for
+from basedb.client.lark.larkcli import LarkCliTransport
 from basedb.client.pagination import collect_pages
+from basedb.client.responses import (
+    WRITE_METHODS,
+    ErrorContext,
+    envelope_or_raise,
+    is_json,
+    rate_limit_reset,
+    where,
+)
+from basedb.client.retry import READ_METHODS, RetryPolicy
+from basedb.client.trace import RequestTrace
 from basedb.client.transport import InProcessTransport
 from basedb.core.errors import (
-    ApiError,
     AuthError,
     BadResponse,
+    BasedbError,
     ConnectionLost,
     ConnectionRefused,
+    RateLimited,
     ServerError,
     UsageError,
 )
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import AUTH_CODES, Code, FailureMessage
 
 if TYPE_CHECKING:
     from basedb.client.profiles import Profile
@@ -50,8 +70,10 @@ EMBEDDED_BASE_URL = "http://basedb.local"
 """The base URL the embedded platform is addressed by (it never leaves the process)."""
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-LOG_ID_HEADER = "X-Tt-Logid"
+DEFAULT_TIMEOUT = 30.0
+MULTIPART_KEY = "basedb.multipart"
+DOWNLOAD_KEY = "basedb.download"
+"""Request extensions a transport that re-encodes requests may read (lark-cli's)."""
 
 
 def api_path(path: str) -> str:
@@ -75,20 +97,27 @@ def api_path(path: str) -> str:
 class Client:
     """A synchronous client for one platform endpoint.
 
-    `base_url` is the platform's root (`http://127.0.0.1:8787`); paths are joined under
-    /open-apis/base/v3 unless they name another /open-apis path. `transport` lets the
-    embedded profile serve requests in-process.
+    `base_url` is the platform's root (`http://127.0.0.1:8787`, `https://open.feishu.cn`);
+    paths are joined under /open-apis/base/v3 unless they name another /open-apis path.
+    `token` (or `credentials`, which may renew it) authorizes requests; `transport` lets
+    the embedded profile serve requests in-process, or lark-cli carry them.
     """
 
-    def __init__(self, *, base_url: str, token: str | None,
-                 transport: httpx.BaseTransport | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, *, base_url: str, token: str | None = None,
+                 credentials: Credentials | None = None,
+                 transport: httpx.BaseTransport | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+                 trace: RequestTrace | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.trace = trace
+        self.credentials: Credentials = credentials or StaticToken(token)
         self.profile_name: str | None = None
-        self._has_token = bool(token)
+        # How to ask "who am I": "basedb" (GET /users/me), "lark_user" or "bot".
+        self.whoami = "basedb"
+        self.error_context = ErrorContext(endpoint_label=self._endpoint_label())
         headers = {"User-Agent": f"basedb/{__version__}", "Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
         self._http = httpx.Client(base_url=self.base_url, transport=transport,
                                   timeout=timeout, headers=headers, follow_redirects=False)
 
@@ -105,12 +134,17 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
+    @property
+    def identity(self) -> str:
+        """`user` or `bot`: who this client's requests speak for."""
+        return self.credentials.identity
+
     # --- requests ------------------------------------------------------------------
 
     def build_request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                       json: Any = None, files: Any = None,
                       data: dict[str, Any] | None = None) -> httpx.Request:
-        """The request `request()` would send (used by --dry-run)."""
+        """The request `request()` would send, without its Authorization (--dry-run)."""
         verb = method.upper()
         if verb not in METHODS:
             raise UsageError(f"HTTP method {method!r} is not supported.", code="METHOD_INVALID",
@@ -119,7 +153,8 @@ class Client:
                  if value is not None}
         kwargs: dict[str, Any] = {"params": query or None}
         if files is not None or data is not None:
-            kwargs.update(files=files, data=data)
+            kwargs.update(files=files, data=data,
+                          extensions={MULTIPART_KEY: {"files": files, "data": data}})
         elif json is not None:
             # Compact, UTF-8 JSON: what Lark's own SDKs send.
             kwargs["content"] = jsonlib.dumps(json, ensure_ascii=False,
@@ -135,48 +170,149 @@ class Client:
         return self._http.build_request(verb, url, **kwargs)
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                json: Any = None, files: Any = None,
-                data: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and return its envelope (code 0), or raise a basedb error."""
-        request = self.build_request(method, path, params=params, json=json, files=files,
-                                     data=data)
-        return self._envelope(request, self._send(request))
+                json: Any = None, files: Any = None, data: dict[str, Any] | None = None,
+                loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
+        """Send one request and return its envelope (code 0), or raise a basedb error.
+        `loads` parses the body (json.loads by default)."""
+        request, response = self.exchange(method, path, params=params, json=json,
+                                          files=files, data=data)
+        return envelope_or_raise(request, response, self.error_context, loads=loads)
+
+    def exchange(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                 json: Any = None, files: Any = None,
+                 data: dict[str, Any] | None = None) -> tuple[httpx.Request, httpx.Response]:
+        """Send one request (with retries and renewal) and return the final request and
+        its response as they are, whatever the response says."""
+        def build() -> httpx.Request:
+            return self.build_request(method, path, params=params, json=json, files=files,
+                                      data=data)
+
+        return self._exchange(build)
 
     def download(self, path: str, *, params: dict[str, Any] | None = None) -> bytes:
         """GET a binary resource (an artifact); errors arrive as envelopes and raise."""
-        request = self.build_request("GET", path, params=params)
-        response = self._send(request)
-        if response.is_success and not _is_json(response):
+        def build() -> httpx.Request:
+            request = self.build_request("GET", path, params=params)
+            request.extensions[DOWNLOAD_KEY] = True
+            return request
+
+        request, response = self._exchange(build)
+        if response.is_success and not is_json(response):
             return response.content
-        self._envelope(request, response)
+        envelope_or_raise(request, response, self.error_context)
         return response.content
 
     def paginate(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None, list_field: str | None = None,
-                 max_pages: int | None = None) -> dict[str, Any]:
+                 max_pages: int | None = None,
+                 loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
         """Fetch every page of a listing and return one merged envelope.
 
         See `basedb.client.pagination`: camelCase and snake_case cursors and offset
         listings are followed; a truncated result keeps has-more true.
         """
         return collect_pages(
-            lambda page_params: self.request(method, path, params=page_params, json=json),
+            lambda page_params: self.request(method, path, params=page_params, json=json,
+                                             loads=loads),
             params, list_field=list_field, max_pages=max_pages)
 
-    # --- plumbing --------------------------------------------------------------------
+    def current_user_id(self) -> str | None:
+        """The calling user's id: `GET /users/me` on a basedb platform, the `open_id` of
+        `authen/v1/user_info` for a Lark user, None for a bot (which is no user)."""
+        if self.whoami == "bot":
+            return None
+        if self.whoami == "lark_user":
+            data = self.request("GET", endpoints.USER_INFO).get("data")
+            found = data.get("open_id") if isinstance(data, dict) else None
+        else:
+            data = self.request("GET", endpoints.USERS_ME).get("data")
+            found = data.get("user_id") if isinstance(data, dict) else None
+        return str(found) if isinstance(found, str) and found else None
 
-    def _where(self, request: httpx.Request) -> str:
-        return f"{request.method} {request.url.path}"
+    # --- the exchange: retries, renewal ---------------------------------------------
 
-    def _send(self, request: httpx.Request) -> httpx.Response:
-        unknown = (" The outcome of this write is unknown: read the resource back before "
-                   "retrying." if request.method in _WRITE_METHODS else "")
+    def _exchange(self, build: Callable[[], httpx.Request],
+                  ) -> tuple[httpx.Request, httpx.Response]:
+        """Send the request `build()` makes, retrying as `basedb.client.retry` says."""
+        renewed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            request = build()
+            token = self.credentials.token()
+            if token:
+                request.headers["Authorization"] = f"Bearer {token}"
+            last = attempt >= self.retry.attempts
+            try:
+                response = self._send(request, attempt)
+            except ConnectionRefused:
+                # Nothing was sent: safe to try again, whatever the method.
+                if last:
+                    raise
+                self._wait(self.retry.backoff(attempt), request, "no connection")
+                continue
+            except ConnectionLost:
+                if last or request.method not in READ_METHODS:
+                    raise
+                self._wait(self.retry.backoff(attempt), request, "connection lost")
+                continue
+            retry = self._retry_reason(request, response, attempt, last, token, renewed)
+            if retry is None:
+                return request, response
+            reason, wait = retry
+            if reason == "renew":
+                renewed = True
+                attempt -= 1  # a renewal is not a retry
+                if self.trace is not None:
+                    self.trace.note("the token was rejected; trying a renewed one")
+                continue
+            self._wait(wait, request, reason)
+
+    def _retry_reason(self, request: httpx.Request, response: httpx.Response, attempt: int,
+                      last: bool, token: str | None,
+                      renewed: bool) -> tuple[str, float] | None:
+        """Why and after how long to send `request` again, or None to keep `response`."""
+        read = request.method in READ_METHODS
         try:
-            return self._http.send(request)
+            envelope_or_raise(request, response, self.error_context)
+        except RateLimited:
+            wait = self.retry.rate_limit_wait(attempt, rate_limit_reset(response))
+            return None if last or wait is None else ("rate limited", wait)
+        except ServerError:
+            return None if last or not read else ("server error", self.retry.backoff(attempt))
+        except AuthError as error:
+            # A revoked or expired token that the credentials can replace: once.
+            if (renewed or not token or error.code not in codes.RENEWABLE_CODES
+                    or not self.credentials.renew(token)):
+                return None
+            return ("renew", 0.0)
+        except BadResponse as error:
+            status = error.detail.get("http_status")
+            if last or not read or not isinstance(status, int) or status < 500:
+                return None
+            return (f"HTTP {status}", self.retry.backoff(attempt))
+        except BasedbError:
+            return None
+        return None
+
+    def _wait(self, seconds: float, request: httpx.Request, reason: str) -> None:
+        if self.trace is not None:
+            self.trace.note(f"{where(request)}: {reason}; retrying in {seconds:.2f}s")
+        self.retry.wait(seconds)
+
+    def _send(self, request: httpx.Request, attempt: int) -> httpx.Response:
+        if self.trace is not None:
+            self.trace.request(request, attempt)
+        started = time.monotonic()
+        unknown = (" The outcome of this write is unknown: read the resource back before "
+                   "retrying." if request.method in WRITE_METHODS else "")
+        try:
+            response = self._http.send(request)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            self._trace_failure(request, exc, started)
             # No connection was made, so nothing was sent: the outcome is known.
             raise ConnectionRefused(
-                f"Could not reach {self._endpoint_label()} for {self._where(request)}: "
+                f"Could not reach {self._endpoint_label()} for {where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
                 hint="Check that the platform is running (e.g. `basedb serve`) and that "
@@ -184,103 +320,33 @@ class Client:
                      + (" Nothing was sent, so retrying is safe." if unknown else ""),
             ) from exc
         except httpx.TimeoutException as exc:
+            self._trace_failure(request, exc, started)
             raise ConnectionLost(
-                f"{self._where(request)} timed out after {self.timeout:g}s.",
+                f"{where(request)} timed out after {self.timeout:g}s.",
                 code="TIMEOUT",
-                hint="Retry later, or check that the platform at "
-                     f"{self._endpoint_label()} is responsive.{unknown}",
+                hint="Retry later, raise --timeout (or $BASEDB_TIMEOUT), or check that the "
+                     f"platform at {self._endpoint_label()} is responsive.{unknown}",
             ) from exc
         except httpx.TransportError as exc:
+            self._trace_failure(request, exc, started)
             raise ConnectionLost(
-                f"Could not reach {self._endpoint_label()} for {self._where(request)}: "
+                f"Could not reach {self._endpoint_label()} for {where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
                 hint="Check that the platform is running (e.g. `basedb serve`) and that "
                      f"the profile's endpoint is right (`basedb auth status`).{unknown}",
             ) from exc
+        if self.trace is not None:
+            response.read()
+            self.trace.response(response, time.monotonic() - started)
+        return response
+
+    def _trace_failure(self, request: httpx.Request, error: Exception, started: float) -> None:
+        if self.trace is not None:
+            self.trace.failure(request, error, time.monotonic() - started)
 
     def _endpoint_label(self) -> str:
         return "the embedded platform" if self.base_url == EMBEDDED_BASE_URL else self.base_url
-
-    def _envelope(self, request: httpx.Request, response: httpx.Response) -> dict[str, Any]:
-        status = response.status_code
-        header_log_id = response.headers.get(LOG_ID_HEADER)
-        try:
-            body = jsonlib.loads(response.content) if response.content else None
-        except (ValueError, UnicodeDecodeError):
-            body = None
-        code = body.get("code") if isinstance(body, dict) else None
-        if not isinstance(body, dict) or not isinstance(code, int) or isinstance(code, bool):
-            raise self._not_an_envelope(request, response, header_log_id)
-        if code == 0:
-            return body
-        error = body.get("error")
-        log_id = (error.get("log_id") if isinstance(error, dict) else None) or header_log_id
-        msg = body.get("msg")
-        message = msg if isinstance(msg, str) and msg.strip() else (
-            f"{self._where(request)} failed with code {code} (HTTP {status}).")
-        cls = AuthError if code in AUTH_CODES else ServerError if status >= 500 else ApiError
-        raise cls(message, code=code, http_status=status,
-                  log_id=str(log_id) if log_id else None, data=body.get("data"),
-                  hint=self._hint_for(code, status, request, FailureMessage.parse(message)))
-
-    def _not_an_envelope(self, request: httpx.Request, response: httpx.Response,
-                         log_id: str | None) -> BadResponse:
-        status = response.status_code
-        ctype = response.headers.get("Content-Type", "").split(";")[0].strip()
-        if not response.content:
-            what = "an empty body"
-        elif _is_json(response):
-            what = "JSON that is not a Lark envelope (no integer \"code\")"
-        else:
-            what = f"a non-JSON body ({ctype or 'no Content-Type'})"
-        if status >= 500:
-            hint = "The platform failed; retry later."
-        elif status in (301, 302, 303, 307, 308, 404):
-            hint = ("Check the profile's endpoint: it must be the platform's base URL, "
-                    "e.g. http://127.0.0.1:8787 for `basedb serve` (`basedb auth status`).")
-        else:
-            hint = "Check the endpoint of the profile and the request path."
-        detail: dict[str, Any] = {"http_status": status}
-        if log_id:
-            detail["log_id"] = log_id
-        return BadResponse(f"{self._where(request)} answered HTTP {status} with {what}.",
-                           code=f"HTTP_{status}", hint=hint, detail=detail)
-
-    def _hint_for(self, code: int, status: int, request: httpx.Request,
-                  message: FailureMessage) -> str | None:
-        profile = self.profile_name or "NAME"
-        if code == Code.TOKEN_MISSING:
-            return ("No token was sent. Log in with `basedb auth login --endpoint URL "
-                    f"--token TOKEN --profile {profile}`.")
-        if code == Code.TOKEN_INVALID:
-            if self.profile_name == "local":
-                return ("The local platform rejected its owner token; check $BASEDB_DATA_DIR "
-                        "points at the data dir the platform was created in.")
-            return (f"The token of profile {profile!r} is invalid or expired. Log in again with "
-                    f"`basedb auth login --endpoint URL --token TOKEN --profile {profile}`.")
-        if code == Code.PERMISSION_DENIED:
-            return ("The token's user lacks access to this resource. Ask a site admin to "
-                    "grant it, or use a profile with access (--profile).")
-        if code == Code.BAD_REQUEST and message.fix is None:
-            # The platform's own messages carry a fix; only a bare one needs ours.
-            return ("The request is malformed: check that the query parameters and body are "
-                    "valid JSON with value types the endpoint expects.")
-        if status >= 500:
-            if message.executed is not None and message.retry is not None:
-                # The platform said what ran and when to retry (e.g. a FaaS that failed
-                # before writing: "Retry: retry after publishing"); a generic "retry
-                # later, outcome unknown" would contradict it.
-                return None
-            suffix = (" The outcome of this write is unknown: read the resource back before "
-                      "retrying." if request.method in _WRITE_METHODS else "")
-            return "The platform failed while handling the request; retry later." + suffix
-        return None
-
-
-def _is_json(response: httpx.Response) -> bool:
-    ctype = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-    return ctype == "application/json" or ctype.endswith("+json")
 
 
 def _reason(exc: httpx.TransportError) -> str:
@@ -298,14 +364,40 @@ def _query_value(value: Any) -> Any:
 
 
 def connect(profile: Profile, *, embedded: EmbeddedFactory | None = None,
-            timeout: float = 30.0) -> Client:
-    """A client for `profile`: over HTTP, or in-process through `embedded` for the local
-    profile."""
+            timeout: float = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+            trace: RequestTrace | None = None,
+            transport: httpx.BaseTransport | None = None) -> Client:
+    """A client for `profile`: over HTTP, in-process through `embedded` for the local
+    profile, or through an installed lark-cli for a Lark profile that says so.
+    `transport` replaces the HTTP transport (tests)."""
+    lark = profile.lark
     if profile.embedded:
         platform = embedded_platform(embedded)
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
-                        transport=InProcessTransport(platform.app), timeout=timeout)
+                        transport=InProcessTransport(platform.app), timeout=timeout,
+                        retry=retry, trace=trace)
+    elif lark is not None and lark.via == "lark-cli":
+        client = Client(base_url=profile.endpoint, credentials=credentials_for(profile),
+                        transport=transport or LarkCliTransport(
+                            profile=lark.lark_profile, identity=lark.identity,
+                            timeout=timeout, trace=trace),
+                        timeout=timeout, retry=retry, trace=trace)
+    elif lark is not None:
+        client = Client(base_url=profile.endpoint,
+                        credentials=credentials_for(profile, timeout=timeout, trace=trace,
+                                                    transport=transport),
+                        transport=transport, timeout=timeout, retry=retry, trace=trace)
     else:
-        client = Client(base_url=profile.endpoint, token=profile.token, timeout=timeout)
+        client = Client(base_url=profile.endpoint, token=profile.token, timeout=timeout,
+                        retry=retry, trace=trace, transport=transport)
     client.profile_name = profile.name
+    client.whoami = ("basedb" if lark is None else "bot" if lark.identity == "bot"
+                     else "lark_user")
+    client.error_context = ErrorContext(
+        profile_name=profile.name, embedded=profile.embedded,
+        login_command=None if lark is None and not profile.embedded
+        else profile.login_command,
+        brand=lark.brand if lark is not None else None,
+        app_id=lark.app_id if lark is not None else None, identity=profile.identity,
+        endpoint_label=client.error_context.endpoint_label)
     return client

@@ -1,29 +1,37 @@
-"""Profiles: which platform a command talks to, and with which token.
+"""Profiles: which platform a command talks to, and as whom. Three kinds:
 
-A profile is a name, an endpoint and a token, stored in `<config dir>/config.json`:
+    local      the embedded platform (implicit, never stored); its owner token is read
+               from the platform's data dir only when a request is about to be sent
+    endpoint   any basedb-compatible server and a token:
+                 {"endpoint": "https://…", "token": "…"}
+    lark       Feishu or Lark, as a user or a bot, natively or through lark-cli:
+                 {"kind": "lark", "brand": "feishu", "identity": "user",
+                  "appId": "cli_…", "via": "native" | "lark-cli", "larkProfile"?: "…"}
 
-    {"version": 1, "profiles": {"prod": {"endpoint": "https://…", "token": "…"}}}
+Stored in `<config dir>/config.json` (`{"version": 2, "profiles": {…}}`; version 1 files,
+which hold only endpoint profiles, read the same), the directory mode 0700, the file
+mode 0600, written atomically so a crash never leaves half a file. A Lark profile's
+secrets (app secret, user tokens) are kept in the secret store (`basedb.client.secrets`),
+never in config.json.
 
-The directory is created with mode 0700 and the file is written with mode 0600,
-atomically (temporary file in the same directory, then `os.replace`), so a crash never
-leaves half a file and other users never read a token.
-
-`local` is implicit and never stored: it is the embedded platform (endpoint
-"embedded"), whose token is the owner token kept in the platform's data dir and read
-only when a request is about to be sent.
+A CI job needs no stored profile: when `--profile NAME` (or BASEDB_PROFILE) names no
+stored profile and LARK_APP_ID and LARK_APP_SECRET are set, NAME is a Lark bot profile
+with those credentials (brand $LARK_BRAND, default feishu).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
-from basedb.core import paths
+from basedb.client.lark.brands import BRANDS, IDENTITIES, hosts, parse_brand
+from basedb.core import environment, paths
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import InputError, UsageError, WorkspaceNotFound
 from basedb.workspace import files
@@ -31,28 +39,97 @@ from basedb.workspace.config import CONFIG_FILE as WORKSPACE_CONFIG
 from basedb.workspace.loader import find_root
 
 CONFIG_FILE = "config.json"
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
 LOCAL_PROFILE = "local"
 EMBEDDED_ENDPOINT = "embedded"
 PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CONFIG_LIMIT = 1024 * 1024
 
 LOGIN_FIX = "basedb auth login --endpoint URL --token TOKEN --profile NAME"
+LARK_LOGIN_FIX = "basedb auth login --brand feishu --profile NAME"
+APP_ID_ENV = environment.LARK_APP_ID
+APP_SECRET_ENV = environment.LARK_APP_SECRET
+BRAND_ENV = environment.LARK_BRAND
+VIA = ("native", "lark-cli")
+
+
+@dataclass(frozen=True)
+class LarkAccount:
+    """How a Lark profile signs in."""
+
+    brand: str  # feishu | lark
+    identity: str  # user | bot
+    app_id: str | None = None
+    via: str = "native"  # native | lark-cli
+    lark_profile: str | None = None  # lark-cli's --profile
+    from_env: bool = False  # built from LARK_APP_ID / LARK_APP_SECRET, not stored
+
+    def to_config(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"kind": "lark", "brand": self.brand,
+                                 "identity": self.identity, "via": self.via}
+        if self.app_id:
+            entry["appId"] = self.app_id
+        if self.lark_profile:
+            entry["larkProfile"] = self.lark_profile
+        return entry
 
 
 @dataclass(frozen=True)
 class Profile:
-    """A named platform endpoint and the token used there; the token never appears in
-    the repr."""
+    """A named platform endpoint and how to sign in there; the token never appears in
+    the repr. A Lark profile's endpoint is its brand's open host."""
 
     name: str
     endpoint: str
     token: str | None = field(default=None, repr=False)
+    lark: LarkAccount | None = None
 
     @property
     def embedded(self) -> bool:
         """Whether this profile talks to the in-process local platform."""
         return self.endpoint == EMBEDDED_ENDPOINT
+
+    @property
+    def kind(self) -> str:
+        """`local`, `endpoint` or `lark`."""
+        return "local" if self.embedded else "lark" if self.lark is not None else "endpoint"
+
+    @property
+    def identity(self) -> str:
+        return self.lark.identity if self.lark is not None else "user"
+
+    @property
+    def login_command(self) -> str:
+        """The command that signs this profile in (again)."""
+        lark = self.lark
+        if lark is None:
+            if self.embedded:
+                return "basedb auth token"
+            return LOGIN_FIX.replace("NAME", self.name)
+        if lark.via == "lark-cli":  # lark-cli holds the sign-in
+            return "lark-cli auth login" + (f" --profile {lark.lark_profile}"
+                                             if lark.lark_profile else "")
+        if lark.from_env:
+            return f"set {APP_ID_ENV} and {APP_SECRET_ENV} to the app's credentials"
+        return (f"basedb auth login --brand {lark.brand} --as {lark.identity} "
+                f"--profile {self.name}")
+
+    def with_identity(self, identity: str) -> Profile:
+        """This profile speaking as `identity` (`--as`)."""
+        if identity == self.identity:
+            return self
+        if self.lark is not None:
+            if identity not in IDENTITIES:
+                raise UsageError(f"--as {identity!r} is not user or bot.",
+                                 code="IDENTITY_INVALID", hint="Pass --as user or --as bot.")
+            return replace(self, lark=replace(self.lark, identity=identity))
+        kind = "the embedded local platform" if self.embedded else "a basedb platform"
+        raise UsageError(
+            f"--as {identity}: profile {self.name!r} ({kind}) has only a user identity.",
+            code="IDENTITY_UNAVAILABLE",
+            hint="Use a Lark profile for a bot: set LARK_APP_ID and LARK_APP_SECRET and pass "
+                 "--profile NAME, or `basedb auth login --brand feishu --as bot --profile "
+                 "NAME`.")
 
 
 LOCAL = Profile(LOCAL_PROFILE, EMBEDDED_ENDPOINT)
@@ -67,8 +144,25 @@ def load_profiles() -> dict[str, Profile]:
     doc = _read_config()
     profiles: dict[str, Profile] = {}
     for name, entry in doc["profiles"].items():
-        profiles[name] = Profile(name, entry["endpoint"], entry.get("token"))
+        if entry.get("kind") == "lark":
+            account = LarkAccount(brand=entry["brand"], identity=entry["identity"],
+                                  app_id=entry.get("appId"), via=entry.get("via", "native"),
+                                  lark_profile=entry.get("larkProfile"))
+            profiles[name] = Profile(name, hosts(account.brand).open, lark=account)
+        else:
+            profiles[name] = Profile(name, entry["endpoint"], entry.get("token"))
     return profiles
+
+
+def environment_profile(name: str) -> Profile | None:
+    """The Lark bot profile LARK_APP_ID and LARK_APP_SECRET make of `name`, if both are
+    set (how a CI job signs in without a stored profile)."""
+    app_id = os.environ.get(APP_ID_ENV, "").strip()
+    if not app_id or not os.environ.get(APP_SECRET_ENV, "").strip():
+        return None
+    brand = parse_brand(os.environ.get(BRAND_ENV, "").strip() or "feishu")
+    account = LarkAccount(brand=brand, identity="bot", app_id=app_id, from_env=True)
+    return Profile(name, hosts(brand).open, lark=account)
 
 
 def known_profile_names() -> list[str]:
@@ -86,12 +180,17 @@ def get_profile(name: str, *, named_by: str = "--profile") -> Profile:
     profiles = load_profiles()
     if name in profiles:
         return profiles[name]
+    from_env = environment_profile(name)
+    if from_env is not None:
+        return from_env
     known = ", ".join([LOCAL_PROFILE, *sorted(profiles)])
     login = LOGIN_FIX.replace("NAME", name)
     raise UsageError(
         f"Unknown profile {name!r} (named by {named_by}). Known profiles: {known}.",
         code="PROFILE_NOT_FOUND",
-        hint=f"Create it with `{login}`, or use one of the known profiles.",
+        hint=f"Create it with `{login}` (or `{LARK_LOGIN_FIX.replace('NAME', name)}` for "
+             f"Feishu/Lark; a CI job may set {APP_ID_ENV} and {APP_SECRET_ENV} instead), or "
+             "use one of the known profiles.",
     )
 
 
@@ -154,9 +253,13 @@ def save_profile(profile: Profile) -> Path:
         raise UsageError("A stored profile needs an http(s) endpoint, not 'embedded'.",
                          code="PROFILE_INVALID", hint="Pass --endpoint http(s)://HOST[:PORT].")
     doc = _read_config()
-    entry: dict[str, Any] = {"endpoint": profile.endpoint}
-    if profile.token is not None:
-        entry["token"] = profile.token
+    entry: dict[str, Any]
+    if profile.lark is not None:
+        entry = profile.lark.to_config()
+    else:
+        entry = {"endpoint": profile.endpoint}
+        if profile.token is not None:
+            entry["token"] = profile.token
     doc["profiles"][profile.name] = entry
     return _write_config(doc)
 
@@ -231,7 +334,17 @@ def _read_config() -> dict[str, Any]:
         raise InputError(f"{path} must be an object with a \"profiles\" object.",
                          code="CONFIG_INVALID", hint=fix)
     for name, entry in profiles.items():
-        if (not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str)
+        if isinstance(entry, dict) and entry.get("kind") == "lark":
+            if (entry.get("brand") not in BRANDS or entry.get("identity") not in IDENTITIES
+                    or entry.get("via", "native") not in VIA
+                    or not isinstance(entry.get("appId", ""), str)
+                    or not isinstance(entry.get("larkProfile", ""), str)):
+                raise InputError(
+                    f"{path}: /profiles/{name} must be {{\"kind\": \"lark\", \"brand\": "
+                    "feishu|lark, \"identity\": user|bot, \"via\": native|lark-cli, "
+                    "\"appId\"?: string, \"larkProfile\"?: string}.",
+                    code="CONFIG_INVALID", hint=fix)
+        elif (not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str)
                 or not isinstance(entry.get("token", ""), str)):
             raise InputError(
                 f"{path}: /profiles/{name} must be {{\"endpoint\": string, \"token\": string}}.",

@@ -1,15 +1,17 @@
 """The site endpoints the deploy pipeline, pull and catalog pull use, one method each.
 
-A thin, typed layer over `basedb.client.Client`: paths are built here once, and each
-method returns the envelope's `data` (errors are the client's ApiError, AuthError and
-NetworkError). The wire protocol is in the platform's drafts and deployments routes.
+A thin, typed layer over `basedb.client.Client`: paths come from
+`basedb.client.endpoints` (where the inferred ones are marked), and each method returns
+the envelope's `data` (errors are the client's ApiError, AuthError and NetworkError). The
+wire protocol is in the platform's drafts and deployments routes.
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+
+from basedb.client import endpoints
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -30,76 +32,75 @@ class SiteApi:
     def __init__(self, client: Client, app_token: str) -> None:
         self.client = client
         self.app_token = app_token
-        self.base = f"/sites/{quote(app_token, safe='')}"
 
     def _get(self, path: str, *, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _data(self.client.request("GET", self.base + path, params=params))
+        return _data(self.client.request("GET", path, params=params))
 
     def _send(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return _data(self.client.request(method, self.base + path, json=body))
+        return _data(self.client.request(method, path, json=body))
 
     # ----------------------------------------------------------------------- site
 
     def site(self) -> dict[str, Any]:
-        return self._get("")
+        return self._get(endpoints.site(self.app_token))
 
     def catalog(self) -> dict[str, Any]:
-        return self._get("/catalog")
+        return self._get(endpoints.catalog(self.app_token))
 
     # --------------------------------------------------------------------- drafts
 
     def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/functions", body)
+        return self._send("PUT", endpoints.draft_functions(self.app_token), body)
 
     def draft_functions(self) -> dict[str, Any]:
-        return self._get("/draft/functions")
+        return self._get(endpoints.draft_functions(self.app_token))
 
     def put_draft_ai_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/ai-functions", body)
+        return self._send("PUT", endpoints.draft_ai_functions(self.app_token), body)
 
     def draft_ai_functions(self) -> dict[str, Any]:
-        return self._get("/draft/ai-functions")
+        return self._get(endpoints.draft_ai_functions(self.app_token))
 
     def put_draft_agent_tools(self, exclude: list[str]) -> dict[str, Any]:
-        return self._send("PUT", "/draft/agent-tools", {"exclude": exclude})
+        return self._send("PUT", endpoints.draft_agent_tools(self.app_token),
+                          {"exclude": exclude})
 
     def draft_agent_tools(self) -> dict[str, Any]:
-        return self._get("/draft/agent-tools")
+        return self._get(endpoints.draft_agent_tools(self.app_token))
 
     # ---------------------------------------------------------------- deployments
 
     def create_deployment(self, site_zip: bytes, fingerprint: str) -> dict[str, Any]:
         return _data(self.client.request(
-            "POST", self.base + "/deployments",
+            "POST", endpoints.deployments(self.app_token),
             files={"artifact": ("site.zip", site_zip, "application/zip")},
             data={"fingerprint": fingerprint}))
 
     def deployments(self) -> dict[str, Any]:
-        return self._get("/deployments")
+        return self._get(endpoints.deployments(self.app_token))
 
     def deployment(self, deployment_id: str) -> dict[str, Any]:
-        return self._get(f"/deployments/{quote(deployment_id, safe='')}")
+        return self._get(endpoints.deployment(self.app_token, deployment_id))
 
     def promote(self, deployment_id: str) -> dict[str, Any]:
-        return self._send("POST", f"/deployments/{quote(deployment_id, safe='')}/promote")
+        return self._send("POST", endpoints.promote(self.app_token, deployment_id))
 
     def rollback(self, deployment_id: str) -> dict[str, Any]:
-        return self._send("POST", f"/deployments/{quote(deployment_id, safe='')}/rollback")
+        return self._send("POST", endpoints.rollback(self.app_token, deployment_id))
 
     def artifact(self, deployment_id: str) -> bytes:
-        return self.client.download(
-            self.base + f"/deployments/{quote(deployment_id, safe='')}/artifact")
+        return self.client.download(endpoints.artifact(self.app_token, deployment_id))
 
     # ------------------------------------------------------------------ functions
 
     def skill(self) -> dict[str, Any]:
         """The site Skill rendered from production (GET /skill?env=prod)."""
-        return self._get("/skill", params={"env": "prod"})
+        return self._get(endpoints.skill(self.app_token), params={"env": "prod"})
 
     def invoke(self, function_id: str, params: dict[str, Any], *,
                env: str = "prod") -> dict[str, Any]:
         return _data(self.client.request(
-            "POST", self.base + f"/functions/{quote(function_id, safe='')}/invoke",
+            "POST", endpoints.invoke(self.app_token, function_id),
             params={"env": env}, json={"params": params}))
 
 

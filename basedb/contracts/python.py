@@ -1,10 +1,19 @@
 """Render contracts as Python (`src/generated/function_inputs.py`, Python 3.10+).
 
-One `TypedDict` per function input (nested FaaS objects get their own), `Literal[...]` for
-enums, `DATABASE_FUNCTION_PARAMETER_OPTIONS` / `MUTATION_PARAMETER_OPTIONS` (tuples of the
-allowed values) and `DATABASE_FUNCTION_INPUT_MAP` / `MUTATION_INPUT_MAP` (functionId to its
-input type). The module does not postpone annotations, so that `NotRequired` shows in the
-classes' `__required_keys__` at runtime; classes are written before anything that uses them.
+As precise as the TypeScript contracts, and clean under `mypy --strict` and pyright's
+strict mode: one `TypedDict` per function input (nested FaaS objects get their own),
+`Literal[...]` for enums, `DATABASE_FUNCTION_PARAMETER_OPTIONS` /
+`MUTATION_PARAMETER_OPTIONS` (the allowed values, typed by TypedDicts down to each
+param's `Literal`), `DatabaseFunctionInputMap` / `MutationInputMap` (functionId to input
+type, like the TypeScript interfaces), `DatabaseFunctionId` / `MutationId`, and the
+runtime maps `DATABASE_FUNCTION_INPUT_MAP` / `MUTATION_INPUT_MAP`.
+
+The module imports only the standard library: a TypedDict with both required and
+optional keys is a required base class and a `total=False` class on it (instead of
+`NotRequired`, which Python 3.10 only has from typing_extensions), so
+`__required_keys__` and `__optional_keys__` are right at runtime on every version.
+A schema with no type (`unknown`) is `object`, never `Any`. Classes are written before
+anything that uses them, and annotations are not postponed.
 """
 
 from __future__ import annotations
@@ -38,55 +47,54 @@ _PRIMITIVES = {
     "number": "float",
     "boolean": "bool",
     "null": "None",
-    "unknown": "Any",
-    "never": "Any",
+    "unknown": "object",
+    "never": "object",
 }
 _CONSTANTS = (
     "DATABASE_FUNCTION_PARAMETER_OPTIONS", "MUTATION_PARAMETER_OPTIONS",
     "DATABASE_FUNCTION_INPUT_MAP", "MUTATION_INPUT_MAP",
 )
+_MAP_TYPES = ("DatabaseFunctionInputMap", "MutationInputMap", "DatabaseFunctionId",
+              "MutationId", "DatabaseFunctionParameterOptions", "MutationParameterOptions")
 # Module-level names a generated class must not take.
-_RESERVED = frozenset({"Any", "Final", "Literal", "NotRequired", "Sequence", "TypedDict", "sys",
-                       "annotations", *_CONSTANTS})
+_RESERVED = frozenset({"Final", "Literal", "NoReturn", "Sequence", "TypedDict",
+                       "annotations", *_CONSTANTS, *_MAP_TYPES})
 _WORD = re.compile(r"[A-Za-z0-9]+")
+
+# One key of a TypedDict: comment lines, the key, its type.
+_Entry = tuple[list[str], str, str]
 
 
 def render_python(inputs: ContractInputs) -> str:
     writer = _Writer()
     function_types = [(fn, writer.function_type(fn)) for fn in inputs.database_functions]
     mutation_types = [(fn, writer.function_type(fn)) for fn in inputs.mutations]
-    typing_names = {"Any", "Final"} | writer.typing_names
-    if writer.uses_not_required:
-        # Before 3.11 only typing_extensions' TypedDict understands NotRequired at runtime.
-        typing_names.discard("TypedDict")
+    options = [writer.options_type(inputs.database_functions,
+                                   "DatabaseFunctionParameterOptions"),
+               writer.options_type(inputs.mutations, "MutationParameterOptions")]
+    maps = [writer.input_map(function_types, "DatabaseFunction"),
+            writer.input_map(mutation_types, "Mutation")]
+    typing_names = {"Final", "TypedDict"} | writer.typing_names
     lines = [
         *inputs.header("#"),
         '"""Typed inputs of this site\'s Database Functions, FaaS and Mutations."""',
         "",
     ]
-    if writer.uses_not_required:
-        lines.append("import sys")
     if writer.uses_sequence:
         lines.append("from collections.abc import Sequence")
     lines.append(f"from typing import {', '.join(sorted(typing_names))}")
-    if writer.uses_not_required:
-        lines += [
-            "",
-            "if sys.version_info >= (3, 11):",
-            "    from typing import NotRequired, TypedDict",
-            "else:",
-            "    from typing_extensions import NotRequired, TypedDict",
-        ]
-    options_type = "Final[dict[str, dict[str, tuple[Any, ...]]]]"
-    lines += ["", f"DATABASE_FUNCTION_PARAMETER_OPTIONS: {options_type} = "
-              + _options(inputs.database_functions)]
-    lines += ["", f"MUTATION_PARAMETER_OPTIONS: {options_type} = " + _options(inputs.mutations)]
     for block in writer.blocks:
         lines += ["", "", *block]
-    lines += ["", "", "# Input type of each Database Function (SQL) and FaaS, by functionId.",
-              "DATABASE_FUNCTION_INPUT_MAP: Final[dict[str, Any]] = " + _map(function_types)]
+    lines += ["", "", "# The allowed values of each param that declares an enum, by functionId."]
+    lines += [f"DATABASE_FUNCTION_PARAMETER_OPTIONS: Final[{options[0]}] = "
+              + _options(inputs.database_functions)]
+    lines += ["", f"MUTATION_PARAMETER_OPTIONS: Final[{options[1]}] = "
+              + _options(inputs.mutations)]
+    lines += ["", "# Input type of each Database Function (SQL) and FaaS, by functionId.",
+              f"DATABASE_FUNCTION_INPUT_MAP: Final[dict[{maps[0]}, object]] = "
+              + _map(function_types)]
     lines += ["", "# Input type of each Mutation, by functionId.",
-              "MUTATION_INPUT_MAP: Final[dict[str, Any]] = " + _map(mutation_types)]
+              f"MUTATION_INPUT_MAP: Final[dict[{maps[1]}, object]] = " + _map(mutation_types)]
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +142,6 @@ class _Writer:
     blocks: list[list[str]] = field(default_factory=list)
     names: set[str] = field(default_factory=lambda: set(_RESERVED))
     typing_names: set[str] = field(default_factory=set)
-    uses_not_required: bool = False
     uses_sequence: bool = False
 
     def claim(self, wanted: str) -> str:
@@ -161,10 +168,7 @@ class _Writer:
     def expr(self, shape: Shape, hint: str) -> str:
         """A type expression for `shape`; objects become classes named after `hint`."""
         if isinstance(shape, Prim):
-            text = _PRIMITIVES[shape.name]
-            if text == "Any":
-                self.typing_names.add("Any")
-            return text
+            return _PRIMITIVES[shape.name]
         if isinstance(shape, (Const, OptionRef)):
             return self._literal_type(shape.values)
         if isinstance(shape, ArrayOf):
@@ -191,8 +195,7 @@ class _Writer:
             merged = Obj(props=tuple(props[k] for k in sorted(props)),
                          extra=None if closed else Prim("unknown"))
             return self.expr(merged, hint)
-        self.typing_names.add("Any")
-        return "Any"
+        return "object"
 
     def _literal_type(self, values: tuple[JsonScalar, ...]) -> str:
         exact = [v for v in values if not isinstance(v, float)]
@@ -211,29 +214,81 @@ class _Writer:
                 continue  # a property that must never be present
             fields.append((prop, self.expr(prop.shape, hint + pascal_case(prop.name))))
         name = self.claim(hint)
-        self.typing_names.add("TypedDict")
-        total = any(p.required for p, _ in fields) or not fields
-        block = [f"# {line}" for line in comment_lines(description)]
-        entries: list[tuple[list[str], str, str]] = []
-        for prop, text in fields:
-            if not prop.required and total:
-                self.uses_not_required = True
-                text = f"NotRequired[{text}]"
-            entries.append(([f"# {line}" for line in comment_lines(prop.description)],
-                            prop.name, text))
-        total_arg = "" if total else ", total=False"
-        if all(_is_class_field(key) for _, key, _ in entries):
-            block.append(f"class {name}(TypedDict{total_arg}):")
-            for comments, key, text in entries:
-                block += [f"    {c}" for c in comments]
-                block.append(f"    {key}: {text}")
-            if not entries:
-                block.append("    pass")
-        else:
-            block.append(f"{name} = TypedDict({string_literal(name)}, {{")
-            for comments, key, text in entries:
-                block += [f"    {c}" for c in comments]
-                block.append(f"    {string_literal(key)}: {text},")
-            block.append(f"}}{total_arg})")
-        self.blocks.append(block)
+        comments = [f"# {line}" for line in comment_lines(description)]
+
+        def entries(required: bool) -> list[_Entry]:
+            return [([f"# {line}" for line in comment_lines(prop.description)], prop.name, text)
+                    for prop, text in fields if prop.required == required]
+
+        required, optional = entries(True), entries(False)
+        if not (required and optional):
+            self.blocks.append(comments + _typed_dict(name, required or optional,
+                                                      total=not optional))
+            return name
+        # Required keys in a base class, optional ones in a total=False class on it.
+        base = self.claim(f"_{name}Required")
+        self.blocks.append(_typed_dict(base, required, total=True))
+        if all(_is_class_field(key) for _, key, _ in optional):
+            self.blocks.append(comments + _typed_dict(name, optional, total=False, base=base))
+        else:  # keys only the functional syntax can spell: a second base, then the union
+            rest = self.claim(f"_{name}Optional")
+            self.blocks.append(_typed_dict(rest, optional, total=False))
+            self.blocks.append([*comments, f"class {name}({base}, {rest}):", "    pass"])
         return name
+
+    def options_type(self, functions: tuple[FunctionInput, ...], name: str) -> str:
+        """The TypedDict of a PARAMETER_OPTIONS constant: functionId -> param -> a tuple
+        of the param's Literal values."""
+        keys: list[_Entry] = []
+        for fn in functions:
+            if not fn.options:
+                continue
+            params: list[_Entry] = []
+            for param, values in fn.options:
+                # A name for the param's values, as TypeScript gets from `typeof …[number]`.
+                alias = self.claim(pascal_case(fn.function_id) + pascal_case(param))
+                self.blocks.append([f"{alias} = {self._literal_type(values)}"])
+                params.append(([], param, f"tuple[{alias}, ...]"))
+            per_function = self.claim(pascal_case(fn.function_id) + "Options")
+            self.blocks.append(_typed_dict(per_function, params, total=True))
+            keys.append(([], fn.function_id, per_function))
+        self.blocks.append(_typed_dict(name, keys, total=True))
+        return name
+
+    def input_map(self, entries: list[tuple[FunctionInput, str]], kind: str) -> str:
+        """`{kind}InputMap` (functionId -> input type) and `{kind}Id`; returns the Id."""
+        keys: list[_Entry] = [([], fn.function_id, type_name) for fn, type_name in entries]
+        block = _typed_dict(f"{kind}InputMap", keys, total=True)
+        ids = [string_literal(fn.function_id) for fn, _ in entries]
+        if ids:
+            self.typing_names.add("Literal")
+            one_line = f"{kind}Id = Literal[{', '.join(ids)}]"
+            block += ["", ""]
+            block += ([one_line] if len(one_line) <= 100 else
+                      [f"{kind}Id = Literal[", *(f"    {i}," for i in ids), "]"])
+        else:
+            self.typing_names.add("NoReturn")
+            block += ["", "", f"{kind}Id = NoReturn  # no function of this kind"]
+        self.blocks.append(block)
+        return f"{kind}Id"
+
+
+def _typed_dict(name: str, entries: list[_Entry], *, total: bool,
+                base: str = "TypedDict") -> list[str]:
+    """A TypedDict in class syntax, or in the functional one when a key is not a name
+    that class syntax can spell (a keyword, `meta-data`, `__secret`)."""
+    total_arg = "" if total else ", total=False"
+    if base != "TypedDict" or all(_is_class_field(key) for _, key, _ in entries):
+        block = [f"class {name}({base}{total_arg}):"]
+        for comments, key, text in entries:
+            block += [f"    {c}" for c in comments]
+            block.append(f"    {key}: {text}")
+        if not entries:
+            block.append("    pass")
+        return block
+    block = [f"{name} = TypedDict({string_literal(name)}, {{"]
+    for comments, key, text in entries:
+        block += [f"    {c}" for c in comments]
+        block.append(f"    {string_literal(key)}: {text},")
+    block.append(f"}}{total_arg})")
+    return block

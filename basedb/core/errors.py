@@ -7,7 +7,9 @@
     ├── FindingsError                exit 1  check found errors; the result is attached
     ├── ConflictError                exit 1  local state disagrees with what a command needs
     ├── ApiError                     exit 1  the platform answered with a non-zero code
-    │   ├── AuthError                exit 3  the token is missing, invalid or lacks access
+    │   ├── AuthError                exit 3  no usable identity: sign in (again)
+    │   ├── PermissionDenied         exit 1  the identity lacks a scope or access
+    │   ├── RateLimited              exit 1  still rate limited after bounded retries
     │   └── ServerError              exit 4  … with HTTP 5xx: it failed; outcome unknown
     ├── NetworkError                 exit 4  no usable answer came from the platform
     │   ├── ConnectionRefused        exit 4  no connection was made: nothing was sent
@@ -19,8 +21,10 @@ An error is built complete and not changed afterwards: to add what a caller know
 hint, detail), raise `error.with_context(...)`, a copy. `outcome_unknown` says whether a
 write that failed this way may still have taken effect.
 
-The CLI turns these into exit codes and stderr messages in one place
-(`basedb.cli.common.run_guarded`); the core never prints.
+`type` is lark-cli's error type (`internal/output`): `validation`, `auth`, `permission`,
+`config`, `app_status`, `rate_limit`, `api_error`, `network`, `internal`, plus basedb's
+own `check` and `conflict`. The CLI turns these into exit codes and stderr messages in one
+place (`basedb.cli.common.run_guarded`); the core never prints.
 """
 
 from __future__ import annotations
@@ -72,41 +76,55 @@ class BasedbError(Exception):
         amended.detail = {**self.detail, **(detail or {})}
         return amended
 
-    def to_envelope(self) -> dict[str, Any]:
-        """The lark-cli style error envelope written to stderr in JSON mode."""
+    console_url: str | None = None
+    """Where to fix it in the developer console (a missing scope), as lark-cli says."""
+
+    def to_envelope(self, identity: str | None = None) -> dict[str, Any]:
+        """The error envelope written to stderr in JSON mode: lark-cli's shape
+        (`{ok, identity?, error: {type, code, message, hint?, console_url?, detail?}}`);
+        `code` is the platform's integer code, or basedb's own stable string code."""
         error: dict[str, Any] = {"type": self.type, "code": self.code, "message": self.message}
         if self.hint:
             error["hint"] = self.hint
+        if self.console_url:
+            error["console_url"] = self.console_url
         if self.detail:
             error["detail"] = self.detail
-        return {"ok": False, "error": error}
+        envelope: dict[str, Any] = {"ok": False}
+        if identity:
+            envelope["identity"] = identity
+        envelope["error"] = error
+        return envelope
 
 
 class UsageError(BasedbError):
     """Options or arguments that cannot be used together, or are malformed."""
 
     exit_code = EXIT_USAGE
-    type = "usage"
+    type = "validation"
 
 
 class WorkspaceNotFound(UsageError):
     """No base-database.jsonc exists at or above the directory."""
 
-    type = "workspace"
-
     def __init__(self, start: str) -> None:
         super().__init__(
             f"No base-database.jsonc found in {start} or any parent directory.",
             code="WORKSPACE_NOT_FOUND",
-            hint="Run inside a site workspace, pass --workspace DIR, "
-            "or create one with `basedb init`.",
+            hint=WORKSPACE_HINT,
         )
+
+
+# What to do without a workspace; the command line adds `-C/--workspace DIR` for the
+# commands that take it (an option is only named where it exists).
+WORKSPACE_HINT = ("Run inside a site workspace (the directory of base-database.jsonc or one "
+                  "below it), or create one with `basedb init`.")
+WORKSPACE_OPTION_HINT = ("Run inside a site workspace, pass -C/--workspace DIR, or create one "
+                         "with `basedb init`.")
 
 
 class InputError(UsageError):
     """A file or value supplied by the user is unusable; the message names it."""
-
-    type = "input"
 
 
 class FindingsError(BasedbError):
@@ -131,7 +149,7 @@ class ApiError(BasedbError):
     """The platform answered with a non-zero business code."""
 
     exit_code = EXIT_FINDINGS
-    type = "api"
+    type = "api_error"
 
     def __init__(
         self,
@@ -142,6 +160,9 @@ class ApiError(BasedbError):
         log_id: str | None = None,
         data: Any = None,
         hint: str | None = None,
+        error: Any = None,
+        error_type: str | None = None,
+        console_url: str | None = None,
     ) -> None:
         detail: dict[str, Any] = {}
         if log_id:
@@ -152,13 +173,38 @@ class ApiError(BasedbError):
         self.http_status = http_status
         self.log_id = log_id
         self.data = data
+        self.error = error  # the envelope's `error` object as it came (log_id, violations)
+        if error_type is not None:
+            self.type = error_type
+        self.console_url = console_url
 
 
 class AuthError(ApiError):
-    """The token is missing or invalid, or the caller lacks access."""
+    """No usable identity: the token is missing, invalid or expired, the app credentials
+    are wrong (`config`) or the app is disabled (`app_status`): sign in again."""
 
     exit_code = EXIT_AUTH
     type = "auth"
+
+
+class PermissionDenied(ApiError):
+    """The identity lacks a scope (Lark's 99991672 …), or access to the resource."""
+
+    type = "permission"
+
+    @property
+    def scopes(self) -> list[str]:
+        """The scopes the platform said are missing (`permission_violations`)."""
+        violations = self.error.get("permission_violations") if isinstance(
+            self.error, dict) else None
+        return [v["subject"] for v in violations or []
+                if isinstance(v, dict) and isinstance(v.get("subject"), str)]
+
+
+class RateLimited(ApiError):
+    """Lark's 99991400 or HTTP 429, still after basedb's bounded retries."""
+
+    type = "rate_limit"
 
 
 class ServerError(ApiError):

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from functools import lru_cache
 
+from basedb.core import environment
+
 MIN_NODE_MAJOR = 20
 # The PATH a Node.js child process gets: system directories only.
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -18,7 +20,7 @@ CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 def node_executable() -> str | None:
     """The Node.js binary FaaS handlers run with: $BASEDB_NODE, else `node` on PATH."""
-    configured = os.environ.get("BASEDB_NODE", "").strip()
+    configured = os.environ.get(environment.NODE, "").strip()
     if configured:
         return configured if os.access(configured, os.X_OK) else None
     return shutil.which("node")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import platformdirs
 
+from basedb.core import environment
+
 APP_NAME = "basedb"
 
 
@@ -18,7 +20,7 @@ def _from_env(var: str) -> Path | None:
 
 def data_dir() -> Path:
     """The local platform's data (SQLite database, owner token): $BASEDB_DATA_DIR."""
-    found = _from_env("BASEDB_DATA_DIR")
+    found = _from_env(environment.DATA_DIR)
     if found is not None:
         return found
 
@@ -27,7 +29,7 @@ def data_dir() -> Path:
 
 def config_dir() -> Path:
     """Profiles (config.json): $BASEDB_CONFIG_DIR."""
-    found = _from_env("BASEDB_CONFIG_DIR")
+    found = _from_env(environment.CONFIG_DIR)
     if found is not None:
         return found
 
@@ -36,7 +38,7 @@ def config_dir() -> Path:
 
 def state_dir() -> Path:
     """User-level state such as site Skill install summaries: $BASEDB_STATE_DIR."""
-    found = _from_env("BASEDB_STATE_DIR")
+    found = _from_env(environment.STATE_DIR)
     if found is not None:
         return found
 

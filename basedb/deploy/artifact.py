@@ -23,6 +23,7 @@ from basedb.core.site_zip import (
     read_site_zip,
     reject_entry,
 )
+from basedb.core.wording import plural
 
 _LISTED = 20
 
@@ -63,7 +64,8 @@ def safe_extract(zip_bytes: bytes, target: Path, *, force: bool,
         listed = ", ".join(changed[:_LISTED]) + (
             f" and {len(changed) - _LISTED} more" if len(changed) > _LISTED else "")
         raise ConflictError(
-            f"{len(changed)} local file(s) in {root} differ from the archive and would be "
+            f"{plural(len(changed), 'local file')} in {root} "
+            f"{'differs' if len(changed) == 1 else 'differ'} from the archive and would be "
             f"overwritten: {listed}.",
             code="PULL_LOCAL_CHANGES",
             hint="Commit or move these files first, or pass --force to overwrite them.",

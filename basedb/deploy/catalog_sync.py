@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +99,35 @@ def _write(path: Path, data: bytes) -> None:
                          hint="Make the workspace writable and pull again.") from None
 
 
-def pull_catalog(root: Path, client: Client) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class CatalogPull:
+    """`catalog pull`: what changed in catalog.json and in binding.tableIds."""
+
+    app_token: str
+    base_token: str
+    catalog_changed: bool
+    tables: int
+    tables_added: tuple[str, ...]  # by name
+    tables_removed: tuple[str, ...]
+    binding_changed: bool
+    table_ids: tuple[str, ...]
+    ids_added: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": True, "appToken": self.app_token,
+            "catalog": {"file": CATALOG_FILE, "changed": self.catalog_changed,
+                        "baseToken": self.base_token, "tables": self.tables,
+                        "tablesAdded": list(self.tables_added),
+                        "tablesRemoved": list(self.tables_removed)},
+            "binding": {"file": CONFIG_FILE, "changed": self.binding_changed,
+                        "tableIds": list(self.table_ids), "added": list(self.ids_added)},
+            "warnings": list(self.warnings),
+        }
+
+
+def pull_catalog(root: Path, client: Client) -> CatalogPull:
     """Refresh catalog.json and binding.tableIds of the workspace at `root`."""
     app_token = workspace_app_token(root)
     catalog = canonical_catalog(SiteApi(client, app_token).catalog())
@@ -133,18 +162,15 @@ def pull_catalog(root: Path, client: Client) -> dict[str, Any]:
     if catalog["baseToken"] and bound_base and bound_base != catalog["baseToken"]:
         warnings.append(f"binding.baseToken is {bound_base}, but the site is bound to Base "
                         f"{catalog['baseToken']}; fix binding.baseToken in {CONFIG_FILE}.")
-    return {
-        "ok": True, "appToken": app_token,
-        "catalog": {"file": CATALOG_FILE, "changed": catalog_changed,
-                    "baseToken": catalog["baseToken"], "tables": len(catalog["tables"]),
-                    "tablesAdded": sorted(new_tables[t] for t in new_tables
-                                          if t not in old_tables),
-                    "tablesRemoved": sorted(old_tables[t] for t in old_tables
-                                            if t not in new_tables)},
-        "binding": {"file": CONFIG_FILE, "changed": new_config != config_text,
-                    "tableIds": _table_ids(new_config, label), "added": added},
-        "warnings": warnings,
-    }
+    return CatalogPull(
+        app_token=app_token, base_token=catalog["baseToken"], catalog_changed=catalog_changed,
+        tables=len(catalog["tables"]),
+        tables_added=tuple(sorted(new_tables[t] for t in new_tables if t not in old_tables)),
+        tables_removed=tuple(sorted(old_tables[t] for t in old_tables
+                                    if t not in new_tables)),
+        binding_changed=new_config != config_text,
+        table_ids=tuple(_table_ids(new_config, label)), ids_added=tuple(added),
+        warnings=tuple(warnings))
 
 
 def _tables_of(data: bytes | None) -> dict[str, str]:

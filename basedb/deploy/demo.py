@@ -11,16 +11,20 @@ one as it finishes, so the command can show progress.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi
 from basedb.contracts import stale_findings
+from basedb.core.wording import plural
 from basedb.deploy.pipeline import deploy_preview, findings_error
 from basedb.deploy.production import deploy_production
 from basedb.deploy.provision import PlatformProvisioner
+from basedb.deploy.results import PreviewResult, ProductionResult
 from basedb.workspace.loader import load_workspace
 from basedb.workspace.scaffold import init_workspace
 
@@ -35,8 +39,48 @@ ROWS_SHOWN = 3
 StepCallback = Callable[[str, str], None]  # (step, one-line summary)
 
 
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    """What `basedb demo` made, what it called, and what to try next."""
+
+    workspace: Path
+    app_token: str
+    preview: PreviewResult
+    prod: ProductionResult
+    function_id: str
+    row_count: int
+    rows: Sequence[Mapping[str, Any]]  # the first few
+
+    @property
+    def next_open(self) -> list[str]:
+        return ["basedb serve", "basedb auth token   # sign in to the page with it"]
+
+    @property
+    def next_try(self) -> list[str]:
+        site = endpoints.functions(self.app_token)
+        return [
+            f"cd {shlex.quote(str(self.workspace))}",
+            f"basedb api GET {site} --params '{{\"env\":\"prod\"}}'",
+            f"basedb api GET {site}/listTeamLeave --params '{{\"env\":\"prod\"}}'",
+            f"basedb api POST {site}/{self.function_id}/invoke --params "
+            f"'{{\"env\":\"prod\"}}' --data '{{\"params\":{{}}}}'",
+            f"basedb agent-tools skill install --site {self.app_token}",
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": True, "workspace": str(self.workspace), "appToken": self.app_token,
+            "previewDeploymentId": self.preview.deployment_id,
+            "prodDeploymentId": self.prod.deployment_id,
+            "baseAppUrl": self.prod.base_app_url, "fingerprint": self.prod.fingerprint,
+            "invoked": {"functionId": self.function_id, "env": "prod",
+                        "rowCount": self.row_count, "rows": [dict(r) for r in self.rows]},
+            "next": {"open": self.next_open, "try": self.next_try},
+        }
+
+
 def run_demo(target: Path, client: Client, *,
-             on_step: StepCallback | None = None) -> dict[str, Any]:
+             on_step: StepCallback | None = None) -> DemoResult:
     def step(name: str, summary: str) -> None:
         if on_step is not None:
             on_step(name, summary)
@@ -53,31 +97,14 @@ def run_demo(target: Path, client: Client, *,
     step("check", f"no errors ({counts})")
 
     preview = deploy_preview(root, client)
-    step("preview", f"deployed preview {preview['deploymentId']}")
+    step("preview", f"deployed preview {preview.deployment_id}")
     prod = deploy_production(root, client)
-    step("production", f"promoted it to production: {prod['baseAppUrl']}")
+    step("production", f"promoted it to production: {prod.base_app_url}")
 
     data = SiteApi(client, app).invoke(DEMO_FUNCTION, {}, env="prod")
     rows = data.get("rows") or []
-    step("invoke", f"{DEMO_FUNCTION} answered with {len(rows)} row(s)")
+    step("invoke", f"{DEMO_FUNCTION} answered with {plural(len(rows), 'row')}")
 
-    site = f"/sites/{app}/functions"
-    return {
-        "ok": True, "workspace": str(root), "appToken": app,
-        "previewDeploymentId": preview["deploymentId"],
-        "prodDeploymentId": prod["deploymentId"], "baseAppUrl": prod["baseAppUrl"],
-        "fingerprint": prod["fingerprint"],
-        "invoked": {"functionId": DEMO_FUNCTION, "env": "prod",
-                    "rowCount": data.get("rowCount", len(rows)), "rows": rows[:ROWS_SHOWN]},
-        "next": {
-            "open": ["basedb serve", "basedb auth token   # sign in to the page with it"],
-            "try": [
-                f"cd {shlex.quote(str(root))}",
-                f"basedb api GET {site} --params '{{\"env\":\"prod\"}}'",
-                f"basedb api GET {site}/listTeamLeave --params '{{\"env\":\"prod\"}}'",
-                f"basedb api POST {site}/{DEMO_FUNCTION}/invoke --params "
-                f"'{{\"env\":\"prod\"}}' --data '{{\"params\":{{}}}}'",
-                f"basedb agent-tools skill install --site {app}",
-            ],
-        },
-    }
+    return DemoResult(workspace=root, app_token=app, preview=preview, prod=prod,
+                      function_id=DEMO_FUNCTION, row_count=data.get("rowCount", len(rows)),
+                      rows=rows[:ROWS_SHOWN])

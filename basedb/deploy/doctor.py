@@ -8,11 +8,22 @@ Each check answers ok, warn (works, but something is missing or out of date) or 
     sqlglotc     the compiled SQL parser (optional: makes `check` faster)
     node         Node.js for FaaS functions on the local platform
     profile      which profile commands here use, and where its name came from
-    token        the profile's token, verified with GET /users/me
+    token        the profile's identity: the token verified (GET /users/me on a basedb
+                 platform; for Feishu/Lark the user's user_info, the bot's tenant token,
+                 or lark-cli's `auth status`)
+    sites        GET /sites/list answers (upstream's doctor: the identity verifies and the
+                 site listing succeeds)
     workspace    base-database.jsonc found and loadable
     catalog      catalog.json against the live catalog of the site
 
-`ok` is true when no check failed.
+`ok` is true when no check failed. A failed sign-in or scope check also carries
+upstream's `state` (SKILL.md, "认证与重新授权"), repeated at the top of the result:
+
+    not_configured           no app credentials (or lark-cli is not configured)
+    token_missing            nobody signed in
+    need_user_authorization  the sign-in expired: sign in again
+    app_scope_not_applied    the app lacks a scope the site API needs (developer console)
+    missing_scopes           the user has not granted a scope: sign in again with it
 """
 
 from __future__ import annotations
@@ -24,11 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb import __version__
+from basedb import __version__, install_command
+from basedb.client import endpoints
+from basedb.client.lark import codes
+from basedb.client.lark.signin import lark_cli_status
 from basedb.client.profiles import current_profile
 from basedb.client.sites import SiteApi
-from basedb.core.errors import AuthError, BasedbError, WorkspaceNotFound
+from basedb.core.errors import AuthError, BasedbError, PermissionDenied, WorkspaceNotFound
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
+from basedb.core.wording import plural
 from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.loader import find_root, load_workspace
@@ -46,10 +61,14 @@ class Check:
     status: str  # ok | warn | fail
     detail: str
     fix: str | None = None
+    state: str | None = None  # upstream's sign-in / scope state, when one applies
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "detail": self.detail,
-                "fix": self.fix}
+        found = {"name": self.name, "status": self.status, "detail": self.detail,
+                 "fix": self.fix}
+        if self.state:
+            found["state"] = self.state
+        return found
 
 
 def check_python() -> Check:
@@ -72,7 +91,7 @@ def check_sqlglotc() -> Check:
         return Check("sqlglotc", "ok", "the compiled SQL parser is installed")
     return Check("sqlglotc", "warn", "the compiled SQL parser (sqlglotc) is not installed; "
                  "`basedb check` parses SQL in pure Python, which is slower",
-                 "pip install 'basedb[fast]'")
+                 install_command("fast"))
 
 
 def check_node() -> Check:
@@ -92,17 +111,73 @@ def check_node() -> Check:
 
 def check_token(client: Client, profile: Profile) -> Check:
     try:
-        me = client.request("GET", "/users/me").get("data") or {}
+        if profile.lark is not None:
+            return _check_lark_identity(client, profile)
+        me = client.request("GET", endpoints.USERS_ME).get("data") or {}
     except AuthError as error:
         fix = ("Check that $BASEDB_DATA_DIR points at the data dir the local platform was "
-               "created in." if profile.embedded else
-               f"basedb auth login --endpoint URL --token TOKEN --profile {profile.name}")
-        return Check("token", "fail", f"the token was refused: {error.message}", fix)
+               "created in." if profile.embedded else profile.login_command)
+        return Check("token", "fail", f"the sign-in was refused: {error.message}", fix,
+                     _state_of(error))
     except BasedbError as error:
         return Check("token", "fail", f"the platform could not be reached: {error.message}",
                      error.hint)
     name = me.get("name") or me.get("user_id") or "unknown user"
     return Check("token", "ok", f"signed in as {name} ({me.get('user_id')})")
+
+
+def _state_of(error: BasedbError) -> str | None:
+    state = error.detail.get("state")
+    if isinstance(state, str):
+        return state
+    if isinstance(error, AuthError):
+        if error.type == "config":
+            return "not_configured"
+        if error.code in codes.AUTH_CODES:
+            return "need_user_authorization"
+    return None
+
+
+def _check_lark_identity(client: Client, profile: Profile) -> Check:
+    lark = profile.lark
+    assert lark is not None
+    what = f"{lark.brand} {lark.identity}"
+    if lark.via == "lark-cli":
+        status = lark_cli_status(lark)
+        if status["state"] is not None:
+            return Check("token", "fail", f"lark-cli: {status['detail']}",
+                         profile.login_command, status["state"])
+        who = status.get("userName") or status.get("appId") or "lark-cli's account"
+        return Check("token", "ok", f"{what} through lark-cli, signed in as {who}")
+    client.credentials.token()
+    if lark.identity == "bot":
+        return Check("token", "ok", f"{what}: app {lark.app_id} has a tenant access token")
+    info = client.request("GET", endpoints.USER_INFO).get("data") or {}
+    return Check("token", "ok", f"{what}: signed in as {info.get('name') or 'a user'} "
+                 f"({info.get('open_id')})")
+
+
+def check_sites(client: Client, profile: Profile) -> Check:
+    """GET /sites/list succeeds: the identity has the scopes the site API needs."""
+    try:
+        data = client.request("GET", endpoints.SITES_LIST, params={"pageSize": 1}).get(
+            "data") or {}
+    except PermissionDenied as error:
+        scopes = " ".join(error.scopes) or "the site scopes"
+        state = ("missing_scopes" if error.code in codes.USER_SCOPE_CODES
+                 else "app_scope_not_applied")
+        fix = (f"{profile.login_command} --scope \"{scopes}\"" if state == "missing_scopes"
+               else f"apply for {scopes} in the developer console"
+               + (f": {error.console_url}" if error.console_url else ""))
+        return Check("sites", "fail", f"the site listing was refused for lack of {scopes} "
+                     f"[{error.code}]", fix, state)
+    except BasedbError as error:
+        return Check("sites", "fail", f"the site listing failed: {error.message}", error.hint,
+                     _state_of(error))
+    listed = data.get("sites") if isinstance(data, dict) else None
+    more = ", and more" if isinstance(data, dict) and data.get("hasMore") else ""
+    return Check("sites", "ok", f"GET /sites/list answered ({plural(len(listed or []), 'site')} "
+                 f"on the first page{more})")
 
 
 def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:
@@ -124,7 +199,7 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
     counts = ", ".join(f"{kind} {len(workspace.of_kind(kind))}"
                        for kind in ("database_function", "mutation", "faas", "ai_function"))
     others = len(workspace.load_findings)
-    note = f"; {others} declaration problem(s), see `basedb check`" if others else ""
+    note = f"; {plural(others, 'declaration problem')}, see `basedb check`" if others else ""
     status = "warn" if others else "ok"
     return (Check("workspace", status, f"{root} (site {workspace.config.app_token}; "
                   f"{counts}){note}", "basedb check" if others else None),
@@ -143,14 +218,14 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
         return Check("catalog", "warn", f"{CATALOG_FILE} is missing", "basedb catalog pull")
     if same_catalog(local, live):
         return Check("catalog", "ok", f"{CATALOG_FILE} matches the live catalog "
-                     f"({len(live['tables'])} table(s))")
+                     f"({plural(len(live['tables']), 'table')})")
     return Check("catalog", "warn", f"{CATALOG_FILE} differs from the live catalog of the "
                  "site's bound tables; checks run against a stale schema",
                  "basedb catalog pull")
 
 
 def run_doctor(profile_name: str | None, start: Path | None, *,
-               open_client: Callable[[Profile], Client]) -> dict[str, Any]:
+               open_client: Callable[[Profile], Client]) -> DoctorReport:
     """Run every check; never raises for what it diagnoses. `open_client` connects to a
     profile's platform (the command line's, which can embed the local platform)."""
     checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
@@ -169,11 +244,15 @@ def run_doctor(profile_name: str | None, start: Path | None, *,
     try:
         client = open_client(profile)
     except BasedbError as error:
-        checks += [Check("token", "fail", error.message, error.hint), workspace_check]
+        checks += [Check("token", "fail", error.message, error.hint, _state_of(error)),
+                   workspace_check]
         return _result(checks)
     with client:
         token = check_token(client, profile)
-        checks += [token, workspace_check]
+        checks.append(token)
+        if token.status == "ok":
+            checks.append(check_sites(client, profile))
+        checks.append(workspace_check)
         if root is not None and app_token is not None and token.status == "ok":
             checks.append(_guarded("catalog", lambda: check_catalog(client, root, app_token)))
     return _result(checks)
@@ -186,6 +265,31 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
         return Check(name, "fail", error.message, error.hint)
 
 
-def _result(checks: list[Check]) -> dict[str, Any]:
-    return {"ok": all(c.status != "fail" for c in checks),
-            "checks": [c.to_dict() for c in checks]}
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Every check, in order; ok when none failed (warnings allowed). `state` is the first
+    upstream sign-in or scope state a check reported."""
+
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def warnings(self) -> int:
+        return sum(c.status == "warn" for c in self.checks)
+
+    @property
+    def state(self) -> str | None:
+        return next((c.state for c in self.checks if c.state), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+        if self.state is not None:
+            result["state"] = self.state
+        return result
+
+
+def _result(checks: list[Check]) -> DoctorReport:
+    return DoctorReport(tuple(checks))

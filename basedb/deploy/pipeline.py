@@ -22,15 +22,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.check.reporters.locations import Positions, format_position
+from basedb.check.reporters.locations import Positions
+from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
+from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
+from basedb.core.wording import plural
 from basedb.deploy import manifest, payloads
+from basedb.deploy.results import (
+    AgentToolsPolicy,
+    AiSync,
+    PreviewPlan,
+    PreviewResult,
+    SkillInstallation,
+)
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
 from basedb.workspace.loader import load_workspace
@@ -41,7 +51,6 @@ if TYPE_CHECKING:
     from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
-SKILL_INSTALL = "basedb agent-tools skill install"
 FINDINGS_LISTED = 10
 AI_NOT_ENABLED_HINT = (
     "AI Functions are not enabled for this account (800004011). This is not a permission "
@@ -100,13 +109,9 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
 
 def findings_error(result: CheckResult) -> FindingsError:
     """The error `deploy` stops with when check finds errors: it lists them."""
-    positions = Positions(Path(result.root)) if result.root else None
-    lines = []
-    for finding in result.errors[:FINDINGS_LISTED]:
-        position = format_position(positions.of(finding)) if positions else ""
-        where = finding.file + (f":{position}" if position else "")
-        where += f" {finding.pointer}" if finding.pointer else ""
-        lines.append(f"  - {finding.code} {where}: {finding.message}")
+    positions = Positions(Path(result.root))
+    lines = [f"  {finding_line(finding, positions.anchor(finding))}"
+             for finding in result.errors[:FINDINGS_LISTED]]
     more = len(result.errors) - FINDINGS_LISTED
     if more > 0:
         lines.append(f"  … and {more} more (run `basedb check` for all of them)")
@@ -121,69 +126,50 @@ def findings_error(result: CheckResult) -> FindingsError:
                 "errors": [f.to_dict() for f in result.errors]})
 
 
-def next_action(app_token: str, env: str, *,
-                skill_error: BasedbError | None = None) -> dict[str, Any]:
-    """nextAction.externalAgent.installation (upstream agent-tools.md 安装到本地 Agent):
-    available when production's Skill could be read (`skill_error` says why not)."""
-    installation: dict[str, Any]
-    if env == "prod":
-        installation = {"available": skill_error is None,
-                        "command": f"{SKILL_INSTALL} --site {app_token}"}
-        if skill_error is not None:
-            installation["reason"] = (f"The production Skill could not be read: "
-                                      f"{skill_error.message}")
-    else:
-        installation = {"available": False, "command": SKILL_INSTALL,
-                        "reason": "The site Skill is installed from production; promote "
-                                  "this preview with `basedb deploy --production --yes`."}
-    return {"externalAgent": {"installation": installation}}
-
-
 # --------------------------------------------------------------------------- dry run
 
 
-def plan_preview(root: Path, *, skip_ai: bool) -> dict[str, Any]:
+def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
     """Check and build, then describe what a deploy would send; send nothing."""
     runner = StageRunner(None, new_attempt_id())
     prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
-    site = f"/sites/{app}"
     body = payloads.functions_body(prepared.inputs, prepared.workspace.ids,
                                    prepared.timezone)
     if skip_ai:
-        ai_sync: dict[str, Any] = {"status": "skipped", "reason": "skip_ai_functions"}
+        ai_sync = AiSync("skipped", reason="skip_ai_functions")
     elif not prepared.ai_keys:
-        ai_sync = {"status": "skipped", "reason": "no_local_ai_functions"}
+        ai_sync = AiSync("skipped", reason="no_local_ai_functions")
     else:
-        ai_sync = {"status": "planned", "keys": prepared.ai_keys}
+        ai_sync = AiSync("planned", keys=tuple(prepared.ai_keys))
     planned = [
         {"stage": "draft_functions", "status": "planned",
-         "request": f"PUT {site}/draft/functions", "counts": payloads.function_counts(body)},
-        {"stage": "ai_sync", **ai_sync,
-         **({"request": f"GET, PUT {site}/draft/ai-functions"}
-            if ai_sync["status"] == "planned" else {})},
+         "request": f"PUT {endpoints.draft_functions(app)}",
+         "counts": payloads.function_counts(body)},
+        {"stage": "ai_sync", **ai_sync.to_dict(),
+         **({"request": f"GET, PUT {endpoints.draft_ai_functions(app)}"}
+            if ai_sync.status == "planned" else {})},
         {"stage": "agent_tools", "status": "planned",
-         "request": f"PUT {site}/draft/agent-tools", "exclude": prepared.check.exclude},
-        {"stage": "deployment", "status": "planned", "request": f"POST {site}/deployments",
-         "bytes": len(prepared.site_zip)},
+         "request": f"PUT {endpoints.draft_agent_tools(app)}",
+         "exclude": prepared.check.exclude},
+        {"stage": "deployment", "status": "planned",
+         "request": f"POST {endpoints.deployments(app)}", "bytes": len(prepared.site_zip)},
     ]
-    return {
-        "ok": True, "dryRun": True, "env": "preview", "appToken": app,
-        "fingerprint": prepared.fingerprint, "files": len(prepared.inputs),
-        "bytes": len(prepared.site_zip),
-        "functionHints": [h.to_dict() for h in prepared.check.hints],
-        "aiSync": ai_sync, "agentTools": {"exclude": prepared.check.exclude},
-        "stages": [r.to_dict() for r in runner.results] + planned,
-        "notices": list(prepared.check.notices),
-    }
+    return PreviewPlan(
+        app_token=app, fingerprint=prepared.fingerprint, files=len(prepared.inputs),
+        bytes=len(prepared.site_zip),
+        function_hints=[h.to_dict() for h in prepared.check.hints], ai_sync=ai_sync,
+        exclude=tuple(prepared.check.exclude),
+        stages=[r.to_dict() for r in runner.results] + planned,
+        notices=tuple(prepared.check.notices))
 
 
 # --------------------------------------------------------------------------- preview
 
 
 def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
-                   on_stage: StageCallback | None = None) -> dict[str, Any]:
-    """Deploy the workspace at `root` as a new preview; returns the result document."""
+                   on_stage: StageCallback | None = None) -> PreviewResult:
+    """Deploy the workspace at `root` as a new preview."""
     state = LocalState(root)
     done: list[str] = []
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage,
@@ -194,9 +180,9 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     _sync_functions(api, runner, prepared)
     done.append("draft_functions")
     ai_sync = _sync_ai(api, runner, prepared, skip_ai=skip_ai)
-    if ai_sync["status"] == "synced":
+    if ai_sync.synced:
         done.append("ai_sync")
-    agent_tools = _sync_agent_tools(api, runner, prepared, ai_synced=ai_sync["status"] == "synced")
+    agent_tools = _sync_agent_tools(api, runner, prepared, ai_synced=ai_sync.synced)
     done.append("agent_tools")
     deployment = _create_deployment(api, runner, prepared)
 
@@ -205,16 +191,13 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
         deployment, app_token=prepared.app_token), site_zip=prepared.site_zip)
     if recorded is not None:
         notices.append(recorded)
-    return {
-        "ok": True, "env": "preview", "appToken": prepared.app_token,
-        "deploymentId": deployment["deploymentId"], "fingerprint": prepared.fingerprint,
-        "baseAppUrl": deployment.get("baseAppUrl"),
-        "functionHints": deployment.get("functionHints") or [],
-        "aiSync": ai_sync, "agentTools": agent_tools,
-        "stages": [r.to_dict() for r in runner.results],
-        **({"notices": notices} if notices else {}),
-        "nextAction": next_action(prepared.app_token, "preview"),
-    }
+    return PreviewResult(
+        app_token=prepared.app_token, deployment_id=deployment["deploymentId"],
+        fingerprint=prepared.fingerprint, base_app_url=deployment.get("baseAppUrl"),
+        function_hints=deployment.get("functionHints") or [], ai_sync=ai_sync,
+        agent_tools=agent_tools, stages=tuple(runner.results),
+        installation=SkillInstallation.after(prepared.app_token, "preview"),
+        notices=tuple(notices))
 
 
 def record_locally(state: LocalState, record: DeploymentRecord, *,
@@ -272,14 +255,14 @@ def _ai_call(call: Callable[[], Any]) -> Any:
 
 
 def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
-             skip_ai: bool) -> dict[str, Any]:
+             skip_ai: bool) -> AiSync:
     if skip_ai:
         runner.skipped("ai_sync", "skip_ai_functions")
-        return {"status": "skipped", "reason": "skip_ai_functions"}
+        return AiSync("skipped", reason="skip_ai_functions")
     local = prepared.ai_keys
     if not local:
         runner.skipped("ai_sync", "no_local_ai_functions")
-        return {"status": "skipped", "reason": "no_local_ai_functions"}
+        return AiSync("skipped", reason="no_local_ai_functions")
     runner.start("ai_sync", {"keys": local})
     remote = runner.run("ai_sync", lambda: payloads.remote_ai_keys(
         _ai_call(api.draft_ai_functions)))
@@ -287,8 +270,9 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     if missing:
         shown = ", ".join(missing)
         raise runner.fail("ai_sync", ConflictError(
-            f"The site has AI Function(s) that ai/ lacks: {shown}. Deploying would delete "
-            "them, so nothing was deleted or deployed", code=Code.AI_FUNCTION_MISSING_LOCALLY,
+            f"The site has {plural(len(missing), 'AI Function')} that ai/ lacks: {shown}. "
+            "Deploying would delete them, so nothing was deleted or deployed",
+            code=Code.AI_FUNCTION_MISSING_LOCALLY,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "
@@ -301,7 +285,7 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     _, confirmed = runner.write("ai_sync", lambda: _ai_call(
         lambda: api.put_draft_ai_functions(body)), confirm)
     runner.ok("ai_sync", _confirmed({"keys": local}, confirmed))
-    return {"status": "synced", "keys": local}
+    return AiSync("synced", keys=tuple(local))
 
 
 def _remote_ai_keys_when_skipped(api: SiteApi) -> list[str]:
@@ -323,7 +307,7 @@ def _unsupported(error: BasedbError) -> bool:
 
 
 def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
-                      ai_synced: bool) -> dict[str, Any]:
+                      ai_synced: bool) -> AgentToolsPolicy:
     local = prepared.local_exclude
     ai_ids = set(prepared.ai_keys)
     omitted: list[str] = []
@@ -353,14 +337,13 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     answer, confirmed = runner.write("agent_tools", send, confirm)
     if answer is None:
         runner.skipped("agent_tools", "unsupported_by_platform")
-        return {"exclude": [], "status": "unsupported_by_platform",
-                "note": "The platform has no agent-tools endpoint; its policy was left as "
-                        "it was (agent-tools.json is absent)."}
-    detail: dict[str, Any] = {"exclude": exclude}
-    if omitted:
-        detail["omitted"] = omitted
-    runner.ok("agent_tools", _confirmed(detail, confirmed))
-    return detail
+        return AgentToolsPolicy(
+            exclude=(), status="unsupported_by_platform",
+            note="The platform has no agent-tools endpoint; its policy was left as it was "
+                 "(agent-tools.json is absent).")
+    policy = AgentToolsPolicy(exclude=tuple(exclude), omitted=tuple(omitted))
+    runner.ok("agent_tools", _confirmed(policy.to_dict(), confirmed))
+    return policy
 
 
 def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,

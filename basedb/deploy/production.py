@@ -18,7 +18,14 @@ from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
 from basedb.core.protocol import Code
 from basedb.deploy import manifest
-from basedb.deploy.pipeline import next_action, record_locally
+from basedb.deploy.pipeline import record_locally
+from basedb.deploy.results import (
+    PreviewCandidate,
+    ProductionPlan,
+    ProductionResult,
+    RollbackResult,
+    SkillInstallation,
+)
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
 from basedb.workspace.config import workspace_app_token
@@ -35,8 +42,8 @@ def _stale(message: str, **detail: Any) -> ConflictError:
                          code="PREVIEW_STALE", hint=STALE_HINT, detail=detail)
 
 
-def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str, Any]:
-    """The deployment to promote: {deploymentId, isProd, source}; ConflictError when stale."""
+def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> PreviewCandidate:
+    """The deployment to promote; ConflictError when the preview is stale."""
     try:
         listing = api.deployments()
     except AuthError:
@@ -50,8 +57,7 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
             raise _stale(f"the platform could not list deployments ({error.message.rstrip('.')}"
                          f"), and no preview recorded in this workspace has the local "
                          f"fingerprint {fingerprint}.", fingerprint=fingerprint) from error
-        return {"deploymentId": record.deployment_id, "isProd": False,
-                "source": "local state"}
+        return PreviewCandidate(record.deployment_id, is_prod=False, source="local state")
     found = deployment_list(listing)
     if not found:
         raise _stale(f"site {api.app_token} has no preview yet, so there is nothing to "
@@ -67,27 +73,23 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> dict[str,
                      f"ones (fingerprint {fingerprint}); only the latest preview can be "
                      "promoted.", fingerprint=fingerprint,
                      latestPreview=newest["deploymentId"])
-    return {"deploymentId": match["deploymentId"], "isProd": bool(match.get("isProd")),
-            "source": "platform"}
+    return PreviewCandidate(match["deploymentId"], is_prod=bool(match.get("isProd")),
+                            source="platform")
 
 
-def plan_production(root: Path, client: Client) -> dict[str, Any]:
+def plan_production(root: Path, client: Client) -> ProductionPlan:
     """What `deploy --production` would promote (reads only; sends no write)."""
     app_token = workspace_app_token(root)
     inputs = manifest.collect_inputs(root)
     fingerprint = site_zip.fingerprint(inputs)
     api = SiteApi(client, app_token)
     candidate = find_preview(api, LocalState(root), fingerprint)
-    return {"ok": True, "dryRun": True, "env": "prod", "appToken": app_token,
-            "fingerprint": fingerprint, "files": len(inputs),
-            "deploymentId": candidate["deploymentId"], "alreadyProd": candidate["isProd"],
-            "stages": [{"stage": "promote", "status": "planned",
-                        "request": f"POST /sites/{app_token}/deployments/"
-                                   f"{candidate['deploymentId']}/promote"}]}
+    return ProductionPlan(app_token=app_token, fingerprint=fingerprint, files=len(inputs),
+                          candidate=candidate)
 
 
 def deploy_production(root: Path, client: Client, *,
-                      on_stage: StageCallback | None = None) -> dict[str, Any]:
+                      on_stage: StageCallback | None = None) -> ProductionResult:
     """Promote the latest preview built from exactly the local files."""
     state = LocalState(root)
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
@@ -108,10 +110,10 @@ def deploy_production(root: Path, client: Client, *,
             detail={"stages": [r.to_dict() for r in runner.results]}) from stale
     except BasedbError as error:
         raise runner.fail("find_preview", error) from error
-    deployment_id = candidate["deploymentId"]
-    runner.ok("find_preview", candidate)
+    deployment_id = candidate.deployment_id
+    runner.ok("find_preview", candidate.to_dict())
 
-    if candidate["isProd"]:
+    if candidate.is_prod:
         runner.skipped("promote", "already_prod", deploymentId=deployment_id)
         url = runner.run("promote", lambda: api.deployment(deployment_id).get("baseAppUrl"))
     else:
@@ -122,14 +124,14 @@ def deploy_production(root: Path, client: Client, *,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
     try:  # whether members can install the site Skill now (upstream: false if unreadable)
         api.skill()
-        skill_error: BasedbError | None = None
+        skill_error: str | None = None
     except BasedbError as error:
-        skill_error = error
-    return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
-            "fingerprint": fingerprint, "baseAppUrl": url,
-            "stages": [r.to_dict() for r in runner.results],
-            **({"notices": [notice]} if notice else {}),
-            "nextAction": next_action(app_token, "prod", skill_error=skill_error)}
+        skill_error = error.message
+    return ProductionResult(
+        app_token=app_token, deployment_id=deployment_id, fingerprint=fingerprint,
+        base_app_url=url, stages=tuple(runner.results),
+        installation=SkillInstallation.after(app_token, "prod", skill_error=skill_error),
+        notices=(notice,) if notice else ())
 
 
 def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,
@@ -162,7 +164,7 @@ def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: st
 
 
 def rollback(root: Path | None, client: Client, app_token: str, deployment_id: str, *,
-             on_stage: StageCallback | None = None) -> dict[str, Any]:
+             on_stage: StageCallback | None = None) -> RollbackResult:
     """Point prod back at `deployment_id`, which must have been prod before."""
     state = LocalState(root) if root is not None else None
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
@@ -179,6 +181,5 @@ def rollback(root: Path | None, client: Client, app_token: str, deployment_id: s
             notice = record_locally(state, DeploymentRecord(
                 deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
                 base_app_url=str(url), created_at=utc_now(), app_token=app_token))
-    return {"ok": True, "env": "prod", "appToken": app_token, "deploymentId": deployment_id,
-            "baseAppUrl": url, "stages": [r.to_dict() for r in runner.results],
-            **({"notices": [notice]} if notice else {})}
+    return RollbackResult(app_token=app_token, deployment_id=deployment_id, base_app_url=url,
+                          stages=tuple(runner.results), notices=(notice,) if notice else ())

@@ -2,15 +2,19 @@
 
 `PlatformProvisioner.provision` (the `Provisioner` of `basedb.workspace.scaffold`):
 
-    with --base-token: GET /bases/:b/tables                 every table of that Base,
-                                                          read before anything is created
-    POST /sites {title}                                   the site
+    with --base-token: GET /bases/:b/tables                 every table of that Base
+                                                          (`{tables: [{id, name}]}` as
+                                                          lark-cli reads it), read before
+                                                          anything is created
+    POST /sites/create {title}                            the site
     without --base-token:
       POST /bases {name}                                  a Base named like the site
       POST /bases/:b/tables {name, fields}                every table, non-link fields
       POST /bases/:b/tables/:t/fields {…, link_table}     then the link fields, so tables
                                                           may link in any order (or to
                                                           themselves)
+      GET /users/me, or authen/v1/user_info on Lark        the caller ("@current_user"); a bot
+                                                          has none, and those cells stay empty
       POST /users {name}                                  the sample colleagues ("@user:…"),
                                                           where the caller may create users
       POST …/records/batch_create                         sample records; a link names its
@@ -27,8 +31,8 @@ A failure after the site exists says which resources were already created.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
+from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
 from basedb.workspace.scaffold import ProvisionedSite
 from basedb.workspace.template_schema import (
@@ -62,6 +66,14 @@ def _field_body(field: TemplateField, table_ids: dict[str, str]) -> dict[str, An
     return body
 
 
+def _table_id(table: Any) -> str | None:
+    """A table's id as the Base v3 API gives it (`id`; older answers said `table_id`)."""
+    if not isinstance(table, dict):
+        return None
+    found = table.get("id") or table.get("table_id")
+    return str(found) if isinstance(found, str) and found else None
+
+
 def _fill_order(schema: TemplateSchema) -> list[TemplateTable]:
     """Tables ordered so that link targets come first wherever the links allow it."""
     ordered: list[TemplateTable] = []
@@ -91,15 +103,14 @@ class PlatformProvisioner:
         # A given Base is read before the site is created, so that a mistyped token
         # leaves nothing behind on the platform.
         table_ids = self._tables_of(base_token) if base_token is not None else []
-        app_token = str(self._call("POST", "/sites", {"title": title})["appToken"])
+        app_token = str(self._call("POST", endpoints.SITES_CREATE, {"title": title})["appToken"])
         self.created["appToken"] = app_token
         try:
             if base_token is None:
                 base_token, table_ids = self._create_base(schema, title, timezone)
-            site = f"/sites/{quote(app_token, safe='')}"
-            self._call("POST", site + "/bind_base",
+            self._call("POST", endpoints.bind_base(app_token),
                        {"baseToken": base_token, "tableIds": table_ids})
-            catalog = self._call("GET", site + "/catalog")
+            catalog = self._call("GET", endpoints.catalog(app_token))
         except BasedbError as error:
             made = ", ".join(f"{key} {value}" for key, value in self.created.items())
             raise error.with_context(
@@ -112,11 +123,11 @@ class PlatformProvisioner:
     # ------------------------------------------------------------------------ Base
 
     def _tables_of(self, base_token: str) -> list[str]:
-        envelope = self.client.paginate("GET", f"/bases/{quote(base_token, safe='')}/tables",
+        envelope = self.client.paginate("GET", endpoints.tables(base_token),
                                         params={"limit": BASE_TABLE_PAGE},
                                         list_field="tables")
         tables = _data(envelope).get("tables") or []
-        ids = [str(t["table_id"]) for t in tables if isinstance(t, dict) and "table_id" in t]
+        ids = [table_id for table_id in map(_table_id, tables) if table_id]
         if not ids:
             raise ApiError(f"Base {base_token} has no tables to bind.", code=9499,
                            hint="Create a table in the Base first, or leave out --base-token "
@@ -126,14 +137,15 @@ class PlatformProvisioner:
     def _create_base(self, schema: TemplateSchema, title: str,
                      timezone: str | None) -> tuple[str, list[str]]:
         body = {"name": title} if timezone is None else {"name": title, "timezone": timezone}
-        base = str(self._call("POST", "/bases", body)["base_token"])
+        created_base = self._call("POST", endpoints.BASES, body)
+        base = str(created_base.get("base_token") or created_base["app_token"])
         self.created["baseToken"] = base
-        tables_path = f"/bases/{quote(base, safe='')}/tables"
+        tables_path = endpoints.tables(base)
         table_ids: dict[str, str] = {}
         for table in schema.tables:
             fields = [_field_body(f, table_ids) for f in table.fields if f.type != "link"]
             created = self._call("POST", tables_path, {"name": table.name, "fields": fields})
-            table_ids[table.name] = str(created["table_id"])
+            table_ids[table.name] = _table_id(created) or ""
         for table in schema.tables:
             for field in table.fields:
                 if field.type == "link":
@@ -146,11 +158,10 @@ class PlatformProvisioner:
 
     def _users(self, schema: TemplateSchema) -> dict[str, str | None]:
         """Sample user values → user ids; None where the user cannot be created."""
-        users: dict[str, str | None] = {
-            CURRENT_USER: str(self._call("GET", "/users/me")["user_id"])}
+        users: dict[str, str | None] = {CURRENT_USER: self.client.current_user_id()}
         for name in schema.sample_user_names():
             try:
-                users[USER_REFERENCE_PREFIX + name] = str(self._call("POST", "/users",
+                users[USER_REFERENCE_PREFIX + name] = str(self._call("POST", endpoints.USERS,
                                                         {"name": name})["user_id"])
             except ApiError:
                 # Only a platform owner creates users (Lark has no such endpoint): the

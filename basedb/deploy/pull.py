@@ -29,6 +29,7 @@ from basedb.core.site_zip import build_site_zip, read_site_zip
 from basedb.deploy.artifact import safe_extract
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
+from basedb.deploy.results import PullResult
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE
@@ -130,7 +131,7 @@ def _merged_config(config: bytes, catalog: dict[str, Any], app_token: str) -> by
 
 
 def pull_site(client: Client, *, app_token: str, target: Path, env: str = "preview",
-              force: bool = False) -> dict[str, Any]:
+              force: bool = False) -> PullResult:
     """Restore the site `app_token` into `target` (a new directory or its workspace)."""
     api = SiteApi(client, app_token)
     deployment = choose_deployment(api, env)
@@ -146,13 +147,9 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     report: ExtractReport = safe_extract(build_site_zip(inputs, fingerprint), target, force=force)
     if fresh and not (report.target / GITIGNORE_FILE).exists():
         (report.target / GITIGNORE_FILE).write_text(GITIGNORE_TEXT, encoding="utf-8")
-    return {
-        "ok": True, "appToken": app_token, "env": env,
-        "deploymentId": deployment["deploymentId"], "target": str(report.target),
-        "fingerprint": fingerprint, "deployedFingerprint": deployed,
-        "sameAsDeployment": fingerprint == deployed,
-        "created": list(report.created), "overwritten": list(report.overwritten),
-        "unchanged": list(report.unchanged),
-        "ai": ({"status": "not_enabled", "keys": []} if ai_drafts is None
-               else {"status": "restored", "keys": sorted(ai_drafts)}),
-    }
+    return PullResult(
+        app_token=app_token, env=env, deployment_id=deployment["deploymentId"],
+        target=str(report.target), fingerprint=fingerprint, deployed_fingerprint=deployed,
+        created=tuple(report.created), overwritten=tuple(report.overwritten),
+        unchanged=tuple(report.unchanged),
+        ai_keys=None if ai_drafts is None else tuple(ai_drafts))

@@ -78,6 +78,7 @@ class DeployStageError(BasedbError):
         # network failure whatever the cause was.
         self.exit_code = cause.exit_code if exit_code is None else exit_code
         self.type = cause.type
+        self.console_url = cause.console_url
         self.stage = stage
         self.outcome_known = outcome_known
         self.cause = cause

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from basedb.core import environment
 from basedb.core.atomic import ensure_private_dir
 from basedb.core.errors import InputError
 from basedb.core.paths import data_dir as default_data_dir
@@ -96,6 +97,6 @@ def _open(directory: Path) -> LocalPlatform:
     except BaseException:
         store.close()
         raise
-    access_log = os.environ.get("BASEDB_ACCESS_LOG", "") not in ("", "0")
+    access_log = os.environ.get(environment.ACCESS_LOG, "") not in ("", "0")
     app = build_app(store, data_dir=directory, access_log=access_log)
     return LocalPlatform(data_dir=directory, store=store, app=app, owner_token=owner_token)

@@ -146,17 +146,26 @@ def build_mutation(function_id: str, doc: Any) -> tuple[Mutation | None, list[Fi
         return None, c.findings
     raw_spec = doc.get("spec")
     spec: MutationSpec | None = None
+    as_written: MutationSpec | None = None
     if not isinstance(raw_spec, dict):
         c.invalid("/spec", "/spec is missing or not an object.",
                   "Declare {\"spec\": {\"table\", \"action\", \"params\", \"set\", …}}.")
     else:
-        spec = _mutation_spec(raw_spec, c)
+        spec, as_written = _mutation_spec(raw_spec, c)
     decl = Mutation(function_id=function_id, kind="mutation", file=c.file, name=header.name,
-                    description=header.description, raw=doc, spec=spec)
+                    description=header.description, raw=doc, spec=spec,
+                    spec_as_written=as_written)
     return decl, c.findings
 
 
-def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None:
+def _mutation_spec(raw: Mapping[str, Any], c: _Collector,
+                   ) -> tuple[MutationSpec | None, MutationSpec]:
+    """The spec when its structure is valid (else None), and what could be read of it.
+
+    Each rule judges one key on its own: a rule that depends on the action (recordId,
+    set on a delete) is only judged when the action is one of the three, so a wrong
+    action is reported once, not followed by messages that assume another action.
+    """
     ok = True
     table = raw.get("table")
     if not isinstance(table, str) or not table:
@@ -165,8 +174,9 @@ def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None
         ok = False
     action = raw.get("action")
     if action not in MUTATION_ACTIONS:
-        c.invalid("/spec/action", f"/spec/action is {action!r}; it must be one of "
-                  f"{', '.join(MUTATION_ACTIONS)}.", "Set spec.action to create, update or delete.")
+        c.invalid("/spec/action", f"/spec/action is {_shown(action)}; it must be one of "
+                  f"{', '.join(MUTATION_ACTIONS)}.", "Set spec.action to create, update or delete"
+                  f"{_action_advice(action)}.")
         ok = False
     mappings: dict[str, Mapping[str, Any]] = {}
     for key in ("set", "precondition", "clear"):
@@ -185,7 +195,7 @@ def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None
                       "to a \"$param\" reference.", "Set spec.recordId to \"$recordId\" and "
                       "declare that param with kind RECORD_ID (list: true for a batch).")
             ok = False
-    elif record_id is not None:
+    elif action == "create" and record_id is not None:
         c.invalid("/spec/recordId", "A create mutation must not set /spec/recordId.",
                   "Remove spec.recordId, or change the action to update or delete.")
         ok = False
@@ -194,11 +204,26 @@ def _mutation_spec(raw: Mapping[str, Any], c: _Collector) -> MutationSpec | None
                   "Remove spec.set from the delete mutation.")
         ok = False
     params = _params(raw.get("params"), ("spec", "params"), c, allow_list=True)
-    if not ok:
-        return None
-    return MutationSpec(table=table, action=action, params=params, set=mappings["set"],
-                        record_id=record_id, precondition=mappings["precondition"],
-                        clear=mappings["clear"])
+    as_written = MutationSpec(table=table if isinstance(table, str) and table else None,
+                              action=action if action in MUTATION_ACTIONS else None,
+                              params=params, set=mappings["set"], record_id=record_id,
+                              precondition=mappings["precondition"], clear=mappings["clear"])
+    return (as_written if ok else None), as_written
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else _json_type(value)
+
+
+def _action_advice(action: Any) -> str:
+    """Which action someone writing `action` wants: an upsert is an update of a record
+    that exists, or a create of one that does not."""
+    if isinstance(action, str) and action.strip().lower() in ("upsert", "save", "merge"):
+        return ("; an upsert is two Mutations (update with recordId, create without), or "
+                "one FaaS that decides")
+    if isinstance(action, str) and action.strip().lower() in MUTATION_ACTIONS:
+        return f" (lower case: {action.strip().lower()!r})"
+    return ""
 
 
 def build_faas(function_id: str, doc: Any, *, has_handler: bool,

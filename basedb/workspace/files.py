@@ -15,6 +15,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from basedb.workspace.jsonc import plain_json, scan
+
 KIB = 1024
 MIB = 1024 * KIB
 
@@ -137,7 +139,9 @@ def parse_jsonc(text: str, *, label: str) -> Any:
     try:
         # Plain JSON once comments and trailing commas are gone: the common case, and
         # much faster than json5, which stays the parser (and error reporter) otherwise.
-        return json.loads(strip_jsonc(text), parse_constant=_reject_constant)
+        plain = plain_json(text, scan(text, jsonc=True))
+        if plain is not None:
+            return json.loads(plain, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         pass
     # Lazy: json5 loads only for JSONC that plain JSON cannot read.
@@ -167,48 +171,6 @@ def _json5_error(exc: ValueError) -> tuple[str, int | None, int | None]:
         return str(exc), None, None
     line, reason, column = int(match.group(1)), match.group(2), int(match.group(3))
     return f"{reason[:1].lower()}{reason[1:]} at line {line} column {column}", line, column
-
-
-def strip_jsonc(text: str) -> str:
-    """Blank out // and /* */ comments and drop trailing commas, outside strings.
-
-    Comments become spaces (newlines kept) so positions in the text do not move.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    pending_comma = -1  # index in `out` of a comma that may turn out to be trailing
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            pending_comma = -1
-            i = j + 1
-        elif ch == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif ch == "/" and text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(c if c == "\n" else " " for c in text[i:j]))
-            i = j
-        elif ch in "}]" and pending_comma >= 0:
-            out[pending_comma] = " "
-            pending_comma = -1
-            out.append(ch)
-            i += 1
-        else:
-            if ch == ",":
-                pending_comma = len(out)
-            elif not ch.isspace():
-                pending_comma = -1
-            out.append(ch)
-            i += 1
-    return "".join(out)
 
 
 def read_json(path: Path, *, label: str, limit: int) -> Any:

@@ -4,7 +4,8 @@
 file people write by hand: comments, trailing commas, CRLF line ends, single-quoted
 strings and unquoted keys (json5) all have to survive. Re-serialising the parsed
 document would lose them, so this module scans the text once for the spans of objects,
-arrays and their members, and splices new text in where it belongs:
+arrays and their members (`basedb.workspace.jsonc`, the scanner `jsonpos` uses too), and
+splices new text in where it belongs:
 
     merge_string_array(text, ("binding", "tableIds"), ["tbl1", "tbl2"])
         appends the values the array lacks, in the array's own layout (one per line when
@@ -21,131 +22,18 @@ that would not come out right raises `JsoncEditError` instead of being returned.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from basedb.workspace.files import FileProblem, parse_jsonc
+from basedb.workspace.jsonc import Entry, Node, ScanError, scan
 
 __all__ = ["JsoncEditError", "merge_string_array", "set_string"]
-
-_SKIP = re.compile(r"(?:[ \t\n\r\ufeff\u00a0\u2028\u2029]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
-_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL)
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_SCALAR = re.compile(r"[^\s,\]\}/:]+")
-_MAX_DEPTH = 200
 
 
 class JsoncEditError(ValueError):
     """The text cannot be edited as asked (malformed, or a parent is not an object)."""
-
-
-@dataclass(slots=True)
-class _Value:
-    """A value's span; containers also know their brackets and entries."""
-
-    start: int
-    end: int
-    kind: str  # "object", "array" or "scalar"
-    entries: list[_Entry] = field(default_factory=list)
-
-    @property
-    def close(self) -> int:
-        """Offset of the closing bracket of a container."""
-        return self.end - 1
-
-
-@dataclass(slots=True)
-class _Entry:
-    """An array item or an object member: where it starts, its value, and the offset just
-    after the comma that follows it (None when no comma does)."""
-
-    start: int
-    value: _Value
-    key: str | None = None
-    comma_end: int | None = None
-
-
-# ----------------------------------------------------------------------------- scanning
-
-
-class _Scanner:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def skip(self, pos: int) -> int:
-        match = _SKIP.match(self.text, pos)
-        return match.end() if match else pos
-
-    def fail(self, pos: int, what: str) -> JsoncEditError:
-        line = self.text.count("\n", 0, pos) + 1
-        return JsoncEditError(f"{what} at line {line}")
-
-    def value(self, pos: int, depth: int) -> _Value:
-        if depth > _MAX_DEPTH:
-            raise self.fail(pos, "nesting too deep")
-        text = self.text
-        if pos >= len(text):
-            raise self.fail(pos, "unexpected end of text")
-        char = text[pos]
-        if char in "{[":
-            return self.container(pos, depth)
-        match = _STRING.match(text, pos) or _SCALAR.match(text, pos)
-        if match is None:
-            raise self.fail(pos, f"unexpected {char!r}")
-        return _Value(pos, match.end(), "scalar")
-
-    def container(self, pos: int, depth: int) -> _Value:
-        text = self.text
-        is_object = text[pos] == "{"
-        closer = "}" if is_object else "]"
-        node = _Value(pos, pos, "object" if is_object else "array")
-        at = self.skip(pos + 1)
-        while True:
-            if at >= len(text):
-                raise self.fail(at, f"missing {closer!r}")
-            if text[at] == closer:
-                node.end = at + 1
-                return node
-            start = at
-            key = None
-            if is_object:
-                key, at = self.key(at)
-                at = self.skip(at)
-                if at >= len(text) or text[at] != ":":
-                    raise self.fail(at, "expected ':'")
-                at = self.skip(at + 1)
-            item = self.value(at, depth + 1)
-            entry = _Entry(start, item, key)
-            node.entries.append(entry)
-            at = self.skip(item.end)
-            if at < len(text) and text[at] == ",":
-                entry.comma_end = at + 1
-                at = self.skip(at + 1)
-            elif at < len(text) and text[at] != closer:
-                raise self.fail(at, f"expected ',' or {closer!r}")
-
-    def key(self, pos: int) -> tuple[str, int]:
-        match = _STRING.match(self.text, pos)
-        if match is not None:
-            return _decode_string(match.group()), match.end()
-        match = _IDENTIFIER.match(self.text, pos)
-        if match is not None:
-            return match.group(), match.end()
-        raise self.fail(pos, "expected a member name")
-
-
-def _decode_string(raw: str) -> str:
-    if raw.startswith('"'):
-        try:
-            return str(json.loads(raw))
-        except ValueError:
-            pass  # escapes JSON lacks (json5 allows \' and line continuations)
-    # Lazy: json5 loads only for escapes plain JSON lacks.
-    import json5  # noqa: PLC0415
-
-    return str(json5.loads(raw))
 
 
 def _load(text: str) -> Any:
@@ -155,12 +43,11 @@ def _load(text: str) -> Any:
         raise JsoncEditError(problem.message.rstrip(".")) from None
 
 
-def _parse(text: str) -> _Value:
-    scanner = _Scanner(text)
-    start = scanner.skip(0)
-    root = scanner.value(start, 0)
-    if scanner.skip(root.end) != len(text):
-        raise scanner.fail(root.end, "unexpected text after the document")
+def _parse(text: str) -> Node:
+    try:
+        root = scan(text, jsonc=True)
+    except ScanError as error:
+        raise JsoncEditError(str(error)) from None
     if root.kind != "object":
         raise JsoncEditError("the document is not an object")
     return root
@@ -190,7 +77,7 @@ def _line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
 
 
-def _append_entries(text: str, container: _Value, pieces: list[str]) -> list[_Splice]:
+def _append_entries(text: str, container: Node, pieces: list[str]) -> list[_Splice]:
     """Splices adding `pieces` (rendered entries) at the end of a container, in its style."""
     if not pieces:
         return []
@@ -224,7 +111,7 @@ def _append_entries(text: str, container: _Value, pieces: list[str]) -> list[_Sp
     return [_Splice(last.value.end, last.value.end, added)]
 
 
-def _member(container: _Value, key: str) -> _Entry | None:
+def _member(container: Node, key: str) -> Entry | None:
     found = [entry for entry in container.entries if entry.key == key]
     return found[-1] if found else None  # json5 keeps the last of repeated keys
 
@@ -239,7 +126,7 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
-def _locate(text: str, path: Sequence[str]) -> tuple[_Value, int, _Entry | None]:
+def _locate(text: str, path: Sequence[str]) -> tuple[Node, int, Entry | None]:
     """(the deepest existing object on `path`, how many keys of `path` it consumed, the
     member for the next key when it exists)."""
     if not path:

@@ -244,11 +244,16 @@ class MutationSpec:
 
 @dataclass(frozen=True, slots=True)
 class Mutation(Declaration):
-    spec: MutationSpec | None = None
+    spec: MutationSpec | None = None  # None when the spec's structure is invalid
+    # What could be read of the spec even when its structure is invalid (a wrong action,
+    # a recordId the action forbids), so that check still judges its names and values in
+    # the same run: one run reports every independent error.
+    spec_as_written: MutationSpec | None = None
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.spec.params if self.spec else ()
+        spec = self.spec or self.spec_as_written
+        return spec.params if spec else ()
 
 
 @dataclass(frozen=True, slots=True)

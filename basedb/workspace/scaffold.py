@@ -91,6 +91,14 @@ class InitResult:
     base_token: str
     files: tuple[Path, ...]  # absolute paths of every file written, sorted
 
+    def to_dict(self) -> dict[str, Any]:
+        """The `basedb init --json` document."""
+        return {
+            "workspace": str(self.workspace), "appToken": self.app_token,
+            "baseToken": self.base_token, "template": self.template,
+            "files": [p.relative_to(self.workspace).as_posix() for p in self.files],
+        }
+
 
 def init_workspace(target: Path | str, template: str, *, provisioner: Provisioner,
                    title: str | None = None, base_token: str | None = None) -> InitResult:
@@ -241,7 +249,7 @@ def _render_config(path: Path, template: str, values: dict[str, Any]) -> str:
     rendered = _PLACEHOLDER_RE.sub(fill, text)
     missing = [name for name in _CONFIG_VALUES if name not in used]
     if missing:
-        raise InternalError(f"{label} lacks the placeholder(s) "
+        raise InternalError(f"{label} lacks the placeholders "
                             f"{', '.join('${' + m + '}' for m in missing)}.",
                             code="TEMPLATE_INVALID")
     try:

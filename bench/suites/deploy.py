@@ -81,10 +81,10 @@ def provision(ctx: BenchContext, root: Path, *, count: int) -> list[str]:
             base = client.request("POST", "/bases", json={"name": "Bench"})["data"]["base_token"]
             table_ids = [client.request("POST", f"/bases/{base}/tables", json={
                 "name": table["name"], "fields": [_field_body(f) for f in table["fields"]]},
-                )["data"]["table_id"] for table in _tables(root)]
+                )["data"]["id"] for table in _tables(root)]
             sites = []
             for number in range(count):
-                app = client.request("POST", "/sites", json={
+                app = client.request("POST", "/sites/create", json={
                     "title": f"Bench {number}"})["data"]["appToken"]
                 client.request("POST", f"/sites/{app}/bind_base",
                                json={"baseToken": base, "tableIds": table_ids})

@@ -170,7 +170,7 @@ class Faults:
         if kind == "404":  # a platform that does not have the route at all
             return httpx.Response(404, text="404 page not found")
         if kind == "500":
-            return httpx.Response(500, json={"code": 99991400, "msg": "internal error",
+            return httpx.Response(500, json={"code": 500, "msg": "internal error",
                                              "error": {"log_id": "log-fault"}})
         if kind.startswith("code "):  # "code 800004011 400": a business error envelope
             _, code, status = kind.split()

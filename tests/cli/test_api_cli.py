@@ -69,46 +69,117 @@ def test_full_open_apis_path_is_accepted(mock: respx.MockRouter) -> None:
     assert json.loads(route.calls.last.request.content) == {"baseToken": "b", "tableIds": ["t"]}
 
 
+def test_success_prints_the_body_as_lark_cli_does(mock: respx.MockRouter) -> None:
+    """Go's MarshalIndent: keys sorted, two spaces, <>& escaped, numbers as they came."""
+    raw = ('{"msg":"success","code":0,"data":{"z":1.50,"a":"<b>&</b>","big":12345678901234567,'
+           '"list":[],"obj":{},"uni":"休假\u2028"}}')
+    mock.get("/sites/app").respond(content=raw.encode(),
+                                   headers={"Content-Type": "application/json"})
+    result = api("GET", "/sites/app")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        '{\n  "code": 0,\n  "data": {\n    "a": "\\u003cb\\u003e\\u0026\\u003c/b\\u003e",\n'
+        '    "big": 12345678901234567,\n    "list": [],\n    "obj": {},\n'
+        '    "uni": "休假\\u2028",\n    "z": 1.50\n  },\n  "msg": "success"\n}\n')
+
+
 def test_business_error_envelope_on_stderr_exit_1(mock: respx.MockRouter) -> None:
     mock.post("/sites/app/functions/f/invoke").respond(400, json={
-        "code": 800004002, "msg": "Parameter invalid. Executed: no.",
+        "code": 800004002, "msg": "Parameter invalid. Executed: no. LogID: LOG1",
         "error": {"log_id": "LOG1"}})
     result = api("POST", "/sites/app/functions/f/invoke", "--data", '{"params":{}}')
     assert result.exit_code == 1
-    error = error_of(result)
-    assert error["type"] == "api"
-    assert error["code"] == 800004002
-    assert error["message"] == "Parameter invalid. Executed: no."
-    assert error["detail"]["log_id"] == "LOG1"
+    assert result.stderr == (
+        '{\n  "ok": false,\n  "identity": "user",\n  "error": {\n    "type": "api_error",\n'
+        '    "code": 800004002,\n'
+        '    "message": "API error: [800004002] Parameter invalid. Executed: no. LogID: LOG1",\n'
+        '    "detail": {\n      "log_id": "LOG1"\n    }\n  }\n}\n')
 
 
-@pytest.mark.parametrize(("status", "payload", "exit_code", "kind"), [
-    (401, {"code": 99991663, "msg": "token invalid"}, 3, "auth"),
-    (403, {"code": 99991672, "msg": "permission denied"}, 3, "auth"),
-    (500, {"code": 800004005, "msg": "execution failed"}, 4, "api"),
+@pytest.mark.parametrize(("status", "payload", "exit_code", "kind", "message"), [
+    (401, {"code": 99991663, "msg": "token invalid"}, 3, "auth",
+     "API error: [99991663] token invalid"),
+    (401, {"code": 99991677, "msg": "token expired"}, 3, "auth",
+     "API error: [99991677] token expired"),
+    (403, {"code": 99991672, "msg": "scope missing", "error": {"permission_violations": [
+        {"subject": "base:app:read"}]}}, 1, "permission", "Permission denied [99991672]"),
+    (400, {"code": 99991543, "msg": "bad secret"}, 3, "config",
+     "API error: [99991543] bad secret"),
+    (500, {"code": 800004005, "msg": "execution failed"}, 1, "api_error",
+     "API error: [800004005] execution failed"),
 ])
-def test_error_classes_and_exit_codes(mock: respx.MockRouter, status: int,
-                                      payload: dict[str, Any], exit_code: int,
-                                      kind: str) -> None:
+def test_error_classes_and_exit_codes_follow_lark_cli(mock: respx.MockRouter, status: int,
+                                                      payload: dict[str, Any], exit_code: int,
+                                                      kind: str, message: str) -> None:
     mock.get("/sites/app").respond(status, json=payload)
     result = api("GET", "/sites/app")
     assert result.exit_code == exit_code
+    doc = json.loads(result.stderr)
+    assert doc["identity"] == "user"
+    error = doc["error"]
+    assert error["type"] == kind and error["code"] == payload["code"]
+    assert error["message"] == message
+    assert error.get("detail") == payload.get("error")
+    if kind != "api_error":
+        assert error.get("hint")
+
+
+def test_rate_limits_are_retried_then_reported(mock: respx.MockRouter,
+                                               pauses: list[float]) -> None:
+    route = mock.get("/sites/app").respond(
+        429, json={"code": 99991400, "msg": "request trigger frequency limit"},
+        headers={"x-ogw-ratelimit-reset": "2"})
+    result = api("GET", "/sites/app")
+    assert result.exit_code == 1
     error = error_of(result)
-    assert error["type"] == kind
-    assert error["message"] == payload["msg"]
-    assert error.get("hint")
+    assert error["type"] == "rate_limit" and error["code"] == 99991400
+    assert route.call_count == 4 and len(pauses) == 3
+    assert all(2 <= wait <= 2.5 for wait in pauses)
 
 
 def test_network_errors_exit_4(mock: respx.MockRouter) -> None:
     mock.get("/sites/a").mock(side_effect=httpx.ConnectError("Connection refused"))
     mock.get("/sites/b").respond(502, text="<html>bad gateway</html>",
                                  headers={"Content-Type": "text/html"})
+    mock.get("/sites/c").respond(404, text="404 page not found",
+                                 headers={"Content-Type": "text/plain"})
     refused = api("GET", "/sites/a")
     assert refused.exit_code == 4
     assert error_of(refused)["type"] == "network"
+    assert error_of(refused)["message"].startswith("API call failed: ")
     bad_gateway = api("GET", "/sites/b")
     assert bad_gateway.exit_code == 4
-    assert "HTTP 502" in error_of(bad_gateway)["message"]
+    assert error_of(bad_gateway) == {"type": "http_error",
+                                     "message": "HTTP 502: <html>bad gateway</html>"}
+    missing = api("GET", "/sites/c")
+    assert missing.exit_code == 1
+    assert error_of(missing)["message"] == "HTTP 404: 404 page not found"
+
+
+def test_validation_errors_have_lark_cli_type_and_no_code() -> None:
+    result = run("api", "FETCH", "/x")
+    assert result.exit_code == 2
+    doc = json.loads(result.stderr)
+    assert "identity" not in doc
+    assert doc["error"]["type"] == "validation" and "code" not in doc["error"]
+
+
+def test_binary_answers_are_saved_and_described(mock: respx.MockRouter, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    mock.get("/sites/a/deployments/d/artifact").respond(
+        content=b"PK\x03\x04zip", headers={"Content-Type": "application/zip",
+                                             "Content-Disposition": 'attachment; '
+                                             'filename="../site.zip"'})
+    result = api("GET", "/sites/a/deployments/d/artifact")
+    assert result.exit_code == 0, result.stderr
+    meta = json.loads(result.stdout)
+    assert meta == {"content_type": "application/zip", "saved_path": str(tmp_path / "site.zip"),
+                    "size_bytes": 7}
+    assert (tmp_path / "site.zip").read_bytes() == b"PK\x03\x04zip"
+    assert "saved to file" in result.stderr
+    chosen = api("GET", "/sites/a/deployments/d/artifact", "-o", str(tmp_path / "x.zip"))
+    assert json.loads(chosen.stdout)["saved_path"] == str(tmp_path / "x.zip")
 
 
 def test_dry_run_sends_nothing_and_redacts(mock: respx.MockRouter) -> None:
@@ -187,6 +258,15 @@ def test_unusable_data_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, na
         assert word in message
 
 
+def test_a_missing_data_file_hint_says_which_path_was_looked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("api", "POST", "/x", "--data", "@missing.json")
+    hint = error_of(result)["hint"]
+    assert "Create --data" not in hint
+    assert str(tmp_path / "missing.json") in hint and "relative to the current" in hint
+
+
 def test_data_from_stdin(mock: respx.MockRouter) -> None:
     route = mock.post("/sites/a/functions/f/invoke").respond(json={"code": 0})
     result = api("POST", "/sites/a/functions/f/invoke", "--data", "-",
@@ -258,13 +338,20 @@ def no_lark_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(empty))
 
 
-def test_lark_cli_falls_back_to_basedb_api(mock: respx.MockRouter, no_lark_cli: None) -> None:
+def test_lark_cli_api_with_an_endpoint_profile_runs_basedb_api_and_says_so(
+        mock: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "record.txt"
+    fake_lark_cli(tmp_path / "bin", record, exit_code=0)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     route = mock.get("/sites/app/catalog").respond(json={"code": 0, "data": {"tables": []}})
     result = run("lark-cli", "--profile", "mock", "--", "api", "GET",
                  "/open-apis/base/v3/sites/app/catalog", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["data"] == {"tables": []}
-    assert route.call_count == 1
+    assert route.call_count == 1 and not record.exists(), "never lark-cli for this profile"
+    assert result.stderr.splitlines() == [
+        "basedb lark-cli: profile 'mock' is a basedb platform; running `basedb api` instead "
+        "of lark-cli."]
 
 
 def test_lark_cli_fallback_keeps_api_exit_codes(mock: respx.MockRouter,
@@ -272,20 +359,25 @@ def test_lark_cli_fallback_keeps_api_exit_codes(mock: respx.MockRouter,
     mock.get("/sites/app").respond(401, json={"code": 99991663, "msg": "token invalid"})
     result = run("lark-cli", "--profile", "mock", "--", "api", "GET", "/sites/app")
     assert result.exit_code == 3
-    assert error_of(result)["type"] == "auth"
+    notice, envelope = result.stderr.split("\n", 1)
+    assert "running `basedb api`" in notice
+    assert json.loads(envelope)["error"]["type"] == "auth"
 
 
-def test_lark_cli_other_commands_need_lark_cli(no_lark_cli: None) -> None:
+def test_other_lark_cli_commands_are_refused_for_profiles_lark_cli_cannot_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = tmp_path / "record.txt"
+    fake_lark_cli(tmp_path / "bin", record, exit_code=0)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     result = run("lark-cli", "--", "base", "+table-list")
     assert result.exit_code == 2
-    message = result.stderr
-    assert "lark-cli is not installed" in message and "lark-cli api" in message
-    nothing = run("lark-cli")
-    assert nothing.exit_code == 2
+    assert "embedded local platform" in result.stderr and "--lark-cli" in result.stderr
+    assert not record.exists()
+    assert run("lark-cli").exit_code == 2
 
 
 def fake_lark_cli(bin_dir: Path, record: Path, exit_code: int) -> None:
-    bin_dir.mkdir()
+    bin_dir.mkdir(exist_ok=True)
     script = bin_dir / "lark-cli"
     script.write_text(
         "#!/bin/sh\n"
@@ -294,9 +386,12 @@ def fake_lark_cli(bin_dir: Path, record: Path, exit_code: int) -> None:
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
 
 
-def test_real_lark_cli_runs_with_the_workspace_profile(
+def test_a_lark_cli_profile_runs_lark_cli_with_its_profile_passed_explicitly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    save_profile(Profile("team", ENDPOINT, TOKEN))
+    from basedb.client.profiles import LarkAccount
+
+    save_profile(Profile("team", "https://open.feishu.cn", lark=LarkAccount(
+        brand="feishu", identity="bot", via="lark-cli", lark_profile="work")))
     record = tmp_path / "record.txt"
     fake_lark_cli(tmp_path / "bin", record, exit_code=7)
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
@@ -305,8 +400,13 @@ def test_real_lark_cli_runs_with_the_workspace_profile(
     result = run("lark-cli", "-C", str(tmp_path / "site"), "--", "base", "+table-list",
                  "--as", "user")
     assert result.exit_code == 7
-    assert record.read_text().splitlines() == ["profile=team", "base", "+table-list",
-                                               "--as", "user"]
+    # --profile on the command line: lark-cli reads no LARKSUITE_CLI_PROFILE variable.
+    assert record.read_text().splitlines() == ["profile=", "--profile", "work", "base",
+                                               "+table-list", "--as", "user"]
+    api_call = run("lark-cli", "-C", str(tmp_path / "site"), "--", "api", "GET", "/x")
+    assert api_call.exit_code == 7
+    assert record.read_text().splitlines()[1:] == ["--profile", "work", "api", "GET", "/x",
+                                                   "--as", "bot"]
 
 
 def test_embedded_profile_api_calls_never_go_to_lark_cli(
@@ -317,6 +417,7 @@ def test_embedded_profile_api_calls_never_go_to_lark_cli(
     result = run("lark-cli", "--", "api", "GET", "/users/me", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["endpoint"] == "embedded"
+    assert "embedded local platform" in result.stderr
     assert not record.exists()
 
 
@@ -366,9 +467,36 @@ def test_embedded_platform_log_goes_to_the_data_dir_not_the_commands_stderr(
         owner.ok("POST", f"/sites/{site.app_token}/deployments/{deployment}/promote")
     result = run("api", "POST", f"/sites/{site.app_token}/functions/explode/invoke",
                  "--data", '{"params": {}}')
-    assert result.exit_code == 4
+    assert result.exit_code == 1  # lark-cli: a JSON answer with a code is an API error
     error = error_of(result)  # the whole of stderr is one envelope
     assert error["code"] == 800004005 and "secret detail" not in result.stderr
     log = (isolated_dirs["data"] / "platform.log").read_text()
     assert f"log_id {error['detail']['log_id']}" in log and "secret detail 42" in log
     assert stat.S_IMODE((isolated_dirs["data"] / "platform.log").stat().st_mode) == 0o600
+
+
+def test_verbose_logs_requests_with_the_token_redacted(mock: respx.MockRouter,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    mock.get("/sites/app").respond(json={"code": 0, "data": {"appToken": "app"}},
+                                   headers={"X-Tt-Logid": "LOGV"})
+    result = api("GET", "/sites/app", "--verbose")
+    assert result.exit_code == 0, result.stderr
+    assert "> GET http://127.0.0.1:8787/open-apis/base/v3/sites/app" in result.stderr
+    assert "> Authorization: Bearer ***" in result.stderr
+    assert "< 200 OK" in result.stderr and "LOGV" in result.stderr
+    assert json.loads(result.stdout)["data"] == {"appToken": "app"}  # stdout stays data
+    monkeypatch.setenv("BASEDB_DEBUG", "1")
+    assert "> GET" in api("GET", "/sites/app").stderr
+
+
+def test_timeout_option_and_environment(mock: respx.MockRouter,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    mock.post("/sites/app/bind_base").mock(side_effect=httpx.ReadTimeout("slow"))
+    result = api("POST", "/sites/app/bind_base", "--data", "{}", "--timeout", "1.5")
+    assert result.exit_code == 4
+    assert "timed out after 1.5s" in error_of(result)["message"]
+    monkeypatch.setenv("BASEDB_TIMEOUT", "7")
+    assert "after 7s" in error_of(api("POST", "/sites/app/bind_base", "--data", "{}"))[
+        "message"]
+    bad = api("GET", "/sites/app", "--timeout", "0")
+    assert bad.exit_code == 2

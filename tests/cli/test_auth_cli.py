@@ -161,7 +161,9 @@ def test_list_marks_the_current_profile(tmp_path: Path, monkeypatch: pytest.Monk
     doc = json.loads(run("auth", "list", "--profile", "prod", "--json").stdout)
     assert doc["current"] == "prod"
     assert [p["name"] for p in doc["profiles"] if p["current"]] == ["prod"]
-    assert all(set(p) == {"name", "endpoint", "current"} for p in doc["profiles"])
+    assert all(set(p) == {"name", "kind", "endpoint", "identity", "current"}
+               for p in doc["profiles"])
+    assert [p["kind"] for p in doc["profiles"]] == ["local", "endpoint", "endpoint"]
 
 
 # --- the built-in local profile ------------------------------------------------------

@@ -20,8 +20,8 @@ def bind_new_table(site: Path, name: str) -> str:
     table = platform_data("POST", f"/bases/{base}/tables",
                      {"name": name, "fields": [{"name": "日期", "type": "datetime"}]})
     platform_data("POST", f"/sites/{app_token_of(site)}/bind_base",
-             {"baseToken": base, "tableIds": [table["table_id"]]})
-    return str(table["table_id"])
+             {"baseToken": base, "tableIds": [table["id"]]})
+    return str(table["id"])
 
 
 def test_an_unchanged_catalog_changes_no_byte(site: Path) -> None:
@@ -33,7 +33,7 @@ def test_an_unchanged_catalog_changes_no_byte(site: Path) -> None:
     assert (site / "base-database.jsonc").read_bytes() == config
     assert (site / "catalog.json").read_bytes() == catalog
     text = run("catalog", "pull", "-C", str(site))
-    assert "catalog.json already up to date: 3 table(s)" in text.stdout
+    assert "catalog.json already up to date: 3 tables" in text.stdout
 
 
 def test_a_newly_bound_table_joins_catalog_and_binding(site: Path) -> None:

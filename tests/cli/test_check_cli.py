@@ -77,8 +77,8 @@ def test_errors_exit_1(repo: Path) -> None:
     ws = copy_case("enum_out_of_domain", repo)
     result = run("-C", str(ws))
     assert result.exit_code == 1
-    assert "database-functions/searchTasks/function.json\n" in result.stdout
-    assert "ENUM_OUT_OF_DOMAIN" in result.stdout
+    assert result.stdout.startswith(
+        "database-functions/searchTasks/function.json:10:26: ENUM_OUT_OF_DOMAIN Enum value ")
     assert "fix: " in result.stdout
     assert result.stdout.endswith("1 error, 0 hints in 1 function\n")
 
@@ -87,7 +87,7 @@ def test_hints_alone_exit_0(repo: Path) -> None:
     ws = copy_case("every_hint", repo)
     result = run("-C", str(ws))
     assert result.exit_code == 0
-    assert result.stdout.startswith("Hints\n  findTasks  database-functions/findTasks/\n")
+    assert result.stdout.startswith("database-functions/findTasks/function.json:")
     assert result.stdout.endswith("No errors, 6 hints in 5 functions\n")
 
 
@@ -118,10 +118,9 @@ def test_no_workspace_still_gives_a_well_formed_report(tmp_path: Path, fmt: str)
         assert envelope["error"]["code"] == "WORKSPACE_NOT_FOUND"
     elif fmt == "sarif":
         (run_,) = json.loads(result.stdout)["runs"]
-        assert [r["ruleId"] for r in run_["results"]] == ["WORKSPACE_NOT_FOUND"]
-        location = run_["results"][0]["locations"][0]["physicalLocation"]
-        assert location["artifactLocation"]["uri"].endswith("base-database.jsonc")
-        # nothing could be checked: SARIF's word for that is an unsuccessful execution
+        # no file to anchor a result to (code scanning would drop it), and nothing could
+        # be checked: SARIF's word for that is an unsuccessful execution
+        assert run_["results"] == []
         [invocation] = run_["invocations"]
         assert invocation["executionSuccessful"] is False
         [notification] = invocation["toolExecutionNotifications"]

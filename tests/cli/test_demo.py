@@ -74,4 +74,4 @@ def test_demo_refuses_a_non_empty_directory_before_creating_anything(tmp_path: P
     assert "basedb init" not in result.stderr
     assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
     with local_client() as client:
-        assert client.request("GET", "/sites")["data"]["total"] == 0
+        assert client.request("GET", "/sites/list")["data"]["sites"] == []

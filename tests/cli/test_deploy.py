@@ -131,7 +131,10 @@ def test_check_errors_in_json_files_are_placed_by_line_and_pointer(site: Path) -
     (site / "agent-tools.json").write_text('{\n  "exclude": ["nope"]\n}\n', encoding="utf-8")
     result = run("deploy", "-C", str(site))
     assert result.exit_code == 1
-    assert "  - AGENT_TOOLS_INVALID agent-tools.json:2:15 /exclude/0: " in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Error: check found 1 error; nothing was deployed: [CHECK_FAILED]"
+    assert lines[1].startswith("  agent-tools.json:2:15: AGENT_TOOLS_INVALID /exclude/0 ")
+    assert lines[2].startswith("Hint: ")  # the code is not glued to the last finding
 
 
 def test_a_dry_run_shows_the_function_hints_the_deploy_would_report(site: Path) -> None:

@@ -68,10 +68,29 @@ def test_a_write_that_never_arrived_is_reported_not_resent(site: Path, faults: F
     assert stage_of(error, "draft_functions")["detail"]["readBack"] == "not applied"
 
 
+def test_a_refused_connection_sent_nothing_so_it_is_tried_again(site: Path,
+                                                                faults: Faults) -> None:
+    faults.add("PUT", "/draft/functions", "refused")
+    code, result = deploy(site)
+    assert code == 0, result
+    assert faults.count("PUT", "/draft/functions") == 2  # the refused one, then the real one
+    assert faults.count("GET", "/draft/functions") == 0, "nothing to read back"
+
+
+def test_reads_are_retried_writes_are_not(site: Path, faults: Faults) -> None:
+    faults.add("GET", "/draft/ai-functions", "503", times=2)
+    faults.add("PUT", "/draft/agent-tools", "500")
+    code, error = deploy(site)
+    assert code == 4 and error["detail"]["stage"] == "agent_tools"
+    assert faults.count("GET", "/draft/ai-functions") == 3
+    assert faults.count("PUT", "/draft/agent-tools") == 1, "a write is never sent blindly"
+
+
 def test_a_write_whose_connection_was_refused_is_known_to_have_changed_nothing(
         site: Path, faults: Faults) -> None:
-    faults.add("PUT", "/draft/functions", "refused")
+    faults.add("PUT", "/draft/functions", "refused", times=4)
     code, error = deploy(site)
+    assert faults.count("PUT", "/draft/functions") == 4  # bounded: 1 try and 3 retries
     assert code == 4
     assert error["detail"]["stage"] == "draft_functions"
     assert error["detail"]["outcomeKnown"] is True
@@ -122,7 +141,7 @@ def test_a_deployment_that_was_not_created_names_what_earlier_stages_changed(
 def test_an_unknown_outcome_stays_unknown_when_reading_back_fails(site: Path,
                                                                   faults: Faults) -> None:
     faults.add("PUT", "/draft/agent-tools", "reset")
-    faults.add("GET", "/draft/agent-tools", "timeout")
+    faults.add("GET", "/draft/agent-tools", "timeout", times=4)
     code, error = deploy(site)
     assert code == 4
     assert error["detail"]["stage"] == "agent_tools"
@@ -171,7 +190,7 @@ def test_skipping_ai_needs_the_remote_ai_list_and_stops_when_it_fails(site: Path
     (site / "agent-tools.json").write_text(
         json.dumps({"exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}),
         encoding="utf-8")
-    faults.add("GET", "/draft/ai-functions", "503")
+    faults.add("GET", "/draft/ai-functions", "503", times=4)
     code, error = deploy(site, "--skip-ai-functions")
     assert code == 4
     assert error["detail"]["stage"] == "agent_tools"
@@ -218,7 +237,7 @@ def test_with_the_file_present_a_missing_policy_endpoint_stops_the_deploy(
 def test_an_unknown_deployment_outcome_claims_nothing_about_previews(site: Path,
                                                                     faults: Faults) -> None:
     faults.add("POST", "/deployments", "applied_then_timeout")
-    faults.add("GET", "/deployments", "timeout", after=("POST", "/deployments"))
+    faults.add("GET", "/deployments", "timeout", times=4, after=("POST", "/deployments"))
     code, error = deploy(site)
     assert code == 4
     assert error["detail"]["stage"] == "deployment"

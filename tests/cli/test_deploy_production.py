@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import Result
 
 from basedb.deploy.state import LocalState
@@ -170,9 +171,11 @@ def test_list_and_status(site: Path) -> None:
     assert [d["deploymentId"] for d in listed["deployments"]] == [
         second["deploymentId"], first["deploymentId"]]
     assert listed["prodDeploymentId"] == first["deploymentId"]
-    text = run("deployments", "list", "-C", str(site)).stdout
-    assert f"{first['deploymentId']}" in text and "[prod]" in text
-    assert "[latest preview]" in text
+    lines = run("deployments", "list", "-C", str(site)).stdout.splitlines()
+    assert lines[0] == f"Site {app_token_of(site)}: production serves {first['deploymentId']}"
+    assert lines[1].split() == ["DEPLOYMENT", "CREATED", "FINGERPRINT", "PRODUCTION"]
+    assert lines[2].startswith(second["deploymentId"]) and lines[2].endswith("latest preview")
+    assert lines[3].startswith(first["deploymentId"]) and lines[3].endswith("prod")
 
     status = ok_json("deployments", "status", "-C", str(site))
     assert status["deployment"]["deploymentId"] == second["deploymentId"]
@@ -184,6 +187,66 @@ def test_list_and_status(site: Path) -> None:
     assert one["deployment"]["agentTools"] == {"exclude": ["debugSubmissionIntegrity"]}
     shown = run("deployments", "status", first["deploymentId"], "-C", str(site)).stdout
     assert "(production)" in shown and "Hidden from external agents: debugSub" in shown
+
+
+def test_list_shows_which_deployments_were_ever_promoted(site: Path) -> None:
+    """rollback accepts only a deployment that was production: the list says which."""
+    first = ok_json("deploy", "-C", str(site))
+    ok_json("deploy", "-C", str(site), "--production", "--yes")
+    edit_readme(site, "# second\n")
+    second = ok_json("deploy", "-C", str(site))
+    ok_json("deploy", "-C", str(site), "--production", "--yes")
+    edit_readme(site, "# third\n")
+    third = ok_json("deploy", "-C", str(site))
+    lines = run("deployments", "list", "-C", str(site)).stdout.splitlines()
+    rows = {line.split()[0]: line for line in lines[2:5]}
+    assert rows[third["deploymentId"]].endswith("  latest preview")
+    assert rows[second["deploymentId"]].endswith("  prod")
+    assert "  was prod, promoted 20" in rows[first["deploymentId"]]
+    assert lines[-1] == ("Roll back to a deployment that was prod: `basedb deployments "
+                         f"rollback {first['deploymentId']}`")
+    assert run("deployments", "rollback", first["deploymentId"], "--yes", "-C",
+               str(site)).exit_code == 0
+
+
+def _terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import basedb.cli.common
+
+    monkeypatch.setattr(basedb.cli.common, "stdin_is_tty", lambda: True)
+    monkeypatch.setattr(basedb.cli.common, "stderr_is_tty", lambda: True)
+
+
+def test_the_production_prompt_names_the_preview_and_no_changes_nothing(
+        site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    preview = ok_json("deploy", "-C", str(site))
+    _terminal(monkeypatch)
+    declined = run("deploy", "-C", str(site), "--production", input="n\n")
+    assert declined.exit_code == 1
+    assert f"Promote preview {preview['deploymentId']} (fingerprint " in declined.stderr
+    assert f"to production of {app_token_of(site)}?" in declined.stderr
+    assert declined.stderr.rstrip().endswith(
+        f"Not promoted: production of {app_token_of(site)} is unchanged.")
+    assert "Aborted" not in declined.stderr
+    assert listing(site)["prodDeploymentId"] is None
+    accepted = run("deploy", "-C", str(site), "--production", input="y\n")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert listing(site)["prodDeploymentId"] == preview["deploymentId"]
+
+
+def test_the_rollback_prompt_says_what_did_not_happen(site: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    first = ok_json("deploy", "-C", str(site))
+    ok_json("deploy", "-C", str(site), "--production", "--yes")
+    edit_readme(site, "# second\n")
+    ok_json("deploy", "-C", str(site))
+    second = ok_json("deploy", "-C", str(site), "--production", "--yes")
+    _terminal(monkeypatch)
+    declined = run("deployments", "rollback", first["deploymentId"], "-C", str(site),
+                   input="\n")  # the default is no
+    assert declined.exit_code == 1 and "Aborted" not in declined.stderr
+    assert f"back at {first['deploymentId']}?" in declined.stderr
+    assert "Not rolled back: production of" in declined.stderr
+    assert listing(site)["prodDeploymentId"] == second["deploymentId"]
 
 
 def test_status_works_by_app_token_outside_a_workspace(site: Path, tmp_path: Path) -> None:
@@ -225,10 +288,10 @@ def test_rollback_to_a_deployment_that_never_was_prod_is_refused(site: Path) -> 
 def test_an_unreadable_site_skill_is_not_offered_for_installation(site: Path) -> None:
     ok_json("deploy", "-C", str(site))
     with forward_to_platform() as faults:
-        faults.add("GET", "/skill", "503")
+        faults.add("GET", "/skill", "503", times=4)
         result = promote_through_remote(site)
         assert result.exit_code == 0, result.stderr
-        assert faults.count("GET", "/skill") == 1
+        assert faults.count("GET", "/skill") == 4  # a read: retried, a bounded number of times
     installation = json.loads(result.stdout)["nextAction"]["externalAgent"]["installation"]
     assert installation["available"] is False
     assert installation["reason"].startswith("The production Skill could not be read")

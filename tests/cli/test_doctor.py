@@ -30,14 +30,15 @@ def test_a_fresh_workspace_is_healthy(tmp_path: Path) -> None:
     code, checks = doctor("-C", str(site))
     assert code == 0
     assert list(checks) == ["python", "basedb", "sqlglotc", "node", "profile", "token",
-                            "workspace", "catalog"]
+                            "sites", "workspace", "catalog"]
+    assert checks["sites"]["status"] == "ok" and "state" not in checks["sites"]
     assert checks["profile"]["status"] == "ok"
     assert checks["profile"]["detail"].startswith("local (the default)")
     assert checks["token"]["status"] == "ok"
     assert checks["workspace"]["status"] == "ok" and str(site) in checks["workspace"]["detail"]
     assert checks["catalog"] == {"name": "catalog", "status": "ok", "fix": None,
                                  "detail": "catalog.json matches the live catalog "
-                                           "(3 table(s))"}
+                                           "(3 tables)"}
 
 
 def test_outside_a_workspace_only_warns(tmp_path: Path) -> None:
@@ -105,7 +106,7 @@ def test_missing_sqlglotc_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
                                           origin="/site-packages/sqlglot/tokenizer_core.py")
     monkeypatch.setattr(basedb.deploy.doctor.importlib.util, "find_spec", lambda name: pure)
     check = basedb.deploy.doctor.check_sqlglotc()
-    assert check.status == "warn" and check.fix == "pip install 'basedb[fast]'"
+    assert check.status == "warn" and check.fix == "pip install 'basedb-cli[fast]'"
 
 
 def test_compiled_sqlglot_is_recognised(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,5 +136,37 @@ def test_text_output(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "[ok  ] token: signed in as" in result.stdout
     last = result.stdout.rstrip().splitlines()[-1]
-    warned = "[warn]" in result.stdout  # e.g. sqlglotc not installed
-    assert last.startswith("No check failed; 1 warning") if warned else last == "All checks passed."
+    warned = result.stdout.count("[warn]")  # e.g. sqlglotc not installed
+    assert "(s)" not in result.stdout
+    if warned == 1:
+        assert last == "No check failed; 1 warning above says what would work better."
+    elif warned:
+        assert last == f"No check failed; {warned} warnings above say what would work better."
+    else:
+        assert last == "All checks passed."
+    assert "\x1b[" not in result.stdout  # not a terminal
+
+
+def test_text_output_has_colour_on_a_terminal_unless_no_color(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from basedb.cli import common
+
+    site = init_site(tmp_path / "site", "blank")
+    monkeypatch.setattr(common, "use_colour", lambda stream: True)
+    coloured = run("doctor", "-C", str(site)).stdout
+    assert "\x1b[32m\x1b[22m[ok  ]\x1b[0m" in coloured
+    monkeypatch.undo()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert common.use_colour(Terminal()) is True
+    assert common.use_colour(io.StringIO()) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert common.use_colour(Terminal()) is False
+    monkeypatch.setenv("NO_COLOR", "")  # set but empty: colour stays on (no-color.org)
+    assert common.use_colour(Terminal()) is True

@@ -89,7 +89,7 @@ def test_base_token_binds_every_table_of_an_existing_base(tmp_path: Path) -> Non
         ids = [client.request("POST", f"/bases/{base}/tables",
                               json={"name": name, "fields": [{"name": "Title",
                                                               "type": "text"}]}
-                              )["data"]["table_id"] for name in ("Projects", "People")]
+                              )["data"]["id"] for name in ("Projects", "People")]
         before = client.request("GET", f"/bases/{base}/tables")["data"]["total"]
     doc = ok_json("init", str(tmp_path / "site"), "--template", "blank",
                   "--base-token", base)
@@ -112,7 +112,7 @@ def test_an_unknown_base_token_creates_nothing(tmp_path: Path) -> None:
     assert "Already created" not in (error.get("hint") or "")
     assert not (tmp_path / "site").exists()
     with local_client() as client:
-        assert client.request("GET", "/sites")["data"]["total"] == 0
+        assert client.request("GET", "/sites/list")["data"]["sites"] == []
 
 
 def test_a_failure_after_the_site_exists_names_what_was_created(tmp_path: Path,
@@ -192,7 +192,7 @@ def test_a_stored_profile_is_remembered_in_the_workspace(tmp_path: Path) -> None
                       "--profile", "remote")
     assert config_of(tmp_path / "site")["profile"] == "remote"
     assert config_of(tmp_path / "site")["appToken"] == doc["appToken"]
-    assert faults.count("POST", "/sites") == 1
+    assert faults.count("POST", "/sites/create") == 1
     text = (tmp_path / "site" / "base-database.jsonc").read_text(encoding="utf-8")
     assert text.startswith("// Site workspace configuration"), "comments are kept"
 
@@ -206,7 +206,7 @@ def test_init_refuses_a_non_empty_target_before_creating_anything(tmp_path: Path
     result = run("init", str(target), "--template", template)
     assert result.exit_code == 2 and "not empty" in result.stderr
     with local_client() as client:
-        assert client.request("GET", "/sites")["data"]["total"] == 0
+        assert client.request("GET", "/sites/list")["data"]["sites"] == []
 
 
 def test_provisioner_errors_are_api_errors(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     failed = run("deployments", "status", "dplNoSuchDeployment", "-C", site, "--json")
     assert failed.exit_code == 1 and failed.stdout == ""
     out["error envelope"] = json.loads(failed.stderr.strip().splitlines()[-1])
-    assert error_json(failed)["type"] == "api"
+    assert error_json(failed)["type"] == "api_error"
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from basedb.client.client import connect
 from basedb.client.profiles import LOCAL
 from basedb.platform import open_platform
 from tests.cli.deploy_support import app_token_of, init_site, ok_json, run
+from tests.tools import npm_tool
 
 CALLABLE = ["deleteSubmissions", "getMySubmission", "leaveStatsByDepartment",
             "listLeaveByIntent", "listMembers", "listPeriods", "listTeamLeave", "managePeriod",
@@ -107,8 +109,10 @@ def test_annotations_follow_the_function_kind(site_tools: SiteTools) -> None:
         return (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
 
     assert hints("listTeamLeave") == (True, None, None, False)
-    assert hints("deleteSubmissions") == (False, True, False, False)
-    assert hints("updateLeaveRemark") == (False, False, True, False)
+    # delete removes records and update overwrites (set) or empties (clear) a field: in
+    # MCP, destructiveHint false promises an additive tool, which only create is.
+    assert hints("deleteSubmissions") == (False, True, True, False)
+    assert hints("updateLeaveRemark") == (False, True, True, False)
     assert hints("submitLeave") == (False, False, False, False)
     assert hints("managePeriod")[0] is False and hints("managePeriod")[3] is True
     assert hints("summarizeLeave") == (False, False, False, True)
@@ -144,6 +148,60 @@ def test_no_tool_schema_has_oneof_anyof_or_allof_at_its_root(site_tools: SiteToo
             'is "create": title, start, end are required; (2) when action is "close": '
             "periodId is required. describe_function returns the complete inputSchema."
             ) in (tools["managePeriod"].description or "")
+
+
+def test_nullable_params_are_anyof_branches_of_one_type_each(site_tools: SiteTools) -> None:
+    tools = listed(site_tools)
+    remark = tools["updateLeaveRemark"].input_schema["properties"]["remark"]
+    assert remark["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert remark["description"]  # annotations stay beside the branches
+
+    def type_arrays(node: Any, path: str) -> Iterator[str]:
+        if isinstance(node, dict):
+            if isinstance(node.get("type"), list):
+                yield path
+            for key, value in node.items():
+                yield from type_arrays(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from type_arrays(value, f"{path}/{i}")
+
+    for name, tool in tools.items():
+        assert list(type_arrays(tool.input_schema, name)) == []
+
+
+def test_portable_schema_splits_an_enum_by_type() -> None:
+    from basedb.agent_tools.site_tools import portable_schema
+
+    schema = {"type": "object", "properties": {
+        "level": {"type": ["integer", "null"], "enum": [1, 2, None], "description": "d"},
+        "tags": {"type": ["array", "null"], "items": {"type": ["string"]}, "maxItems": 3}}}
+    assert portable_schema(schema)["properties"] == {
+        "level": {"description": "d", "anyOf": [{"type": "integer", "enum": [1, 2]},
+                                                {"type": "null"}]},
+        "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                           {"type": "null"}]}}
+
+
+@pytest.mark.slow
+def test_mcp_inspector_strict_finds_nothing_to_report(
+        site: Path, isolated_dirs: dict[str, Path]) -> None:
+    """MCP Inspector's CLI lists the tools of `basedb mcp` over stdio; with --strict it
+    reports every tool-schema portability problem (type arrays, untyped schemas, remote
+    refs, boolean schemas) on stderr. There must be none."""
+    inspector = npm_tool("mcp-inspector")
+    env = [item for k, v in isolated_dirs.items()
+           for item in ("-e", f"BASEDB_{k.upper()}_DIR={v}")]
+    result = subprocess.run(
+        [str(inspector), "--cli", "--strict", "--method", "tools/list", *env,
+         "--cwd", str(site.parent), sys.executable, "-m", "basedb", "mcp", "--site",
+         app_token_of(site)],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    tools = json.loads(result.stdout)["tools"]
+    assert sorted(tool["name"] for tool in tools) == sorted([*CALLABLE, *META_TOOLS])
+    assert "Warning:" not in result.stderr and "Error:" not in result.stderr, result.stderr
+    assert "portability" not in result.stderr, result.stderr
 
 
 def test_case_summaries_say_what_they_cannot_render() -> None:
@@ -250,7 +308,7 @@ def test_without_the_sdk_the_command_says_how_to_install_it(
                         lambda name, *a: None if name == "mcp" else real(name, *a))
     result = run("mcp", "--env", "prod", cwd=site)
     assert result.exit_code == 2
-    assert "pip install 'basedb[mcp]'" in result.stderr
+    assert "pip install 'basedb-cli[mcp]'" in result.stderr
 
 
 def test_a_site_that_cannot_be_served_fails_at_start(tmp_path: Path) -> None:
@@ -262,6 +320,7 @@ def test_a_site_that_cannot_be_served_fails_at_start(tmp_path: Path) -> None:
     assert outside.exit_code == 2 and "SITE_INVALID" in outside.stderr
 
 
+@pytest.mark.slow
 def test_stdio_server_in_a_subprocess(site: Path, isolated_dirs: dict[str, Path]) -> None:
     env = {**os.environ, **{f"BASEDB_{k.upper()}_DIR": str(v)
                             for k, v in isolated_dirs.items()}}

@@ -168,7 +168,7 @@ SITUATIONS = [
 # Failures that are about the command line itself, whatever the situation.
 COMMAND_NAMES: dict[str, tuple[str, ...]] = {
     "auth logout": ("The local profile has no stored login",),
-    "auth login": ("Missing option '--endpoint'",),
+    "auth login": ("Say where to sign in",),
 }
 
 
@@ -364,7 +364,7 @@ def test_usage_errors_in_json_mode_are_error_envelopes(tmp_path: Path, args: tup
     assert result.exit_code == 2 and result.stdout == ""
     envelope = json.loads(result.stderr)
     assert envelope["ok"] is False
-    assert (envelope["error"]["type"], envelope["error"]["code"]) == ("usage", "USAGE")
+    assert (envelope["error"]["type"], envelope["error"]["code"]) == ("validation", "USAGE")
     assert message in envelope["error"]["message"]
     assert f"basedb {args[0]}" in envelope["error"]["hint"]
 

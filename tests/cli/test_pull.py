@@ -103,11 +103,11 @@ def test_newly_bound_tables_are_merged_into_the_binding(site: Path, tmp_path: Pa
     new_table = platform_data("POST", f"/bases/{base}/tables",
                          {"name": "值班", "fields": [{"name": "日期", "type": "datetime"}]})
     platform_data("POST", f"/sites/{app_token_of(site)}/bind_base",
-             {"baseToken": base, "tableIds": [new_table["table_id"]]})
+             {"baseToken": base, "tableIds": [new_table["id"]]})
     ok_json("pull", str(tmp_path / "copy"), cwd=site)
     text = (tmp_path / "copy" / "base-database.jsonc").read_text(encoding="utf-8")
     assert text.startswith("// Site workspace configuration"), "comments survive"
-    assert f'"{new_table["table_id"]}"' in text
+    assert f'"{new_table["id"]}"' in text
     assert ok_json("check", "-C", str(tmp_path / "copy"))["ok"] is True
 
 

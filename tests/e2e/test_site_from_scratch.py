@@ -33,15 +33,15 @@ def test_build_a_site_from_scratch_through_the_api(tmp_path: Path) -> None:
                                                           {"name": "已完成"}]},
         ]})
     rows = [["甲公司", 120, "已完成"], ["乙公司", 80, "待付款"], ["甲公司", 30, "待付款"]]
-    api_data(site, "POST", f"/bases/{base}/tables/{table['table_id']}/records/batch_create",
+    api_data(site, "POST", f"/bases/{base}/tables/{table['id']}/records/batch_create",
         {"fields": ["客户", "金额", "状态"], "rows": rows})
     api_data(site, "POST", f"/sites/{app}/bind_base",
-        {"baseToken": base, "tableIds": [table["table_id"]]})
+        {"baseToken": base, "tableIds": [table["id"]]})
 
     pulled = ok_json("catalog", "pull", "-C", str(site))
-    assert table["table_id"] in json.dumps(pulled)
+    assert table["id"] in json.dumps(pulled)
     config = (site / "base-database.jsonc").read_text(encoding="utf-8")
-    assert table["table_id"] in config and config.lstrip().startswith("//"), \
+    assert table["id"] in config and config.lstrip().startswith("//"), \
         "table id merged, comments kept"
 
     write_json(site / "database-functions" / "ordersByStatus" / "function.json", {

@@ -113,4 +113,4 @@ def make_table(api: Api, base: str, name: str, fields: list[dict[str, Any]]) -> 
 
 
 def field_id(table: dict[str, Any], name: str) -> str:
-    return next(str(f["field_id"]) for f in table["fields"] if f["name"] == name)
+    return next(str(f["id"]) for f in table["fields"] if f["name"] == name)

@@ -184,19 +184,19 @@ def build_site(api: Api) -> TaskSite:
          "options": [{"name": t} for t in TAGS]},
         {"name": "Owner", "type": "user"},
         {"name": "Assignees", "type": "user", "multiple": True},
-        {"name": "Project", "type": "link", "link_table": projects["table_id"]},
+        {"name": "Project", "type": "link", "link_table": projects["id"]},
         {"name": "Points", "type": "number"},
         {"name": "Done", "type": "checkbox"},
         {"name": "Due", "type": "datetime"},
         {"name": "Remark", "type": "text"},
     ])
-    app = api.ok("POST", "/sites", json={"title": "Tasks"})["appToken"]
+    app = api.ok("POST", "/sites/create", json={"title": "Tasks"})["appToken"]
     api.ok("POST", f"/sites/{app}/bind_base",
-           json={"baseToken": base, "tableIds": [projects["table_id"], tasks["table_id"]]})
-    site = TaskSite(api, app, base, tasks["table_id"], projects["table_id"])
+           json={"baseToken": base, "tableIds": [projects["id"], tasks["id"]]})
+    site = TaskSite(api, app, base, tasks["id"], projects["id"])
     me = api.ok("GET", "/users/me")["user_id"]
     for name in ("Portal", "Platform"):
-        created = api.ok("POST", f"/bases/{base}/tables/{projects['table_id']}/records",
+        created = api.ok("POST", f"/bases/{base}/tables/{projects['id']}/records",
                          json={"Name": name})
         site.projects[name] = created["record_id"]
     rows = [
@@ -212,7 +212,7 @@ def build_site(api: Api) -> TaskSite:
                                  "Project": [{"id": site.projects[project]}] if project else None,
                                  "Owner": [{"id": me}] if mine else None,
                                  "Assignees": [{"id": me}] if mine else None}
-        created = api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/records",
+        created = api.ok("POST", f"/bases/{base}/tables/{tasks['id']}/records",
                          json=cells)
         site.tasks[title] = created["record_id"]
     return site

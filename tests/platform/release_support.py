@@ -31,10 +31,10 @@ def task_site(api: Api) -> TaskSite:
         {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
         {"name": "Owner", "type": "user"},
     ])
-    site = api.ok("POST", "/sites", json={"title": "Tasks"})["appToken"]
+    site = api.ok("POST", "/sites/create", json={"title": "Tasks"})["appToken"]
     api.ok("POST", f"/sites/{site}/bind_base",
-           json={"baseToken": base, "tableIds": [table["table_id"]]})
-    return TaskSite(site, base, table["table_id"])
+           json={"baseToken": base, "tableIds": [table["id"]]})
+    return TaskSite(site, base, table["id"])
 
 
 def list_tasks(enum: list[Any] | None = None, *, function_id: str = "listTasks",

@@ -25,15 +25,15 @@ def test_create_list_get_rename_delete_table(api: Api, base: str,
         {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
         {"name": "Owners", "type": "user", "multiple": True},
     ])
-    assert table["table_id"].startswith("tbl")
+    assert table["id"].startswith("tbl")
     assert [f["name"] for f in table["fields"]] == ["Title", "Status", "Owners"]
     status = table["fields"][1]
     assert status["type"] == "select" and status["multiple"] is False
     assert status["options"] == [{"name": "Open"}, {"name": "Done"}]
     assert table["fields"][0]["description"] == "What to do"
-    assert columns(platform, table["table_id"]) == [
+    assert columns(platform, table["id"]) == [
         "record_id", "_seq", *physical.SYSTEM_COLUMNS,
-        *(physical.column_name(f["field_id"]) for f in table["fields"])]
+        *(physical.column_name(f["id"]) for f in table["fields"])]
 
     make_table(api, base, "People", [])
     listed = api.ok("GET", f"/bases/{base}/tables")
@@ -42,14 +42,14 @@ def test_create_list_get_rename_delete_table(api: Api, base: str,
     page = api.ok("GET", f"/bases/{base}/tables", params={"limit": 1})
     assert page["has_more"] is True and len(page["tables"]) == 1
 
-    tid = table["table_id"]
+    tid = table["id"]
     assert api.ok("GET", f"/bases/{base}/tables/{tid}") == table
     renamed = api.ok("PATCH", f"/bases/{base}/tables/{tid}", json={"name": "Todo"})
     assert renamed["name"] == "Todo" and renamed["fields"] == table["fields"]
     msg = api.fail("PATCH", f"/bases/{base}/tables/{tid}", json={"name": "People"}, code=9499)
     assert "already exists" in msg and "Parameter: /name" in msg
 
-    assert api.ok("DELETE", f"/bases/{base}/tables/{tid}") == {"table_id": tid, "deleted": True}
+    assert api.ok("DELETE", f"/bases/{base}/tables/{tid}") == {"id": tid, "deleted": True}
     api.fail("GET", f"/bases/{base}/tables/{tid}", code=9499, status=404)
     assert physical.table_name(tid) not in {r[0] for r in platform.store.connection().execute(
         "SELECT name FROM sqlite_master WHERE type='table'")}
@@ -58,22 +58,22 @@ def test_create_list_get_rename_delete_table(api: Api, base: str,
 def test_field_add_and_remove_alter_the_physical_table(api: Api, base: str,
                                                        platform: LocalPlatform) -> None:
     table = make_table(api, base, "T", [{"name": "A", "type": "text"}])
-    tid = table["table_id"]
+    tid = table["id"]
     added = api.ok("POST", f"/bases/{base}/tables/{tid}/fields",
                    json={"name": "Score", "type": "number"})
-    assert added["field_id"].startswith("fld")
-    assert physical.column_name(added["field_id"]) in columns(platform, tid)
+    assert added["id"].startswith("fld")
+    assert physical.column_name(added["id"]) in columns(platform, tid)
     conn = platform.store.connection()
     info = {r[1]: r[2] for r in conn.execute(f"PRAGMA table_info({physical.table_name(tid)})")}
-    assert info[physical.column_name(added["field_id"])] == "REAL"
+    assert info[physical.column_name(added["id"])] == "REAL"
 
     fields = api.ok("GET", f"/bases/{base}/tables/{tid}/fields")
     assert [f["name"] for f in fields["fields"]] == ["A", "Score"] and fields["total"] == 2
-    assert api.ok("GET", f"/bases/{base}/tables/{tid}/fields/{added['field_id']}") == added
+    assert api.ok("GET", f"/bases/{base}/tables/{tid}/fields/{added['id']}") == added
 
-    api.ok("DELETE", f"/bases/{base}/tables/{tid}/fields/{added['field_id']}")
-    assert physical.column_name(added["field_id"]) not in columns(platform, tid)
-    api.fail("GET", f"/bases/{base}/tables/{tid}/fields/{added['field_id']}", code=9499,
+    api.ok("DELETE", f"/bases/{base}/tables/{tid}/fields/{added['id']}")
+    assert physical.column_name(added["id"]) not in columns(platform, tid)
+    api.fail("GET", f"/bases/{base}/tables/{tid}/fields/{added['id']}", code=9499,
              status=404)
 
 
@@ -81,7 +81,7 @@ def test_drop_column_fallback_rebuilds_the_table(api: Api, base: str,
                                                  platform: LocalPlatform) -> None:
     table = make_table(api, base, "T", [{"name": "A", "type": "text"},
                                         {"name": "B", "type": "number"}])
-    tid = table["table_id"]
+    tid = table["id"]
     record = api.ok("POST", f"/bases/{base}/tables/{tid}/records", json={"A": "x", "B": 2})
     with platform.store.write() as conn:
         bases.drop_column(conn, tid, physical.column_name(field_id(table, "A")), native=False)
@@ -98,7 +98,7 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
         {"name": "Many", "type": "select", "multiple": True,
          "options": [{"name": "a"}, {"name": "b"}, {"name": "c"}]},
     ])
-    tid = table["table_id"]
+    tid = table["id"]
     path = f"/bases/{base}/tables/{tid}"
     r1 = api.ok("POST", f"{path}/records", json={"One": "a", "Many": ["a", "b"]})["record_id"]
     r2 = api.ok("POST", f"{path}/records", json={"One": "b", "Many": ["b"]})["record_id"]
@@ -134,7 +134,7 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
 def test_invalid_field_definitions(api: Api, base: str, body: dict[str, Any],
                                    expected: str) -> None:
     table = make_table(api, base, "T", [{"name": "A", "type": "text"}])
-    msg = api.fail("POST", f"/bases/{base}/tables/{table['table_id']}/fields", json=body,
+    msg = api.fail("POST", f"/bases/{base}/tables/{table['id']}/fields", json=body,
                    code=9499, status=400)
     assert expected in msg and "Executed: no." in msg
 
@@ -143,12 +143,12 @@ def test_field_type_and_link_table_cannot_change(api: Api, base: str) -> None:
     other = make_table(api, base, "Other", [])
     table = make_table(api, base, "T", [
         {"name": "A", "type": "text"},
-        {"name": "L", "type": "link", "link_table": other["table_id"]},
+        {"name": "L", "type": "link", "link_table": other["id"]},
     ])
-    path = f"/bases/{base}/tables/{table['table_id']}/fields"
+    path = f"/bases/{base}/tables/{table['id']}/fields"
     msg = api.fail("PUT", f"{path}/{field_id(table, 'A')}", json={"type": "number"}, code=9499)
     assert "type" in msg
-    api.fail("PUT", f"{path}/{field_id(table, 'L')}", json={"link_table": table["table_id"]},
+    api.fail("PUT", f"{path}/{field_id(table, 'L')}", json={"link_table": table["id"]},
              code=9499)
 
 
@@ -162,20 +162,20 @@ def test_duplicate_field_names_in_table_creation(api: Api, base: str) -> None:
 def test_deleting_a_linked_table_is_refused(api: Api, base: str) -> None:
     target = make_table(api, base, "People", [{"name": "Name", "type": "text"}])
     make_table(api, base, "Tasks", [{"name": "Who", "type": "link",
-                                      "link_table": target["table_id"]}])
-    msg = api.fail("DELETE", f"/bases/{base}/tables/{target['table_id']}", code=9499)
+                                      "link_table": target["id"]}])
+    msg = api.fail("DELETE", f"/bases/{base}/tables/{target['id']}", code=9499)
     assert "Tasks.Who" in msg
     selfish = make_table(api, base, "Tree", [{"name": "Name", "type": "text"}])
-    api.ok("POST", f"/bases/{base}/tables/{selfish['table_id']}/fields",
-           json={"name": "Parent", "type": "link", "link_table": selfish["table_id"]})
-    api.ok("DELETE", f"/bases/{base}/tables/{selfish['table_id']}")  # a self link is fine
+    api.ok("POST", f"/bases/{base}/tables/{selfish['id']}/fields",
+           json={"name": "Parent", "type": "link", "link_table": selfish["id"]})
+    api.ok("DELETE", f"/bases/{base}/tables/{selfish['id']}")  # a self link is fine
 
 
 def test_bases_are_private_to_their_owner(api: Api, base: str) -> None:
     other = api.as_user(api.ok("POST", "/users", json={"name": "Bob"})["token"])
     table = make_table(api, base, "T", [])
     other.fail("GET", f"/bases/{base}/tables", code=Code.PERMISSION_DENIED, status=403)
-    other.fail("GET", f"/bases/{base}/tables/{table['table_id']}/records",
+    other.fail("GET", f"/bases/{base}/tables/{table['id']}/records",
                code=Code.PERMISSION_DENIED, status=403)
     api.fail("GET", "/bases/basNope/tables", code=9499, status=404)
     mine = other.ok("POST", "/bases", json={"name": "Bob's"})["base_token"]

@@ -41,7 +41,7 @@ def test_a_plan_is_built_once_per_deployment_and_catalog_revision(
     status = next(f for f in fields["fields"] if f["name"] == "Status")
     renamed = [{"name": "Closed" if name == "Done" else name} for name in STATUSES]
     site.api.ok("PUT", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields/"
-                f"{status['field_id']}", json={"name": "Status", "type": "select",
+                f"{status['id']}", json={"name": "Status", "type": "select",
                                                "options": renamed})
     [item] = [f for f in site.api.ok("GET", site.url())["functions"]
               if f["functionId"] == "listTasks"]

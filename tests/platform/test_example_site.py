@@ -65,7 +65,7 @@ def _create_base(api: Api, schema: TemplateSchema) -> tuple[str, dict[str, str],
             fields.append(doc)
         created = api.ok("POST", f"/bases/{base}/tables", json={"name": table.name,
                                                                 "fields": fields})
-        table_ids[table.name] = created["table_id"]
+        table_ids[table.name] = created["id"]
     keys: dict[Any, str] = {}
     for table in schema.tables:
         for index, record in enumerate(schema.records_of(table.name)):
@@ -97,7 +97,7 @@ def _ids(kind_dir: str) -> list[str]:
 def site(api: Api) -> ExampleSite:
     schema = load_template_schema(EXAMPLE / TEMPLATE_SCHEMA_FILE)
     base, table_ids, keys = _create_base(api, schema)
-    app = api.ok("POST", "/sites", json={"title": schema.title})["appToken"]
+    app = api.ok("POST", "/sites/create", json={"title": schema.title})["appToken"]
     api.ok("POST", f"/sites/{app}/bind_base",
            json={"baseToken": base, "tableIds": list(table_ids.values())})
     drafts = api.ok("PUT", f"/sites/{app}/draft/functions", json={

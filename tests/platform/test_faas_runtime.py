@@ -81,15 +81,15 @@ def site(platform: LocalPlatform, api: Api, base: str) -> FaasSite:
         {"name": "Title", "type": "text"},
         {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
         {"name": "Points", "type": "number"},
-        {"name": "Owner", "type": "link", "link_table": people["table_id"]},
+        {"name": "Owner", "type": "link", "link_table": people["id"]},
         {"name": "Created by", "type": "created_by"},
     ])
-    app_token = api.ok("POST", "/sites", json={"title": "Tasks site"})["appToken"]
+    app_token = api.ok("POST", "/sites/create", json={"title": "Tasks site"})["appToken"]
     api.ok("POST", f"/sites/{app_token}/bind_base",
-           json={"baseToken": base, "tableIds": [tasks["table_id"], people["table_id"]]})
+           json={"baseToken": base, "tableIds": [tasks["id"], people["id"]]})
     member = api.ok("POST", "/users", json={"name": "Mia"})
     api.ok("POST", f"/sites/{app_token}/members", json={"userId": member["user_id"]})
-    return FaasSite(platform, api, app_token, base, tasks["table_id"],
+    return FaasSite(platform, api, app_token, base, tasks["id"],
                     identity.User(member["user_id"], "Mia"))
 
 
@@ -185,7 +185,7 @@ def test_returned_code_500_after_a_write_says_the_write_was_kept(site: FaasSite)
           await ctx.records.create("Tasks", {Title: "half done"});
           return {code: 500, msg: "downstream failed"};
         }""", Code.EXECUTION_FAILED)
-    assert "Executed: partly: 1 record write call(s) completed" in failure.msg
+    assert "Executed: partly: 1 record write call completed" in failure.msg
     assert "downstream failed" not in failure.msg
     assert [r["Title"] for r in site.records()] == ["half done"]
 
@@ -471,7 +471,7 @@ def test_writes_before_a_crash_are_kept_and_reported(site: FaasSite) -> None:
           await ctx.records.create("Tasks", {Title: "second"});
           throw new Error("boom");
         }""", Code.EXECUTION_FAILED)
-    assert "Executed: partly: 2 record write call(s) completed" in failure.msg
+    assert "Executed: partly: 2 record write calls completed" in failure.msg
     assert "Retry: do not retry before checking" in failure.msg
     assert [r["Title"] for r in site.records()] == ["first", "second"]
 
@@ -483,7 +483,7 @@ def test_unbound_tables_are_out_of_reach(site: FaasSite, api: Api) -> None:
         export default async (input, ctx) => {
           try { await ctx.records.list(input.hidden); return {code: 0, data: "listed"}; }
           catch (e) { return {code: 0, data: e.code}; }
-        }""", {"hidden": hidden["table_id"]})
+        }""", {"hidden": hidden["id"]})
     assert data == "table_not_found"
 
 

@@ -50,7 +50,7 @@ def platform_indexes(platform: LocalPlatform) -> dict[str, set[tuple[str, ...]]]
 
 
 def columns_of(site: TaskSite, *names: str) -> tuple[str, ...]:
-    fields = {f["name"]: f["field_id"] for f in site.api.ok(
+    fields = {f["name"]: f["id"] for f in site.api.ok(
         "GET", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields")["fields"]}
     return tuple(physical.column_name(fields[name]) for name in names)
 
@@ -123,7 +123,7 @@ def test_an_indexed_field_can_be_deleted(api: Api, platform: LocalPlatform) -> N
                                 'CURRENT_USER_ID()'))
     owner = columns_of(site, "Owner")
     status = api.ok("GET", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields")
-    status_id = next(f["field_id"] for f in status["fields"] if f["name"] == "Status")
+    status_id = next(f["id"] for f in status["fields"] if f["name"] == "Status")
     api.ok("DELETE", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields/{status_id}")
     table = physical.table_name(site.tasks_table)
     assert platform_indexes(platform) == {table: {owner}}

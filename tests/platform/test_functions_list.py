@@ -221,7 +221,7 @@ def test_the_catalog_revision_moves_with_schema_changes_only(site: TaskSite,
                      json={"name": "Size", "type": "number"})
     after_add = revision()
     assert after_add > start
-    api.ok("PUT", f"/bases/{base}/tables/{tasks}/fields/{created['field_id']}",
+    api.ok("PUT", f"/bases/{base}/tables/{tasks}/fields/{created['id']}",
            json={"name": "Effort"})
     after_rename = revision()
     assert after_rename > after_add

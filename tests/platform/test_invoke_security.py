@@ -53,6 +53,7 @@ def fingerprint(platform: LocalPlatform) -> dict[str, Any]:
     return {"schema": schema, "counts": counts, "tokens": tokens}
 
 
+@pytest.mark.slow
 def test_an_injection_corpus_through_every_parameter_finds_nothing(
         site: TaskSite, platform: LocalPlatform) -> None:
     me = site.api.ok("GET", "/users/me")["user_id"]

@@ -27,6 +27,11 @@ PUBLIC_OPERATIONS = {
     ("post", "/_basedb/session"),
     ("get", "/sites/{app_token}/{path}"),
     ("get", "/sites/{app_token}/preview/{path}"),
+    # The Lark stand-in's sign-in endpoints authenticate with app credentials instead.
+    ("post", "/open-apis/auth/v3/tenant_access_token/internal"),
+    ("post", "/oauth/v1/device_authorization"),
+    ("post", "/open-apis/authen/v2/oauth/token"),
+    ("get", "/oauth/v1/device/verify"),
 }
 
 

@@ -314,7 +314,7 @@ def server(platform: LocalPlatform) -> Iterator[str]:
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # a guard against a hang, not a window
     while not instance.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.02)

@@ -18,15 +18,15 @@ def tasks(api: Api, base: str) -> dict[str, Any]:
         {"name": "Title", "type": "text"},
         {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
         {"name": "Points", "type": "number"},
-        {"name": "Assignees", "type": "link", "link_table": people["table_id"]},
+        {"name": "Assignees", "type": "link", "link_table": people["id"]},
         {"name": "No", "type": "auto_number"},
         {"name": "Created by", "type": "created_by"},
         {"name": "Updated", "type": "updated_at"},
-    ]) | {"people": people["table_id"]}
+    ]) | {"people": people["id"]}
 
 
 def path(base: str, table: dict[str, Any], suffix: str = "") -> str:
-    return f"/bases/{base}/tables/{table['table_id']}/records{suffix}"
+    return f"/bases/{base}/tables/{table['id']}/records{suffix}"
 
 
 def test_record_crud(api: Api, base: str, tasks: dict[str, Any]) -> None:
@@ -57,7 +57,7 @@ def test_list_is_column_oriented_and_paged(api: Api, base: str, tasks: dict[str,
         "fields": ["Title", "Points"], "rows": [[f"t{i}", i] for i in range(5)]})["record_id_list"]
     page = api.ok("GET", path(base, tasks), params={"offset": 1, "limit": 2})
     assert page["fields"] == [f["name"] for f in tasks["fields"]]
-    assert page["field_id_list"] == [f["field_id"] for f in tasks["fields"]]
+    assert page["field_id_list"] == [f["id"] for f in tasks["fields"]]
     assert page["record_id_list"] == ids[1:3]
     assert [row[0] for row in page["data"]] == ["t1", "t2"]
     assert [row[page["fields"].index("No")] for row in page["data"]] == [2, 3]
@@ -95,7 +95,7 @@ def test_batch_update(api: Api, base: str, tasks: dict[str, Any]) -> None:
                  json={"fields": ["Title"], "rows": [["a"], ["b"], ["c"]]})["record_id_list"]
     done = api.ok("POST", path(base, tasks, "/batch_update"),
                   json={"record_id_list": ids[:2] + ids[:1], "patch": {"Status": "Done"}})
-    assert done == {"record_id_list": ids[:2], "updated": 2}
+    assert done == {"record_id_list": ids[:2], "update": {"Status": "Done"}}
     page = api.ok("GET", path(base, tasks))
     status = page["fields"].index("Status")
     assert [row[status] for row in page["data"]] == ["Done", "Done", None]
@@ -136,9 +136,9 @@ def test_bookkeeping_fields_added_later_show_true_values(
     api.ok("POST", path(base, tasks), json={"Title": "b"})
     api.ok("DELETE", path(base, tasks, f"/{first}"))
     api.ok("POST", path(base, tasks), json={"Title": "c"})
-    added = api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+    added = api.ok("POST", f"/bases/{base}/tables/{tasks['id']}/fields",
                    json={"name": "Seq", "type": "auto_number"})
-    created_at = api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+    created_at = api.ok("POST", f"/bases/{base}/tables/{tasks['id']}/fields",
                         json={"name": "Since", "type": "created_at"})
     page = api.ok("GET", path(base, tasks))
     seq, since = page["fields"].index("Seq"), page["fields"].index("Since")
@@ -147,19 +147,19 @@ def test_bookkeeping_fields_added_later_show_true_values(
     new = api.ok("POST", path(base, tasks), json={"Title": "d"})
     assert new["fields"]["Seq"] == 3 and new["fields"]["No"] == 4
     conn = platform.store.connection()
-    column = physical.column_name(added["field_id"])
-    assert conn.execute(f"SELECT typeof({column}) FROM {physical.table_name(tasks['table_id'])} "
+    column = physical.column_name(added["id"])
+    assert conn.execute(f"SELECT typeof({column}) FROM {physical.table_name(tasks['id'])} "
                         "LIMIT 1").fetchone()[0] == "integer"
     assert created_at["type"] == "created_at"
 
 
 def test_updated_fields_follow_writes(api: Api, base: str, tasks: dict[str, Any]) -> None:
     bob = api.ok("POST", "/users", json={"name": "Bob"})
-    site = api.ok("POST", "/sites", json={"title": "S"})["appToken"]
+    site = api.ok("POST", "/sites/create", json={"title": "S"})["appToken"]
     api.ok("POST", f"/sites/{site}/bind_base",
-           json={"baseToken": base, "tableIds": [tasks["table_id"]]})
+           json={"baseToken": base, "tableIds": [tasks["id"]]})
     api.ok("POST", f"/sites/{site}/members", json={"userId": bob["user_id"], "role": "admin"})
-    api.ok("POST", f"/bases/{base}/tables/{tasks['table_id']}/fields",
+    api.ok("POST", f"/bases/{base}/tables/{tasks['id']}/fields",
            json={"name": "Editor", "type": "updated_by"})
     rid = api.ok("POST", path(base, tasks), json={"Title": "a"})["record_id"]
     as_bob = api.as_user(bob["token"])
@@ -178,6 +178,6 @@ def test_checkbox_is_stored_as_zero_when_unticked_or_cleared(
     column = physical.column_name(field_id(table, "Done"))
     with platform.store.read() as conn:
         stored = dict(conn.execute(
-            f"SELECT record_id, {column} FROM {physical.table_name(table['table_id'])}"))
+            f"SELECT record_id, {column} FROM {physical.table_name(table['id'])}"))
     # Never NULL, so a Database Function's `"Done" = false` matches both records.
     assert stored == {fresh: 0, cleared: 0}

@@ -107,7 +107,7 @@ def real_objects(fuzzing: Fuzzing, monkeypatch: pytest.MonkeyPatch) -> RealObjec
         deployed = upload_site(api, app, {**SITE_FILES, "README.md": readme})
         api.ok("POST", f"/sites/{app}/deployments/{deployed['deploymentId']}/promote")
         deployment_ids.append(str(deployed["deploymentId"]))
-    fields = [str(field["field_id"]) for table in (site.tasks_table, site.projects_table)
+    fields = [str(field["id"]) for table in (site.tasks_table, site.projects_table)
               for field in api.ok("GET", f"/bases/{site.base_token}/tables/{table}/fields",
                                   params={"limit": 200})["fields"]]
     functions = api.ok("GET", f"/sites/{app}/functions",

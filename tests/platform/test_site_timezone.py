@@ -88,16 +88,16 @@ def zoned_site(api: Api, *, site_zone: str = ZONE, base_zone: str = ZONE) -> Zon
     events = make_table(api, base["base_token"], "Events", [
         {"name": "Title", "type": "text"}, {"name": "At", "type": "datetime"},
         {"name": "Created", "type": "created_at"}])
-    app = api.ok("POST", "/sites", json={"title": "Calendar"})["appToken"]
+    app = api.ok("POST", "/sites/create", json={"title": "Calendar"})["appToken"]
     api.ok("POST", f"/sites/{app}/bind_base",
-           json={"baseToken": base["base_token"], "tableIds": [events["table_id"]]})
+           json={"baseToken": base["base_token"], "tableIds": [events["id"]]})
     site = TaskSite(api=api, app_token=app, base_token=base["base_token"],
-                    tasks_table=events["table_id"], projects_table="")
+                    tasks_table=events["id"], projects_table="")
     api.ok("PUT", f"/sites/{app}/draft/functions", json={
         "databaseFunctions": FUNCTIONS, "mutations": MUTATIONS, "faas": FAAS,
         "timezone": site_zone})
     deploy(site)
-    return ZonedSite(site=site, base=base["base_token"], events=events["table_id"])
+    return ZonedSite(site=site, base=base["base_token"], events=events["id"])
 
 
 def shanghai_now() -> datetime:

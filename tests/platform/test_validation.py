@@ -31,7 +31,7 @@ FIELDS: list[dict[str, Any]] = [
 @pytest.fixture
 def records_path(api: Api, base: str) -> str:
     table = make_table(api, base, "All types", FIELDS)
-    return f"/bases/{base}/tables/{table['table_id']}/records"
+    return f"/bases/{base}/tables/{table['id']}/records"
 
 
 def test_accepted_values_are_normalised(api: Api, records_path: str) -> None:
@@ -100,8 +100,8 @@ def test_messages_offer_candidates(api: Api, records_path: str) -> None:
 
 def test_a_field_named_twice_is_refused(api: Api, base: str) -> None:
     table = make_table(api, base, "T", [{"name": "A", "type": "text"}])
-    fid = table["fields"][0]["field_id"]
-    msg = api.fail("POST", f"/bases/{base}/tables/{table['table_id']}/records",
+    fid = table["fields"][0]["id"]
+    msg = api.fail("POST", f"/bases/{base}/tables/{table['id']}/records",
                    json={"A": "x", fid: "y"}, code=9499)
     assert "given twice" in msg
 

@@ -12,6 +12,9 @@ from bench.registry import BenchContext, Settings
 from bench.suites.deploy import _verified, deploy_benchmark, point_workspace_at
 from bench.timing import BenchError
 
+# Each test runs whole deploy rounds against a served platform.
+pytestmark = pytest.mark.slow
+
 
 def test_a_round_deploys_twice_to_a_new_site_and_dry_runs(tmp_path: Path) -> None:
     ctx = BenchContext(Settings(functions=200, runs=1, startup_runs=20, seed=7, quick=True,

@@ -91,10 +91,9 @@ def test_query_values_and_json_body(mock: respx.MockRouter, client: Client) -> N
     assert sent.headers["Content-Type"].startswith("application/json")
 
 
-@pytest.mark.parametrize("code", [99991661, 99991663, 99991672])
+@pytest.mark.parametrize("code", [99991661, 99991663, 99991668, 99991677, 99991671])
 def test_auth_codes_raise_auth_error(mock: respx.MockRouter, client: Client, code: int) -> None:
-    mock.get("/sites/a").respond(401 if code != 99991672 else 403,
-                                 json=envelope(code, "token invalid", log_id="L1"))
+    mock.get("/sites/a").respond(401, json=envelope(code, "token invalid", log_id="L1"))
     with pytest.raises(AuthError) as info:
         client.request("GET", "/sites/a")
     error = info.value

@@ -57,7 +57,7 @@ def test_a_wrong_token_is_an_auth_error(platform: LocalPlatform) -> None:
 def test_offset_pagination_over_real_records(client: Client) -> None:
     base = client.request("POST", "/bases", json={"name": "Shop"})["data"]["base_token"]
     table = client.request("POST", f"/bases/{base}/tables", json={
-        "name": "Orders", "fields": [{"name": "N", "type": "number"}]})["data"]["table_id"]
+        "name": "Orders", "fields": [{"name": "N", "type": "number"}]})["data"]["id"]
     rows = [[i] for i in range(7)]
     client.request("POST", f"/bases/{base}/tables/{table}/records/batch_create",
                    json={"fields": ["N"], "rows": rows})

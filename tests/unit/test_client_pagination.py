@@ -104,6 +104,7 @@ def test_offset_record_lists_concatenate_parallel_lists(mock: respx.MockRouter,
     assert [c.request.url.params.get("offset") for c in route.calls] == [None, "3", "6"]
 
 
+@pytest.mark.slow
 def test_an_endless_server_stops_at_the_hard_cap(mock: respx.MockRouter,
                                                  client: Client) -> None:
     counter = {"n": 0}

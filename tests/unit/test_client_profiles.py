@@ -49,7 +49,7 @@ def test_save_and_load_round_trip(isolated_dirs: dict[str, Path]) -> None:
     assert path == isolated_dirs["config"] / "config.json"
     assert load_profiles() == {"prod": Profile("prod", "http://127.0.0.1:8787", TOKEN)}
     doc = json.loads(path.read_text())
-    assert doc == {"version": 1, "profiles": {"prod": {"endpoint": "http://127.0.0.1:8787",
+    assert doc == {"version": 2, "profiles": {"prod": {"endpoint": "http://127.0.0.1:8787",
                                                        "token": TOKEN}}}
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import pytest
 from basedb.contracts import generate
 from basedb.contracts.python import pascal_case
 from basedb.workspace import load_workspace
+from tests.tools import npm_tool
 from tests.unit._builders import write_workspace
 from tests.unit._contracts_fixture import write_representative_workspace
 
@@ -92,35 +95,104 @@ def test_module_imports_and_every_type_resolves(tmp_path: Path, representative: 
 
 USAGE_PY = """\
 from function_inputs import (
+    DATABASE_FUNCTION_INPUT_MAP,
     DATABASE_FUNCTION_PARAMETER_OPTIONS,
+    MUTATION_PARAMETER_OPTIONS,
     CreateLeaveInput,
+    CreateLeaveIntent,
+    DatabaseFunctionId,
+    DatabaseFunctionInputMap,
     ListLeaveByIntentInput,
+    ListLeaveByIntentIntentName,
     ManagePeriodInput,
+    MutationId,
+    SearchLeaveInput,
 )
 
-ok: ListLeaveByIntentInput = {"intentName": "需要休假"}
+
+def invoke(function_id: DatabaseFunctionId, params: object) -> None: ...
+
+
+def load_by_intent(intent: ListLeaveByIntentIntentName) -> ListLeaveByIntentInput:
+    return {"intentName": intent}
+
+
+def listing(inputs: DatabaseFunctionInputMap) -> ListLeaveByIntentInput:
+    return inputs["listLeaveByIntent"]
+
+
+intents = DATABASE_FUNCTION_PARAMETER_OPTIONS["listLeaveByIntent"]["intentName"]
+first: ListLeaveByIntentIntentName = intents[0]
+leave_intent: CreateLeaveIntent = MUTATION_PARAMETER_OPTIONS["createLeave"]["intent"][1]
+invoke("listLeaveByIntent", load_by_intent(first))
 period: ManagePeriodInput = {"action": "close", "periodId": "rec1"}
-leave: CreateLeaveInput = {"title": "t", "intent": "不休假", "owner": "ou_1", "days": None}
-options = DATABASE_FUNCTION_PARAMETER_OPTIONS["listLeaveByIntent"]["intentName"]
+leave: CreateLeaveInput = {"title": "t", "intent": leave_intent, "owner": "ou_1", "days": None}
+search: SearchLeaveInput = {"includeClosed": True, "from": "2024-01-01", "levels": [1, 3],
+                            "ratio": 0.5}
+days: float | None = leave.get("days")
+ids: list[DatabaseFunctionId] = sorted(DATABASE_FUNCTION_INPUT_MAP)
+mutation: MutationId = "updateLeave"
 bad: ListLeaveByIntentInput = {"intentName": "随便"}
 missing: CreateLeaveInput = {"title": "t", "intent": "不休假"}
+wrong_id: DatabaseFunctionId = "createLeave"
+wrong_level: SearchLeaveInput = {"includeClosed": True, "from": "x", "levels": [4], "ratio": 1}
 """
+# The lines of USAGE_PY that must be refused, and nothing else.
+USAGE_ERRORS = [number for number, line in enumerate(USAGE_PY.splitlines(), 1)
+                if line.startswith(("bad:", "missing:", "wrong_id:", "wrong_level:"))]
 
 
-def test_generated_module_type_checks_with_mypy(tmp_path: Path, representative: str) -> None:
+def _usage_project(tmp_path: Path, module: str) -> Path:
+    (tmp_path / "function_inputs.py").write_text(module, encoding="utf-8")
+    (tmp_path / "usage.py").write_text(USAGE_PY, encoding="utf-8")
+    return tmp_path
+
+
+def test_generated_module_imports_only_the_standard_library(representative: str) -> None:
+    tree = ast.parse(representative)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert imported and imported <= set(sys.stdlib_module_names), imported
+    assert "typing_extensions" not in representative and "Any" not in representative
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.10", "3.12"])
+def test_generated_module_type_checks_with_mypy_strict(tmp_path: Path, representative: str,
+                                                       version: str) -> None:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed")
-    (tmp_path / "function_inputs.py").write_text(representative, encoding="utf-8")
-    (tmp_path / "usage.py").write_text(USAGE_PY, encoding="utf-8")
+    project = _usage_project(tmp_path, representative)
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-         "--python-version", "3.10", "--cache-dir", str(tmp_path / ".mypy_cache"),
+         "--python-version", version, "--cache-dir", str(tmp_path / ".mypy_cache"),
          "function_inputs.py", "usage.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        cwd=project, capture_output=True, text=True, timeout=300)
     errors = [line for line in result.stdout.splitlines() if ": error:" in line]
-    # The generated module is clean; the two wrong values in usage.py are caught.
+    # The generated module is clean; only the wrong values in usage.py are caught.
     assert all(line.startswith("usage.py:") for line in errors), result.stdout
-    assert sorted(int(line.split(":")[1]) for line in errors) == [12, 13], result.stdout
+    assert sorted({int(line.split(":")[1]) for line in errors}) == USAGE_ERRORS, result.stdout
+
+
+@pytest.mark.slow
+def test_generated_module_type_checks_with_pyright_strict(tmp_path: Path,
+                                                          representative: str) -> None:
+    pyright = npm_tool("pyright")
+    project = _usage_project(tmp_path, representative)
+    (project / "pyrightconfig.json").write_text(json.dumps({
+        "typeCheckingMode": "strict", "pythonVersion": "3.10",
+        "include": ["function_inputs.py", "usage.py"]}), encoding="utf-8")
+    result = subprocess.run([str(pyright), "--outputjson"], cwd=project, capture_output=True,
+                            text=True, timeout=300)
+    report = json.loads(result.stdout)
+    errors = [(Path(d["file"]).name, d["range"]["start"]["line"] + 1, d["message"])
+              for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    warnings = [d for d in report["generalDiagnostics"] if d["severity"] == "warning"]
+    assert not warnings, warnings
+    assert [e for e in errors if e[0] != "usage.py"] == [], errors
+    assert sorted({line for _, line, _ in errors}) == USAGE_ERRORS, errors
 
 
 def test_awkward_names_and_text_still_give_valid_python(tmp_path: Path) -> None:
@@ -176,7 +248,7 @@ def test_empty_workspace_gives_a_valid_module(tmp_path: Path) -> None:
     try:
         assert module.DATABASE_FUNCTION_INPUT_MAP == {}
         assert module.MUTATION_PARAMETER_OPTIONS == {}
-        assert "NotRequired" not in text and "Sequence" not in text
+        assert "Sequence" not in text and "DatabaseFunctionId = NoReturn" in text
     finally:
         del sys.modules["gen_inputs_d"]
 

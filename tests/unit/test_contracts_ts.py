@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from basedb.contracts.typescript import jsdoc, type_text
 from basedb.workspace import load_workspace
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import EMPTY_CATALOG, AgentToolsConfig, AnyDeclaration, Workspace
+from tests.tools import npm_tool
 from tests.unit._builders import write_workspace
 from tests.unit._contracts_fixture import write_representative_workspace
 
@@ -385,24 +385,6 @@ def test_generating_for_a_thousand_declarations_covers_them_all(lang: str) -> No
 # ------------------------------------------------------------------ real tsc
 
 
-def _typescript_compiler(cache: Path) -> Path | None:
-    """tsc from the npm registry, installed once into a cache directory (None if offline)."""
-    tsc = cache / "node_modules" / ".bin" / "tsc"
-    if tsc.exists():
-        return tsc
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        return None
-    cache.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefer-offline",
-                        "--prefix", str(cache), "typescript@5"], check=True,
-                       capture_output=True, timeout=180)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return tsc if tsc.exists() else None
-
-
 USAGE_TS = """\
 import {
   DatabaseFunctionParameterOptions,
@@ -453,15 +435,11 @@ invokeDatabaseFunction('createLeave', {});
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exact_optional", [False, True])
 def test_generated_typescript_compiles_and_constrains_calls(
-        tmp_path: Path, exact_optional: bool, request: pytest.FixtureRequest) -> None:
-    # Installed once into pytest's cache directory, then reused by later runs.
-    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
-    tsc = _typescript_compiler(cache.mkdir("basedb-typescript") if cache is not None
-                               else tmp_path / "typescript")
-    if tsc is None:
-        pytest.skip("the TypeScript compiler could not be installed from the npm registry")
+        tmp_path: Path, exact_optional: bool) -> None:
+    tsc = npm_tool("tsc")  # pinned in .ci/tools; skipped with a reason when missing
     project = tmp_path / "page"
     (project / "generated").mkdir(parents=True)
     ws = load_workspace(write_representative_workspace(tmp_path / "ws"))

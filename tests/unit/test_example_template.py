@@ -57,6 +57,21 @@ def test_the_example_has_the_functions_its_readme_lists() -> None:
         assert f"`{function_id}`" in readme, function_id
 
 
+def test_the_readme_speaks_english_and_chinese_in_step() -> None:
+    """One README (the file site.zip ships and pull restores), in both languages."""
+    readme = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    english, chinese = readme.split("\n## English\n", 1)[1].split("\n## 中文\n", 1)
+    for part in (english, chinese):
+        for function_id in ALL:
+            assert f"`{function_id}`" in part, function_id
+    headings = [len(re.findall(r"^### ", part, re.M)) for part in (english, chinese)]
+    assert headings[0] == headings[1] >= 5
+    assert english.count("```bash") == chinese.count("```bash") == 1
+    prose = re.sub(r"\([^)]*\)", "", re.sub(r"`[^`\n]*`", "", english))
+    assert not re.search(r"[\u4e00-\u9fff]{6,}", prose), (
+        "the English part reads in English (Chinese names of tables and fields aside)")
+
+
 def test_agent_tools_excludes_only_the_diagnostic_query() -> None:
     policy = json.loads((EXAMPLE / "agent-tools.json").read_text(encoding="utf-8"))
     assert policy == {"exclude": ["debugSubmissionIntegrity"]}

@@ -11,15 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basedb.workspace.files import FileProblem, parse_jsonc, read_text, strip_jsonc
+from basedb.workspace.files import FileProblem, parse_jsonc, read_text
+from basedb.workspace.jsonc import plain_json, scan
 
 
-def test_strip_jsonc_keeps_strings_and_positions() -> None:
+def test_plain_json_drops_comments_and_trailing_commas_outside_strings() -> None:
     text = '// head\n{"url": "http://a//b", /* c\n */ "s": "q\\"//", "a": [1, 2,],}\n'
-    stripped = strip_jsonc(text)
-    assert len(stripped) == len(text)
-    assert stripped.count("\n") == text.count("\n")
-    assert json.loads(stripped) == {"url": "http://a//b", "s": 'q"//', "a": [1, 2]}
+    plain = plain_json(text, scan(text, jsonc=True))
+    assert plain is not None
+    assert json.loads(plain) == {"url": "http://a//b", "s": 'q"//', "a": [1, 2]}
+    # What only JSON5 reads is left to JSON5.
+    assert plain_json("{a: 1}", scan("{a: 1}", jsonc=True)) is None
+    assert plain_json("{'a': 0x1}", scan("{'a': 0x1}", jsonc=True)) is None
 
 
 def test_parse_jsonc_falls_back_to_json5_for_its_extensions() -> None:

@@ -115,6 +115,7 @@ def test_malformed_pointer_gives_none() -> None:
     assert locate("{}", "a") is None
 
 
+@pytest.mark.slow
 def test_deep_nesting_does_not_overflow() -> None:
     depth = 100_000
     text = "[" * depth + "]" * depth

@@ -73,3 +73,24 @@ def test_every_module_the_suite_imports_is_a_declared_dependency() -> None:
                if not {_normalise(d) for d in by_module.get(module, [])} & provided}
     assert not missing, (f"tests import modules that neither basedb's dependencies nor its "
                          f"`test` extra provide (module: distributions): {missing}")
+
+
+def test_the_distribution_is_basedb_cli_and_every_install_hint_says_so() -> None:
+    """PyPI's `basedb` is an unrelated project: `pip install 'basedb[fast]'` would install
+    it. The distribution is basedb-cli; the command and the import name stay `basedb`."""
+    from basedb import DISTRIBUTION, __version__, install_command
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == DISTRIBUTION == "basedb-cli"
+    assert project["scripts"] == {"basedb": "basedb.cli:main"}
+    assert install_command("fast") == "pip install 'basedb-cli[fast]'"
+    try:
+        assert metadata.version(DISTRIBUTION) == __version__
+    except metadata.PackageNotFoundError:
+        pytest.skip("basedb is not installed as a distribution here")
+    wrong = re.compile(r"pip install[^\n`&]*?(?<![\w-])basedb(?![\w-])")
+    texts = [*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md"), *(ROOT / "skills").rglob("*"),
+             *(ROOT / "templates").rglob("*.md"), *(ROOT / "basedb").rglob("*.py")]
+    found = [f"{path.relative_to(ROOT)}: {match.group(0)}" for path in texts if path.is_file()
+             for match in wrong.finditer(path.read_text(encoding="utf-8", errors="replace"))]
+    assert found == []

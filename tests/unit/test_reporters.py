@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -84,26 +85,54 @@ def clean_result() -> CheckResult:
 # --------------------------------------------------------------------------- text
 
 
-def test_text_groups_errors_by_file_with_positions_and_fixes(workspace: Path) -> None:
+def test_text_prints_one_linkable_line_per_finding(workspace: Path) -> None:
+    """`path:line:col: CODE message` on one line, as ruff and compilers print it."""
     out = render(sample_result(), "text", root=workspace)
-    files_in_order = [line for line in out.splitlines() if line and not line.startswith(" ")]
-    assert files_in_order[:4] == ["base-database.jsonc", "catalog.json", DECL_FILE, SQL_FILE]
-    assert '  4:15  WORKSPACE_CONFIG_INVALID  /timezone' in out
-    assert '        fix: Use a zone such as "UTC".' in out
-    assert "  6:79  ENUM_OUT_OF_DOMAIN  Enum value 'Archived'" in out
-    assert "  3:7  SQL_UNKNOWN_FIELD  " in out  # positions from the finding itself
-    assert "  -  CATALOG_INVALID  catalog.json is binary." in out  # unreadable: no position
+    lines = out.splitlines()
+    assert lines[:7] == [
+        "base-database.jsonc:4:15: WORKSPACE_CONFIG_INVALID /timezone 'Mars/Olympus' is not "
+        "an IANA time zone.",
+        '  fix: Use a zone such as "UTC".',
+        "catalog.json:1:1: CATALOG_INVALID catalog.json is binary.",  # unreadable: its start
+        f"{DECL_FILE}:6:79: ENUM_OUT_OF_DOMAIN Enum value 'Archived' is not an option of "
+        "Tasks.Status.",
+        "  fix: Use only option names of the bound field.",
+        f'{SQL_FILE}:3:7: SQL_UNKNOWN_FIELD Table Tasks has no field "Stat".',  # its own line
+        "  fix: Use a field name from catalog.json.",
+    ]
     assert "\x1b[" not in out
+    location = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>\w+) ")
+    finding_lines = [line for line in lines if line and not line.startswith(" ")][:-2]
+    assert len(finding_lines) == 7
+    assert all(location.match(line) for line in finding_lines)
 
 
-def test_text_hints_section_is_grouped_by_function(workspace: Path) -> None:
+def test_text_anchors_a_directory_finding_to_a_file_in_it(workspace: Path) -> None:
+    bad = workspace / "database-functions" / "Bad-Id"
+    bad.mkdir()
+    (bad / "function.json").write_text("{}", encoding="utf-8")
+    finding = Finding("FUNCTION_ID_INVALID", "Directory name 'Bad-Id' is not valid.",
+                      "database-functions/Bad-Id/", "", "Bad-Id", "Rename it.")
+    empty = workspace / "faas" / "Empty-Dir"
+    empty.mkdir(parents=True)
+    lonely = Finding("FUNCTION_ID_INVALID", "Directory name 'Empty-Dir' is not valid.",
+                     "faas/Empty-Dir/", "", "Empty-Dir", "Rename it.")
+    out = render(sample_result(errors=[finding, lonely], hints=[]), "text", root=workspace)
+    assert ("database-functions/Bad-Id/function.json:1:1: FUNCTION_ID_INVALID Directory name "
+            "'Bad-Id' is not valid.") in out
+    # nothing in the directory to point at: the workspace's config stands for it
+    assert "base-database.jsonc:1:1: FUNCTION_ID_INVALID Directory name 'Empty-Dir'" in out
+
+
+def test_text_hints_follow_the_errors_in_the_same_form(workspace: Path) -> None:
     out = render(sample_result(), "text", root=workspace)
-    hints = out[out.index("\nHints\n"):]
-    assert hints.index("  createTask  mutations/createTask/") < hints.index(
-        "  listTasks  database-functions/listTasks/")
-    assert "function.json:3:18  function_description_short  The description is short." in hints
-    assert "function.json:6:57  param_description_short     Description" in hints
-    assert "    function.json  option_field_unconstrained  Parameter 'status'" in hints
+    hints = out.split("\n\n")[1].splitlines()
+    assert hints == [
+        "mutations/createTask/function.json:1:1: option_field_unconstrained Parameter "
+        "'status' has no enum.",
+        f"{DECL_FILE}:3:18: function_description_short The description is short.",
+        f"{DECL_FILE}:6:57: param_description_short Description of 'status' is short.",
+    ]
 
 
 def test_text_summary_and_agent_tools(workspace: Path) -> None:
@@ -124,8 +153,6 @@ def test_text_colour_only_when_asked(workspace: Path) -> None:
     coloured = render(sample_result(), "text", root=workspace, color=True)
     assert "\x1b[1;31mENUM_OUT_OF_DOMAIN" in coloured
     plain = render(sample_result(), "text", root=workspace, color=False)
-    import re
-
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
 
 
@@ -133,8 +160,7 @@ def test_text_multiline_messages_stay_indented(workspace: Path) -> None:
     finding = Finding("SQL_PARSE_ERROR", "Cannot parse main.sql:\n  near WHERE", SQL_FILE, "",
                       "listTasks", line=2, column=1)
     out = render(sample_result(errors=[finding], hints=[]), "text", root=workspace)
-    continuation = " " * len("  2:1  SQL_PARSE_ERROR  ") + "  near WHERE"
-    assert "  2:1  SQL_PARSE_ERROR  Cannot parse main.sql:\n" + continuation in out
+    assert f"{SQL_FILE}:2:1: SQL_PARSE_ERROR Cannot parse main.sql:\n    near WHERE\n" in out
 
 
 # --------------------------------------------------------------------------- json
@@ -224,6 +250,10 @@ def test_sarif_structure(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert rule_ids == list(ERROR_CODES + HINT_CODES)
     for rule in driver["rules"]:
         assert rule["shortDescription"]["text"] and rule["help"]["text"]
+        assert rule["fullDescription"]["text"] == RULES[rule["id"]].full_description
+        assert "Why it matters: " in rule["help"]["text"]
+        assert "#### Example" not in rule["help"]["markdown"]
+        assert "### Fix" in rule["help"]["markdown"]
         level = "error" if rule["id"] in ERROR_CODES else "note"
         assert rule["defaultConfiguration"]["level"] == level
     results = run["results"]
@@ -235,7 +265,8 @@ def test_sarif_structure(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert config == {"artifactLocation": {"uri": "base-database.jsonc", "uriBaseId": "%SRCROOT%"},
                       "region": {"startLine": 4, "startColumn": 15}}
     catalog = by_rule["CATALOG_INVALID"]["locations"][0]["physicalLocation"]
-    assert "region" not in catalog  # the file cannot be read: no region
+    # the file cannot be read: the finding is about the whole file, anchored at its start
+    assert catalog["region"] == {"startLine": 1, "startColumn": 1}
     sql = by_rule["SQL_UNKNOWN_FIELD"]["locations"][0]
     assert sql["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 7}
     assert sql["logicalLocations"] == [{"name": "listTasks", "kind": "function"}]
@@ -251,10 +282,16 @@ def test_sarif_uris_are_relative_and_encoded(workspace: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     monkeypatch.chdir(workspace.parent)
+    (workspace / "faas" / "任务 one").mkdir(parents=True)
+    (workspace / "faas" / "任务 one" / "function.json").write_text("{}", encoding="utf-8")
     finding = Finding("FUNCTION_ID_INVALID", "Bad directory name.", "faas/任务 one/", "")
     log = json.loads(render(sample_result(errors=[finding], hints=[]), "sarif", root=workspace))
-    location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"]["uri"] == "site/faas/%E4%BB%BB%E5%8A%A1%20one/"
+    (result,) = log["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == (
+        "site/faas/%E4%BB%BB%E5%8A%A1%20one/function.json")
+    assert location["region"] == {"startLine": 1, "startColumn": 1}
+    assert result["properties"]["file"] == "faas/任务 one/"  # what the finding is about
 
 
 def test_rules_cover_every_code() -> None:

@@ -1,12 +1,24 @@
 """SARIF 2.1.0, for code scanning: one run, a rule per code, a result per error and hint.
 
-Errors are `error` results and hints `note` results. Locations are relative URIs under
-`%SRCROOT%` (the repository checkout), with a region when the line is known; columns
-count Unicode code points, which the run declares.
+Errors are `error` results and hints `note` results. Each rule carries its whole
+documentation (`fullDescription`, `help` in text and Markdown) from `rules.RULES`.
+
+GitHub code scanning shows a result only where it can anchor it, so every result has one
+location: a relative URI of a *file* under `%SRCROOT%` (the repository checkout) and a
+region with at least `startLine` (a directory finding points at a file in it, see
+`locations.Anchor`); columns count Unicode code points, which the run declares.
+
+Re-uploads must not duplicate alerts, so every result has `partialFingerprints`: a hash
+of what the finding is about that does not move when unrelated lines do (the rule, the
+file, the JSON Pointer and function, or for a finding with no pointer the text of its
+line), numbered when identical results repeat. The key is basedb's own: GitHub's
+`primaryLocationLineHash` is a hash of its own algorithm, which upload-sarif recomputes.
+A workspace that was not found is a failed invocation (a notification), not a result.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -27,6 +39,7 @@ SARIF_SCHEMA = (
 )
 SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "basedbFinding/v1"
 
 RULE_CODES: tuple[str, ...] = ERROR_CODES + HINT_CODES
 
@@ -39,8 +52,17 @@ def sarif_log(result: CheckResult, *, root: Path) -> dict[str, Any]:
     positions = Positions(root)
     prefix = repository_prefix(root)
     rule_index = {code: i for i, code in enumerate(RULE_CODES)}
-    results = [_result(item, "error", rule_index, positions, prefix) for item in result.errors]
-    results += [_result(item, "note", rule_index, positions, prefix) for item in result.hints]
+    items: list[tuple[Finding | Hint, str]] = [
+        (item, "error") for item in result.errors if item.code != "WORKSPACE_NOT_FOUND"]
+    items += [(item, "note") for item in result.hints]
+    seen: dict[str, int] = {}
+    results = []
+    for item, level in items:
+        out = _result(item, level, rule_index, positions, prefix)
+        identity = _identity(item, positions)
+        seen[identity] = seen.get(identity, 0) + 1
+        out["partialFingerprints"] = {FINGERPRINT_KEY: f"{identity}:{seen[identity]}"}
+        results.append(out)
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "basedb",
@@ -65,8 +87,10 @@ def _rule(code: str) -> dict[str, Any]:
         "id": code,
         "name": rule.name,
         "shortDescription": {"text": rule.short},
-        "help": {"text": rule.help},
+        "fullDescription": {"text": rule.full_description},
+        "help": {"text": rule.help_text(), "markdown": rule.help_markdown()},
         "defaultConfiguration": {"level": level},
+        "properties": {"tags": ["basedb", "error" if code in ERROR_CODES else "hint"]},
     }
 
 
@@ -104,22 +128,33 @@ def _result(item: Finding | Hint, level: str, rule_index: dict[str, int],
         "level": level,
         "message": {"text": text},
     }
-    if item.file:
-        location: dict[str, Any] = {"physicalLocation": {"artifactLocation": {
-            "uri": quote(repository_path(prefix, item.file), safe="/"),
-            "uriBaseId": SRCROOT,
-        }}}
-        pos = positions.of(item)
-        if pos is not None:
-            region: dict[str, int] = {"startLine": pos[0]}
-            if pos[1] is not None:
-                region["startColumn"] = pos[1]
-            location["physicalLocation"]["region"] = region
-        if function_id:
-            location["logicalLocations"] = [{"name": function_id, "kind": "function"}]
-        out["locations"] = [location]
+    anchor = positions.anchor(item)
+    region: dict[str, int] = {"startLine": anchor.line, "startColumn": anchor.column}
+    location: dict[str, Any] = {"physicalLocation": {
+        "artifactLocation": {"uri": quote(repository_path(prefix, anchor.file), safe="/"),
+                             "uriBaseId": SRCROOT},
+        "region": region,
+    }}
+    if function_id:
+        location["logicalLocations"] = [{"name": function_id, "kind": "function"}]
+    out["locations"] = [location]
+    if item.file != anchor.file:
+        properties["file"] = item.file  # what the finding is about: a directory, or nothing
     out["properties"] = properties
     return out
+
+
+def _identity(item: Finding | Hint, positions: Positions) -> str:
+    """What a result is about, hashed: stable across runs and unrelated edits."""
+    anchor = positions.anchor(item)
+    context = ""
+    if not item.pointer and anchor.exact:
+        # SQL findings know a line, not a pointer: the line's text moves with it.
+        context = positions.line_text(anchor.file, anchor.line)
+    parts = [item.code, item.file, item.pointer, item.function_id or "", context]
+    if isinstance(item, Hint):
+        parts.append(item.param or "")
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def _is_json(value: Any) -> bool:

@@ -11,6 +11,7 @@ deliberately not used: it costs several times a parse.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import Sequence
@@ -72,8 +73,8 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
     tree) may be shared by callers that keep it: treat it as read-only."""
     kinds = [param_kinds[i] if i < len(param_kinds) else None for i in range(param_count)]
 
-    def failed(problem: SqlProblem, tree: Any = None) -> SqlAnalysis:
-        return SqlAnalysis(sql=sql, param_count=param_count, problems=(problem,), tree=tree)
+    def failed(*problems: SqlProblem, tree: Any = None) -> SqlAnalysis:
+        return SqlAnalysis(sql=sql, param_count=param_count, problems=problems, tree=tree)
 
     if not sql.strip():
         return failed(SqlProblem("SQL_PARSE_ERROR", "main.sql is empty.",
@@ -93,7 +94,7 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
                 gate.visit(node)
             gate.finish()
             if gate.read_only_problems:
-                return failed(gate.read_only_problems[0], tree)
+                return failed(*gate.read_only_problems, tree=tree)
             typer = Typer(sql, None, kinds)
             typer.run(tree)
             return SqlAnalysis(sql=sql, param_count=param_count,
@@ -106,7 +107,7 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
         columns: list[OutputColumn] = resolver.run(tree)
         gate.finish()
         if gate.read_only_problems:
-            return failed(gate.read_only_problems[0], tree)
+            return failed(*gate.read_only_problems, tree=tree)
         typer = Typer(sql, resolver.resolution, kinds)
         typing = typer.run(tree)
     except RecursionError:
@@ -156,6 +157,9 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "SQL_NOT_READ_ONLY", f"main.sql contains {len(statements)} statements; a Database "
             "Function runs exactly one SELECT.", READ_ONLY_FIX, line, column)
     first = statements[0][0]
+    if first.token_type == TokenType.IDENTIFIER or (
+            first.token_type == TokenType.VAR and first.text.upper() not in _OTHER_STATEMENTS):
+        return None, _unknown_word_problem(sql, first)
     if first.token_type not in _STARTS:
         line, column = line_column(sql, first.start)
         return None, SqlProblem(
@@ -249,6 +253,32 @@ def _restore_function_names(tree: Any) -> None:
         value = node.args.get("this")
         if isinstance(value, str) and value.endswith(_KEEP):
             node.set("this", value[:-len(_KEEP)])
+
+
+def _unknown_word_problem(sql: str, first: Token) -> SqlProblem:
+    """A statement that opens with a word SQL does not know (`SELEC`) is misspelt, not a
+    write: say which word, and the keyword it is closest to."""
+    line, column = line_column(sql, first.start)
+    word = first.text
+    near = difflib.get_close_matches(word.upper(), _STATEMENT_KEYWORDS, n=1, cutoff=0.6)
+    meant = f"; did you mean {near[0]}?" if near else "."
+    what = (f"the quoted name \"{word}\"" if first.token_type == TokenType.IDENTIFIER
+            else f"{word!r}, which is not an SQL keyword")
+    return SqlProblem(
+        "SQL_PARSE_ERROR", f"main.sql starts with {what}{meant}",
+        f"Start the statement with {near[0] if near else 'SELECT'}; a "
+        "Database Function runs exactly one SELECT (WITH … SELECT allowed).", line, column)
+
+
+_STATEMENT_KEYWORDS = ("SELECT", "WITH")
+# Statements of PostgreSQL or SQLite that the PostgreSQL tokenizer reads as plain words:
+# they are writes or commands (SQL_NOT_READ_ONLY), not misspellings.
+_OTHER_STATEMENTS = frozenset({
+    "ABORT", "ANALYSE", "ANALYZE", "ATTACH", "CALL", "CHECKPOINT", "CLOSE", "CLUSTER",
+    "DEALLOCATE", "DETACH", "DISCARD", "DO", "END", "IMPORT", "LISTEN", "LOAD", "LOCK",
+    "MOVE", "NOTIFY", "PREPARE", "REASSIGN", "REINDEX", "RELEASE", "REPLACE", "RESET",
+    "SAVEPOINT", "SECURITY", "START", "UNLISTEN", "UPSERT", "VACUUM",
+})
 
 
 def _is_select(tree: Any) -> bool:

@@ -269,8 +269,8 @@ REFUSED_FUNCTIONS: dict[str, str] = {
 OTHER_DIALECT_FUNCTIONS: dict[str, str] = {
     "ifnull": "coalesce(a, b)", "nvl": "coalesce(a, b)", "isnull": "coalesce(a, b)",
     "iif": "CASE WHEN … THEN … ELSE … END", "if": "CASE WHEN … THEN … ELSE … END",
-    "len": "length(s)", "instr": "strpos(s, sub)", "charindex": "strpos(s, sub)",
-    "substring_index": "split_part(s, sep, n)", "datediff": "a::date - b::date",
+    "len": "length(text)", "instr": "strpos(text, sub)", "charindex": "strpos(text, sub)",
+    "substring_index": "split_part(text, sep, n)", "datediff": "a::date - b::date",
     "dateadd": "x + INTERVAL '1 day'", "getdate": "now()", "sysdate": "now()",
     "current_timestamp": "CURRENT_TIMESTAMP (without parentheses)",
     "current_date": "CURRENT_DATE (without parentheses)", "group_concat": "string_agg(x, ',')",

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from basedb.check.sql.model import SqlAnalysis
 
 
+# Problems that leave the rest of the query understood: a misspelt field or an extra $n
+# does not change what the other comparisons bind, so their enum and hint rules still
+# run (one check reports every independent error). After a parse error, a write or an
+# unknown table, the bindings are unknown or could be wrong, and nothing more is said.
+BINDINGS_SURVIVE = frozenset({"SQL_UNKNOWN_FIELD", "SQL_PARAM_UNDECLARED"})
+
+
 def declared_param_count(decl: DatabaseFunction) -> int:
     """How many `$n` the declaration provides: every entry of meta.params counts, even one
     too broken to become a Param, because positions (not names) number placeholders."""
@@ -75,7 +82,7 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
         for problem in analysis.problems:
             ctx.add(Finding(problem.code, problem.message, decl.sql_file, "",
                             decl.function_id, problem.fix, problem.line, problem.column))
-        if analysis.problems:
+        if any(problem.code not in BINDINGS_SURVIVE for problem in analysis.problems):
             continue
         ctx.extend(list(binding_rules(decl, analysis.bindings, ws)))
         for param in decl.params:

@@ -201,7 +201,8 @@ class CallTyper(TyperBase):
     def _array_size(self, node: Any, name: str, args: list[Any]) -> str:
         expected = 2 if name == "array_length" else 1
         if len(args) != expected:
-            return self.invalid(f"{name} takes {expected} argument(s)", node)
+            what = "one argument" if expected == 1 else f"{expected} arguments"
+            return self.invalid(f"{name} takes {what}", node)
         found = self.t(args[0])
         if found != ANY and not T.is_array(found):
             return self.invalid(f"function {name}({T.describe(found)}) does not exist", node,

@@ -53,7 +53,7 @@ def require_site(conn: sqlite3.Connection, user: User, app_token: str, *,
     site = sites.get_site(conn, app_token)
     if site is None:
         raise not_found(f"Site {app_token}", "/path/app_token", app_token,
-                        "use an appToken from GET /sites")
+                        "use an appToken from GET /sites/list")
     role = sites.role_of(conn, app_token, user.user_id)
     if role is None or role not in roles:
         needed = " or ".join(r for r in sites.ROLES if r in roles)

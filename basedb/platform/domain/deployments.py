@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
+from basedb.core import environment
 from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
@@ -43,7 +44,7 @@ from basedb.workspace.model import FUNCTION_KINDS, Catalog
 
 DEPLOYMENT_ID = ("dpl", 16)
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
-PUBLIC_URL_ENV = "BASEDB_PUBLIC_URL"
+PUBLIC_URL_ENV = environment.PUBLIC_URL
 
 
 def public_origin() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import getpass
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class User:
     user_id: str
     name: str
     is_platform_owner: bool = False
+    is_bot: bool = False  # signed in with a tenant access token (an app's bot)
 
 
 def create_user(conn: sqlite3.Connection, name: str, *,
@@ -53,16 +55,22 @@ def get_user(conn: sqlite3.Connection, user_id: str) -> User | None:
 
 
 def user_for_token(conn: sqlite3.Connection, token: str) -> User | None:
+    """The user of an unexpired token, or None."""
     row = conn.execute(
-        "SELECT u.user_id, u.name, u.is_platform_owner FROM tokens t "
-        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ?",
-        (ids.hash_token(token),),
+        "SELECT u.user_id, u.name, u.is_platform_owner, t.kind FROM tokens t "
+        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ? "
+        "AND (t.expires_at IS NULL OR t.expires_at > ?)",
+        (ids.hash_token(token), int(time.time())),
     ).fetchone()
-    return User(row[0], row[1], bool(row[2])) if row else None
+    return User(row[0], row[1], bool(row[2]), row[3] == "tenant") if row else None
 
 
-def authenticate(conn: sqlite3.Connection, authorization: str | None) -> User:
-    """The user behind an `Authorization: Bearer <token>` header, or an auth failure."""
+def authenticate(conn: sqlite3.Connection, authorization: str | None, *,
+                 now: int | None = None) -> User:
+    """The user behind an `Authorization: Bearer <token>` header, or an auth failure.
+
+    Tokens the Lark stand-in issued (`tenant`, `user`) expire; an expired one is answered
+    as Lark answers it: 99991677 for a user access token, 99991663 for a tenant's."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -73,7 +81,19 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None) -> User:
             "`basedb auth token`). Executed: no. Retry: retry after fixing.",
             status=401,
         )
-    user = user_for_token(conn, token)
+    row = conn.execute(
+        "SELECT u.user_id, u.name, u.is_platform_owner, t.kind, t.expires_at FROM tokens t "
+        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ?",
+        (ids.hash_token(token),)).fetchone()
+    if row is not None and row[4] is not None and row[4] <= (now or int(time.time())):
+        if row[3] == "user":
+            raise ApiFailure(Code.USER_TOKEN_EXPIRED, "The user access token has expired. "
+                             "Fix: refresh it with the refresh token, or sign in again. "
+                             "Executed: no. Retry: retry after fixing.", status=401)
+        raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: the tenant access token "
+                         "has expired. Fix: request a new one. Executed: no. Retry: retry "
+                         "after fixing.", status=401)
+    user = User(row[0], row[1], bool(row[2]), row[3] == "tenant") if row else None
     if user is None:
         raise ApiFailure(
             Code.TOKEN_INVALID,

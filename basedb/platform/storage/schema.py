@@ -188,6 +188,49 @@ def _releases(conn: sqlite3.Connection) -> None:
                      "BEGIN SELECT RAISE(ABORT, 'deployments are immutable'); END")
 
 
+_LARK_STAND_IN = """
+ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'platform';
+ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+ALTER TABLE tokens ADD COLUMN app_id TEXT;
+ALTER TABLE tokens ADD COLUMN scope TEXT;
+ALTER TABLE tokens ADD COLUMN family TEXT;
+CREATE INDEX tokens_by_family ON tokens(family);
+CREATE TABLE lark_apps (
+    app_id TEXT PRIMARY KEY,
+    secret_hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    bot_user_id TEXT NOT NULL REFERENCES users(user_id),
+    created_at TEXT NOT NULL
+);
+CREATE TABLE lark_refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    family TEXT NOT NULL,          -- every token refreshed from one sign-in
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    app_id TEXT NOT NULL REFERENCES lark_apps(app_id) ON DELETE CASCADE,
+    scope TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER                -- set once: a refresh token is good for one refresh
+);
+CREATE INDEX lark_refresh_by_family ON lark_refresh_tokens(family);
+CREATE TABLE lark_device_grants (
+    device_code_hash TEXT PRIMARY KEY,
+    user_code TEXT NOT NULL UNIQUE,
+    app_id TEXT NOT NULL REFERENCES lark_apps(app_id) ON DELETE CASCADE,
+    scope TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+    user_id TEXT REFERENCES users(user_id) ON DELETE CASCADE,
+    interval INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    last_poll INTEGER
+);
+CREATE TABLE lark_throttle (
+    key TEXT PRIMARY KEY,          -- what is being guessed, and by whom
+    failures INTEGER NOT NULL,
+    window_start INTEGER NOT NULL
+);
+"""
+
+
 # The IANA time zone datetime cells are written in: a Base's for the Base API, a site's
 # (sent with its draft, frozen into each deployment) for everything its functions do.
 _TIME_ZONES = """
@@ -196,11 +239,14 @@ ALTER TABLE site_drafts ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
 ALTER TABLE deployments ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
 """
 
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
-    Migration(4, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
+    Migration(4, "the Lark stand-in: app credentials, token kinds and expiry, device "
+                 "grants, refresh tokens, throttling", _LARK_STAND_IN),
+    Migration(5, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
 ]
 
 

@@ -71,6 +71,9 @@ class Endpoint:
     # Set when some failures answer a page for a browser in this media type (sign-in,
     # not found) rather than the JSON error envelope.
     error_page_media_type: str | None = None
+    # Set when failures answer a JSON body of the endpoint's own (Lark's OAuth and auth/v3
+    # formats) besides the error envelope: its JSON Schema.
+    error_schema: Mapping[str, Any] | None = None
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.web.sessions).
     page_session: bool = False

@@ -147,6 +147,11 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     failure: dict[str, Any] = {
         "description": "An error envelope.", "headers": _LOG_ID_HEADER,
         "content": {JSON: {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+    if endpoint.error_schema is not None:
+        failure["description"] = ("The endpoint's own error body (as Lark answers it), or an "
+                                  "error envelope (e.g. a body that is not JSON).")
+        failure["content"][JSON] = {"schema": {"anyOf": [
+            {"$ref": "#/components/schemas/ErrorEnvelope"}, dict(endpoint.error_schema)]}}
     if endpoint.error_page_media_type is not None:
         failure["description"] = ("An error page for a browser (sign-in, no access, not "
                                   "found), or an error envelope (e.g. an invalid token).")

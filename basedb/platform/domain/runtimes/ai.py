@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from basedb.core import environment
 from basedb.core.protocol import ApiFailure, Code, quote
 from basedb.platform.storage import platform_log
 
-BASE_URL_ENV = "BASEDB_AI_BASE_URL"
-API_KEY_ENV = "BASEDB_AI_API_KEY"
-MODEL_ENV = "BASEDB_AI_MODEL"
+BASE_URL_ENV = environment.AI_BASE_URL
+API_KEY_ENV = environment.AI_API_KEY
+MODEL_ENV = environment.AI_MODEL
 DEFAULT_MODEL = "default"
 REQUEST_TIMEOUT_S = 60.0
 CONNECT_TIMEOUT_S = 10.0

@@ -56,6 +56,7 @@ from basedb.core.node import (
 )
 from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
+from basedb.core.wording import plural
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.runtimes.faas_records import RecordCallError, RecordRoutes
 from basedb.platform.domain.sites import SiteRow
@@ -411,8 +412,8 @@ def _execution_failed(outcome: _Outcome, *, function_id: str, log_id: str, write
     author_fix = "the site's developer should look up this LogID in the platform log"
     reason, fix = _failure_reason(outcome, name, limit_ms, author_fix)
     if writes:
-        executed = (f"partly: {writes} record write call(s) completed before the failure "
-                    "and were kept")
+        executed = (f"partly: {plural(writes, 'record write call')} completed before the "
+                    "failure and were kept")
         retry = "do not retry before checking the records with a read-only function"
     else:
         executed = "no record was written"

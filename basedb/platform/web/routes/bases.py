@@ -1,4 +1,9 @@
-"""Bases, tables and fields (the Base v3 subset; snake_case like Lark)."""
+"""Bases, tables and fields (the Base v3 subset; snake_case like Lark).
+
+Shapes follow what lark-cli's Base shortcuts read (`shortcuts/base/` in larksuite/cli):
+tables and fields are `{"id", "name", …}`, listings are `{"tables"|"fields": […], "total"}`
+paged by `offset`/`limit`.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ MAX_FIELDS_PER_TABLE = bases.MAX_FIELDS_PER_TABLE
 
 
 def field_view(field: Field) -> dict[str, Any]:
-    view: dict[str, Any] = {"field_id": field.field_id, "name": field.name, "type": field.type,
+    view: dict[str, Any] = {"id": field.field_id, "name": field.name, "type": field.type,
                             "description": field.description}
     if field.type in ("select", "user"):
         view["multiple"] = field.multiple
@@ -39,7 +44,8 @@ def field_view(field: Field) -> dict[str, Any]:
 
 
 def table_view(table: Table) -> dict[str, Any]:
-    return {"table_id": table.table_id, "name": table.name,
+    return {"id": table.table_id, "name": table.name,
+            "primary_field": table.fields[0].field_id if table.fields else None,
             "fields": [field_view(f) for f in table.fields]}
 
 
@@ -64,7 +70,7 @@ def list_tables(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         require_base(conn, call.caller, call.path["base_token"])
         rows, total = bases.list_tables(conn, call.path["base_token"], offset, limit)
-    return {"tables": [{"table_id": tid, "name": name} for tid, name in rows],
+    return {"tables": [{"id": tid, "name": name} for tid, name in rows],
             "has_more": offset + len(rows) < total, "total": total}
 
 
@@ -105,7 +111,7 @@ def delete_table(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         table = path_table(conn, call)
         bases.delete_table(conn, base_token, table)
-    return {"table_id": table.table_id, "deleted": True}
+    return {"id": table.table_id, "deleted": True}
 
 
 # -------------------------------------------------------------------------- fields
@@ -152,7 +158,7 @@ def delete_field(call: Call) -> dict[str, Any]:
         table = path_table(conn, call)
         field = bases.require_field(table, call.path["field_id"])
         bases.delete_field(conn, table, field)
-    return {"field_id": field.field_id, "deleted": True}
+    return {"id": field.field_id, "deleted": True}
 
 
 # ------------------------------------------------------------------------ metadata
@@ -161,8 +167,7 @@ _TABLES = "/bases/{base_token}/tables"
 _TABLE = _TABLES + "/{table_id}"
 _FIELDS = _TABLE + "/fields"
 _FIELD = _FIELDS + "/{field_id}"
-_DELETED_TABLE = obj({"table_id": STRING, "deleted": BOOLEAN}, ("table_id", "deleted"))
-_DELETED_FIELD = obj({"field_id": STRING, "deleted": BOOLEAN}, ("field_id", "deleted"))
+_DELETED = obj({"id": STRING, "deleted": BOOLEAN}, ("id", "deleted"))
 _FIELD_UPDATE = {k: v for k, v in FIELD_BODY.items() if k != "required"}
 
 ENDPOINTS = [
@@ -175,7 +180,7 @@ ENDPOINTS = [
                           ("base_token", "name", "timezone"))),
     Endpoint("GET", _TABLES, list_tables, "List the Base's tables.", "tables",
              query=PAGE_QUERY,
-             response=obj({"tables": array(obj({"table_id": STRING, "name": STRING})),
+             response=obj({"tables": array(obj({"id": STRING, "name": STRING})),
                            "has_more": BOOLEAN, "total": INTEGER},
                           ("tables", "has_more", "total"))),
     Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
@@ -186,7 +191,7 @@ ENDPOINTS = [
              body=obj({"name": STRING}, ("name",)), response=TABLE),
     Endpoint("DELETE", _TABLE, delete_table, "Delete a table and its records.", "tables",
              description="Refused while a link field of another table points at it; the "
-             "table is also unbound from sites.", response=_DELETED_TABLE),
+             "table is also unbound from sites.", response=_DELETED),
     Endpoint("GET", _FIELDS, list_fields, "List a table's fields.", "fields",
              response=obj({"fields": array(FIELD), "has_more": BOOLEAN, "total": INTEGER},
                           ("fields", "has_more", "total"))),
@@ -199,5 +204,5 @@ ENDPOINTS = [
              "change. Cells holding removed options are cleared.",
              body=_FIELD_UPDATE, response=FIELD),
     Endpoint("DELETE", _FIELD, delete_field, "Delete a field and its cells.", "fields",
-             response=_DELETED_FIELD),
+             response=_DELETED),
 ]

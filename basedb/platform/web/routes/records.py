@@ -102,14 +102,18 @@ def batch_create(call: Call) -> dict[str, Any]:
                               fix="give every row exactly one value per field, null for none")
     with call.store.write() as conn:
         table, zone = path_table_and_zone(conn, call)
-        for index, key in enumerate(keys):
-            records.resolve_field(table, key, f"/fields/{index}")
+        fields = [records.resolve_field(table, key, f"/fields/{index}")
+                  for index, key in enumerate(keys)]
         prepared = records.prepare_rows(conn, table, [
             [(pointer("rows", r, c), keys[c], value) for c, value in enumerate(row)]
             for r, row in enumerate(rows)], zone=zone)
         record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id,
                                             zone=zone)
-    return {"record_id_list": record_ids}
+        written = records.read_records(conn, table, record_ids)
+    # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with `fields`.
+    return {"fields": [f.name for f in fields], "field_id_list": [f.field_id for f in fields],
+            "record_id_list": record_ids,
+            "data": [[written[rid][f.name] for f in fields] for rid in record_ids]}
 
 
 def batch_update(call: Call) -> dict[str, Any]:
@@ -129,9 +133,12 @@ def batch_update(call: Call) -> dict[str, Any]:
                                 f"/record_id_list/{index}", record_id,
                                 "remove it or use ids from GET …/records")
         prepared = records.prepare_values(conn, table, patch, at="/patch", zone=zone)
-        updated = records.update_records(conn, table, record_ids, prepared,
-                                         actor=call.caller.user_id, zone=zone)
-    return {"record_id_list": record_ids, "updated": updated}
+        records.update_records(conn, table, record_ids, prepared, actor=call.caller.user_id,
+                               zone=zone)
+        names = [records.resolve_field(table, key, "/patch").name for key in patch]
+        first = records.read_records(conn, table, record_ids[:1])[record_ids[0]]
+    # As lark-cli's +record-batch-update reads it: the ids and the values the patch wrote.
+    return {"record_id_list": record_ids, "update": {name: first[name] for name in names}}
 
 
 _RECORDS = "/bases/{base_token}/tables/{table_id}/records"
@@ -161,11 +168,15 @@ ENDPOINTS = [
              f"Create up to {MAX_BATCH} records.", "records",
              body=obj({"fields": {**STRINGS, "description": "Field names or ids."},
                        "rows": array(array(CELL), maxItems=MAX_BATCH)}, ("fields", "rows")),
-             response=obj({"record_id_list": STRINGS}, ("record_id_list",))),
+             response=obj({"fields": STRINGS, "field_id_list": STRINGS,
+                           "record_id_list": STRINGS, "data": array(array(CELL))},
+                          ("fields", "field_id_list", "record_id_list", "data"))),
     Endpoint("POST", _RECORDS + "/batch_update", batch_update,
              f"Apply one patch to up to {MAX_BATCH} records.", "records",
              body=obj({"record_id_list": {**STRINGS, "maxItems": MAX_BATCH}, "patch": _FLAT},
                       ("record_id_list", "patch")),
-             response=obj({"record_id_list": STRINGS, "updated": INTEGER},
-                          ("record_id_list", "updated"))),
+             response=obj({"record_id_list": STRINGS,
+                           "update": {"type": "object", "additionalProperties": CELL,
+                                      "description": "The values written, by field name."}},
+                          ("record_id_list", "update"))),
 ]

@@ -52,12 +52,16 @@ FIELD_BODY: Schema = obj({
 }, ("name", "type"))
 
 FIELD: Schema = obj({
-    "field_id": STRING, "name": STRING, "type": STRING, "description": STRING,
+    "id": STRING, "name": STRING, "type": STRING, "description": STRING,
     "multiple": BOOLEAN, "options": array(OPTION), "link_table": STRING,
-}, ("field_id", "name", "type"))
+}, ("id", "name", "type"))
 
-TABLE: Schema = obj({"table_id": STRING, "name": STRING, "fields": array(FIELD)},
-                    ("table_id", "name", "fields"))
+TABLE: Schema = obj({"id": STRING, "name": STRING,
+                     "primary_field": {"type": ["string", "null"],
+                                       "description": "The id of the first field."},
+                     "fields": array(FIELD, description="A local extension: the table's "
+                                     "fields, so one call shows the whole table.")},
+                    ("id", "name", "primary_field", "fields"))
 
 CELL: Schema = {"description": "A cell value: text string, number, select option name (a "
                 "list of names when multiple), datetime \"YYYY-MM-DD HH:mm:ss\", checkbox "

@@ -1,18 +1,35 @@
 """Sites: create, read, bind and unbind Base tables, the live catalog, members
-(camelCase like upstream)."""
+(camelCase like upstream).
+
+`POST /sites/create` and `GET /sites/list` (paged by `pageToken`, with `hasMore`) are the
+paths the Base Database Open API is known to serve; the rest mirror upstream's skill.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from typing import Any
 
 from basedb.core.protocol import bad_request, not_found, permission_denied
 from basedb.platform.domain import bases, identity, sites
 from basedb.platform.domain.access import require_base, require_site
 from basedb.platform.web.http import Call, Endpoint, QueryParam
-from basedb.platform.web.routes.schemas import CATALOG, INTEGER, STRING, STRINGS, array, obj
+from basedb.platform.web.routes.schemas import (
+    BOOLEAN,
+    CATALOG,
+    INTEGER,
+    STRING,
+    STRINGS,
+    array,
+    obj,
+)
 from basedb.workspace.catalog import catalog_to_dict
 
 MAX_BOUND_TABLES = 100
+DEFAULT_SITES_PAGE = 20
+MAX_SITES_PAGE = 100
 
 
 def _binding(site: sites.SiteRow, table_ids: list[str]) -> dict[str, Any]:
@@ -26,12 +43,42 @@ def create_site(call: Call) -> dict[str, Any]:
     return {"appToken": site.app_token, "title": site.title}
 
 
+def _sites_page_token(offset: int) -> str:
+    raw = json.dumps({"offset": offset}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _sites_offset(call: Call) -> int:
+    token = call.query.get("pageToken")
+    if not token:
+        return 0
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (binascii.Error, ValueError):
+        decoded = None
+    offset = decoded.get("offset") if isinstance(decoded, dict) else None
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise bad_request("pageToken is not one this listing returned", parameter="?pageToken",
+                          received=token, fix="send the pageToken of the previous page, or "
+                          "leave it out to start from the first page")
+    return offset
+
+
 def list_sites(call: Call) -> dict[str, Any]:
+    page_size = call.query_int("pageSize", default=DEFAULT_SITES_PAGE, minimum=1,
+                               maximum=MAX_SITES_PAGE)
+    offset = _sites_offset(call)
     with call.store.read() as conn:
         found = sites.sites_of_user(conn, call.caller.user_id)
-    return {"sites": [{"appToken": s.app_token, "title": s.title, "role": role,
-                       "baseToken": s.base_token} for s, role in found],
-            "total": len(found)}
+    page = found[offset:offset + page_size]
+    has_more = offset + len(page) < len(found)
+    listing: dict[str, Any] = {
+        "sites": [{"appToken": s.app_token, "title": s.title, "role": role,
+                   "baseToken": s.base_token} for s, role in page],
+        "hasMore": has_more}
+    if has_more:
+        listing["pageToken"] = _sites_page_token(offset + len(page))
+    return listing
 
 
 def get_site(call: Call) -> dict[str, Any]:
@@ -172,14 +219,19 @@ _MEMBER_BODY = obj({"userId": STRING, "role": {"type": "string", "enum": ["admin
                                                "default": "member"}}, ("userId",))
 
 ENDPOINTS = [
-    Endpoint("POST", "/sites", create_site, "Create a site owned by the caller.", "sites",
+    Endpoint("POST", "/sites/create", create_site, "Create a site owned by the caller.", "sites",
              body=obj({"title": STRING}, ("title",)),
              response=obj({"appToken": STRING, "title": STRING}, ("appToken", "title"))),
-    Endpoint("GET", "/sites", list_sites, "The sites the caller belongs to.", "sites",
+    Endpoint("GET", "/sites/list", list_sites, "The sites the caller belongs to, a page at a "
+             "time.", "sites",
+             query=(QueryParam("pageSize", {"type": "integer", "minimum": 1,
+                                            "maximum": MAX_SITES_PAGE,
+                                            "default": DEFAULT_SITES_PAGE}, "Sites per page."),
+                    QueryParam("pageToken", STRING, "The pageToken of the previous page.")),
              response=obj({"sites": array(obj({"appToken": STRING, "title": STRING,
                                                 "role": STRING,
                                                 "baseToken": {"type": ["string", "null"]}})),
-                           "total": INTEGER}, ("sites", "total"))),
+                           "hasMore": BOOLEAN, "pageToken": STRING}, ("sites", "hasMore"))),
     Endpoint("GET", _SITE, get_site, "A site, the caller's role and its binding.", "sites",
              response=obj({"appToken": STRING, "title": STRING, "ownerId": STRING,
                            "role": STRING, "binding": _BINDING},

@@ -1,0 +1,161 @@
+"""Signing a Lark profile in and out, and saying how it stands (`basedb auth` wires these
+to the command line; nothing here prints).
+
+    bot        check the app id and secret by getting a tenant token, store the profile
+               and the secret
+    user       the device flow (`begin_user` -> URL and code, `finish_user` -> poll, user
+               info, store the tokens), `--no-wait` / `--device-code` split it in two
+    lark-cli   check lark-cli answers for its profile, store a profile that delegates
+    status     the profile, its identity and token state (never a token)
+    logout     forget the profile, its secret, its tokens and its cached tenant token
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from basedb.client.lark.accounts import app_secret, oauth_for, secret_key
+from basedb.client.lark.brands import hosts
+from basedb.client.lark.http import AuthHttp
+from basedb.client.lark.larkcli import error_envelope, run_lark_cli, state_error
+from basedb.client.lark.oauth import (
+    DeviceAuthorization,
+    load_token,
+    save_token,
+    token_key,
+)
+from basedb.client.lark.tenant import TenantCredentials, cache_key
+from basedb.client.profiles import LarkAccount, Profile, delete_profile, save_profile
+from basedb.client.secrets import SecretStore
+from basedb.core.errors import AuthError
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    profile: Profile
+    user: dict[str, Any] | None  # {open_id, name} for a user; None for a bot
+    scope: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        lark = self.profile.lark
+        assert lark is not None
+        return {"ok": True, "profile": self.profile.name, "kind": "lark", "brand": lark.brand,
+                "identity": lark.identity, "via": lark.via, "appId": lark.app_id,
+                "endpoint": self.profile.endpoint, "user": self.user, "scope": self.scope}
+
+
+def store_account(profile: Profile, store: SecretStore, secret: str | None) -> None:
+    save_profile(profile)
+    if secret is not None:
+        store.set(secret_key(profile.name), secret)
+
+
+def sign_in_bot(profile: Profile, secret: str, *, store: SecretStore,
+                http: AuthHttp) -> SignedIn:
+    """Fetch a tenant token with the credentials (which checks them), then store."""
+    lark = profile.lark
+    assert lark is not None and lark.app_id
+    TenantCredentials(open_url=hosts(lark.brand).open, app_id=lark.app_id, app_secret=secret,
+                      http=http, store=store, login_command=profile.login_command).verify()
+    store_account(profile, store, secret)
+    return SignedIn(profile, None)
+
+
+def begin_user(profile: Profile, secret: str, scope: str, *, store: SecretStore,
+               http: AuthHttp) -> DeviceAuthorization:
+    """Ask for a device code (the app credentials are checked there too); the profile
+    and secret are stored so that `finish_user` (perhaps in another process) can poll."""
+    store_account(profile, store, secret)
+    return oauth_for(profile, store=store, http=http).start(scope)
+
+
+def finish_user(profile: Profile, device: DeviceAuthorization | None, device_code: str, *,
+                store: SecretStore, http: AuthHttp, wait_first: bool = True) -> SignedIn:
+    """Poll until the user decides, then read who they are and store their tokens."""
+    oauth = oauth_for(profile, store=store, http=http)
+    answer = oauth.wait(device_code, interval=device.interval if device else 5,
+                        expires_in=device.expires_in if device else 240,
+                        wait_first=wait_first)
+    info = oauth.user_info(str(answer["access_token"]))
+    stored = oauth.stored_from(answer, info)
+    save_token(store, profile.name, stored)
+    return SignedIn(profile, {"open_id": stored.userOpenId, "name": stored.userName},
+                    stored.scope)
+
+
+def sign_in_lark_cli(profile: Profile, *, timeout: float) -> dict[str, Any]:
+    """Check that lark-cli knows its profile (`lark-cli auth status`), then store ours."""
+    lark = profile.lark
+    assert lark is not None
+    status = lark_cli_status(lark, timeout=timeout)
+    if status.get("state") not in (None, "ok"):
+        error = AuthError(f"lark-cli is not signed in: {status.get('detail')}", code=0,
+                          error_type="config" if status["state"] == "not_configured" else "auth",
+                          hint=f"Run `{profile.login_command}` first.")
+        raise error.with_context(detail={"state": status["state"]})
+    save_profile(profile)
+    return status
+
+
+def lark_cli_status(lark: LarkAccount, *, timeout: float = 30.0) -> dict[str, Any]:
+    """`lark-cli auth status` as {state, detail, appId?, brand?, identity?, userName?,
+    tokenStatus?}; state is None when the wanted identity is usable."""
+    args = (["--profile", lark.lark_profile] if lark.lark_profile else []) + ["auth", "status"]
+    done = run_lark_cli(args, timeout=timeout)
+    login = "lark-cli auth login" + (f" --profile {lark.lark_profile}"
+                                     if lark.lark_profile else "")
+    if done.returncode != 0:
+        error = state_error(done.stderr, error_envelope(done.stderr), login=login)
+        state = error.detail.get("state") if error is not None else "not_configured"
+        return {"state": state, "detail": (error.message if error else
+                                          done.stderr.decode(errors="replace").strip())}
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        report = {}
+    if not isinstance(report, dict):
+        report = {}
+    found: dict[str, Any] = {k: report.get(k) for k in (
+        "appId", "brand", "identity", "userName", "userOpenId", "tokenStatus", "scope")
+        if report.get(k) is not None}
+    if lark.identity == "user" and report.get("identity") != "user":
+        state = ("token_missing" if not report.get("userOpenId")
+                 or report.get("tokenStatus") is None else "need_user_authorization")
+        return {**found, "state": state, "detail": str(report.get("note") or
+                                                       "no user is signed in to lark-cli")}
+    return {**found, "state": None, "detail": "lark-cli is signed in"}
+
+
+def status(profile: Profile, *, store: SecretStore) -> dict[str, Any]:
+    """How a Lark profile stands, without asking the network: its account and, for a
+    user, the stored token's state (`valid`, `needs_refresh`, `expired`) and times."""
+    lark = profile.lark
+    assert lark is not None
+    report: dict[str, Any] = {"kind": "lark", "brand": lark.brand, "identity": lark.identity,
+                              "via": lark.via, "appId": lark.app_id}
+    if lark.via == "lark-cli":
+        report["larkProfile"] = lark.lark_profile
+        return report
+    report["appSecret"] = "set" if app_secret(profile, store) else "missing"
+    if lark.identity == "user":
+        stored = load_token(store, profile.name)
+        if stored is None:
+            report["tokenStatus"] = "missing"
+        else:
+            report.update(stored.public())
+            report["tokenStatus"] = stored.status(int(time.time() * 1000))
+    return report
+
+
+def logout(profile: Profile, *, store: SecretStore) -> bool:
+    """Forget the profile and every secret it left behind; False when none was stored."""
+    existed = delete_profile(profile.name)
+    store.delete(token_key(profile.name))
+    store.delete(secret_key(profile.name))
+    lark = profile.lark
+    if lark is not None and lark.app_id:
+        store.delete(cache_key(hosts(lark.brand).open, lark.app_id))
+    return existed

@@ -1,0 +1,102 @@
+"""Every environment variable basedb reads, in one registry.
+
+docs/cli.md renders this table (`python -m basedb.cli.reference --write`), and a test
+scans the code for every variable it reads and fails on one missing here, so the
+documentation cannot fall behind the code. The modules that read a variable name it
+with the constants below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    name: str
+    what: str  # what it changes, in one or two sentences
+    default: str  # what happens when it is unset
+
+
+# Where basedb keeps its files (basedb.core.paths)
+DATA_DIR = "BASEDB_DATA_DIR"
+CONFIG_DIR = "BASEDB_CONFIG_DIR"
+STATE_DIR = "BASEDB_STATE_DIR"
+# Which profile applies (every command with --profile)
+PROFILE = "BASEDB_PROFILE"
+# The local platform
+PUBLIC_URL = "BASEDB_PUBLIC_URL"
+ACCESS_LOG = "BASEDB_ACCESS_LOG"
+NODE = "BASEDB_NODE"
+AI_BASE_URL = "BASEDB_AI_BASE_URL"
+AI_API_KEY = "BASEDB_AI_API_KEY"
+AI_MODEL = "BASEDB_AI_MODEL"
+# Troubleshooting, and how requests are sent
+DEBUG = "BASEDB_DEBUG"
+TIMEOUT = "BASEDB_TIMEOUT"
+# Feishu / Lark (basedb.client.lark, docs/lark.md)
+LARK_APP_ID = "LARK_APP_ID"
+LARK_APP_SECRET = "LARK_APP_SECRET"
+LARK_BRAND = "LARK_BRAND"
+LARK_OPEN_URL = "BASEDB_LARK_OPEN_URL"
+LARK_ACCOUNTS_URL = "BASEDB_LARK_ACCOUNTS_URL"
+LARK_CLI = "BASEDB_LARK_CLI"
+SECRET_STORE = "BASEDB_SECRET_STORE"
+LARK_DEVICE_INTERVAL = "BASEDB_LARK_DEVICE_INTERVAL"
+
+VARIABLES: tuple[EnvVar, ...] = (
+    EnvVar(PROFILE, "The profile to use when a command gets no --profile.",
+           "the workspace's `profile`, else `local` (the embedded platform)"),
+    EnvVar(CONFIG_DIR, "Where profiles (config.json) are kept.",
+           "the user config directory, e.g. ~/.config/basedb"),
+    EnvVar(DATA_DIR, "Where the local platform keeps its SQLite database, owner token and "
+           "platform.log.", "the user data directory, e.g. ~/.local/share/basedb"),
+    EnvVar(STATE_DIR, "Where user-level state is kept, such as the record of installed site "
+           "Skills.", "the user state directory, e.g. ~/.local/state/basedb"),
+    EnvVar(PUBLIC_URL, "The URL the local platform puts in baseAppUrl and site links (set it "
+           "to where `basedb serve` is reachable).", "http://127.0.0.1:8787"),
+    EnvVar(ACCESS_LOG, "Any value but empty or 0: the local platform logs one line per HTTP "
+           "request.", "no access log"),
+    EnvVar(NODE, "The Node.js executable that runs FaaS handlers on the local platform.",
+           "`node` on PATH"),
+    EnvVar(AI_BASE_URL, "The root of an OpenAI-compatible API (e.g. "
+           "http://127.0.0.1:11434/v1) that answers AI Functions on the local platform.",
+           "AI Functions are not enabled locally"),
+    EnvVar(AI_API_KEY, "The API key sent to BASEDB_AI_BASE_URL.", "no key is sent"),
+    EnvVar(AI_MODEL, "The model named in AI Function requests.", "`default`"),
+    EnvVar(DEBUG, "Any non-empty value: every request and response line is logged to stderr "
+           "with secrets masked (as --verbose), and an internal error (exit 5) also prints its "
+           "traceback.", "the message and hint only"),
+    EnvVar(TIMEOUT, "Seconds to wait for each answer from a platform (as --timeout).", "30"),
+    EnvVar(LARK_APP_ID, "A Feishu/Lark app's id. With LARK_APP_SECRET, `--profile NAME` naming "
+           "no stored profile is a bot profile of that app (CI), and `auth login --brand` "
+           "uses it.", "no app credentials from the environment"),
+    EnvVar(LARK_APP_SECRET, "That app's secret (never printed).",
+           "the secret stored with the profile"),
+    EnvVar(LARK_BRAND, "The brand of a bot profile made from LARK_APP_ID: feishu or lark.",
+           "feishu"),
+    EnvVar(LARK_OPEN_URL, "Where a brand's open host (open.feishu.cn, open.larksuite.com) is "
+           "reached instead, e.g. a `basedb serve` standing in for Lark.", "the brand's host"),
+    EnvVar(LARK_ACCOUNTS_URL, "Where a brand's accounts host (the OAuth device flow) is "
+           "reached instead.", "the brand's host"),
+    EnvVar(LARK_CLI, "The lark-cli executable a lark-cli profile runs.", "`lark-cli` on PATH"),
+    EnvVar(SECRET_STORE, "Where app secrets and tokens are kept: auto, keyring or file.",
+           "auto: the OS keyring when `keyring` has a working backend, else 0600 files"),
+    EnvVar(LARK_DEVICE_INTERVAL, "The polling interval, in seconds, the local platform's Lark "
+           "stand-in asks device sign-ins for (tests).", "5"),
+    EnvVar("NO_COLOR", "Any non-empty value turns colours off (no-color.org).",
+           "colours on a terminal"),
+    EnvVar("GITHUB_WORKSPACE", "The repository checkout that `check --format github` and "
+           "`--format sarif` make paths relative to (set by GitHub Actions).",
+           "the current directory"),
+    EnvVar("CODEX_HOME", "Where `skill install` and `agent-tools skill install` find Codex "
+           "(skills go to $CODEX_HOME/skills).", "~/.codex"),
+    EnvVar("CLAUDE_CONFIG_DIR", "Where those commands find Claude Code (skills go to "
+           "$CLAUDE_CONFIG_DIR/skills).", "~/.claude"),
+    EnvVar("TZ", "Passed on to FaaS handlers, whose datetime cells are in the platform's "
+           "local time.", "the system's time zone"),
+    EnvVar("_BASEDB_COMPLETE", "Read by click for shell completion (see Shell completion "
+           "below); not for everyday use.", "normal operation"),
+)
+
+BY_NAME: dict[str, EnvVar] = {var.name: var for var in VARIABLES}

@@ -1,0 +1,186 @@
+"""Lark secrets on the client: stored 0600 in 0700 directories (or in the OS keyring),
+gone after logout so nothing is replayed, and never printed — not in --verbose traces,
+errors or JSON — whatever path a command takes."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import pytest
+import respx
+
+from basedb.client.lark.accounts import secret_key
+from basedb.client.lark.oauth import StoredToken, save_token
+from basedb.client.profiles import LarkAccount, Profile, save_profile
+from basedb.client.secrets import FileStore, KeyringStore, secret_store
+from tests.cli.deploy_support import run
+
+OPEN = "http://lark.test"
+SECRET = "app-secret-value-0123456789"
+ACCESS = "u-" + "A" * 40
+REFRESH = "ur-" + "R" * 40
+FRESH = "u-" + "F" * 40
+NEW_REFRESH = "ur-" + "N" * 40
+TENANT = "t-" + "T" * 40
+EVERY_SECRET = (SECRET, ACCESS, REFRESH, FRESH, NEW_REFRESH, TENANT)
+
+
+@pytest.fixture
+def lark(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
+    monkeypatch.setenv("BASEDB_LARK_OPEN_URL", OPEN)
+    monkeypatch.setenv("BASEDB_LARK_ACCOUNTS_URL", OPEN)
+    with respx.mock(base_url=OPEN, assert_all_called=False) as router:
+        yield router
+
+
+def signed_in_user(name: str = "me", *, expires_in: float = 60) -> None:
+    save_profile(Profile(name, OPEN, lark=LarkAccount(brand="feishu", identity="user",
+                                                      app_id="cli_app")))
+    store = secret_store()
+    store.set(secret_key(name), SECRET)
+    now = int(time.time() * 1000)
+    save_token(store, name, StoredToken(
+        userOpenId="ou_ada", appId="cli_app", accessToken=ACCESS, refreshToken=REFRESH,
+        expiresAt=now + int(expires_in * 1000), refreshExpiresAt=now + 86_400_000,
+        scope="offline_access", grantedAt=now, userName="Ada"))
+
+
+def no_secret_in(*texts: str) -> None:
+    for text in texts:
+        for value in EVERY_SECRET:
+            assert value not in text
+
+
+def test_stored_secrets_are_0600_in_0700_directories(isolated_dirs: dict[str, Path]) -> None:
+    signed_in_user()
+    files = list((isolated_dirs["config"] / "secrets").iterdir())
+    assert len(files) == 2
+    assert stat.S_IMODE((isolated_dirs["config"] / "secrets").stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    config = (isolated_dirs["config"] / "config.json").read_text()
+    no_secret_in(config)  # config.json names the app, never its secret
+
+
+def test_verbose_refresh_and_json_output_never_show_a_secret(lark: respx.MockRouter) -> None:
+    signed_in_user()
+    lark.post("/open-apis/authen/v2/oauth/token").respond(json={
+        "code": 0, "access_token": FRESH, "expires_in": 7200, "refresh_token": NEW_REFRESH,
+        "refresh_token_expires_in": 604800, "scope": "offline_access"})
+    lark.get("/open-apis/authen/v1/user_info").respond(json={
+        "code": 0, "data": {"open_id": "ou_ada", "name": "Ada", "access_token": FRESH}})
+    lark.get("/open-apis/base/v3/sites/list").respond(json={
+        "code": 0, "data": {"sites": [], "hasMore": False}})
+    result = run("auth", "status", "--profile", "me", "--json", "--verbose")
+    assert result.exit_code == 0, result.stderr
+    assert "> POST http://lark.test/open-apis/authen/v2/oauth/token" in result.stderr
+    assert "refresh_token=***" in result.stderr and "Bearer ***" in result.stderr
+    no_secret_in(result.stdout, result.stderr)
+    doctor = run("doctor", "--profile", "me", "--json", "--verbose")
+    no_secret_in(doctor.stdout, doctor.stderr)
+    api = run("api", "GET", "/sites/list", "--profile", "me", "--verbose")
+    no_secret_in(api.stdout, api.stderr)
+
+
+def test_errors_never_show_a_secret(lark: respx.MockRouter) -> None:
+    signed_in_user(expires_in=-1)
+    lark.post("/open-apis/authen/v2/oauth/token").respond(400, json={
+        "code": 20026, "error": "invalid_grant",
+        "error_description": f"refresh token {REFRESH} is invalid"})
+    for args in (["api", "GET", "/sites/list"], ["doctor", "--json"], ["auth", "status"],
+                 ["deploy", "--json"]):
+        result = run(*args, "--profile", "me")
+        assert result.exit_code != 0
+        no_secret_in(result.stdout, result.stderr)
+
+
+def test_logout_forgets_every_secret_so_nothing_is_replayed(
+        lark: respx.MockRouter, isolated_dirs: dict[str, Path]) -> None:
+    signed_in_user()
+    assert run("auth", "logout", "--profile", "me").exit_code == 0
+    assert list((isolated_dirs["config"] / "secrets").iterdir()) == []
+    route = lark.route()
+    replay = run("api", "GET", "/sites/list", "--profile", "me")
+    assert replay.exit_code == 2 and "Unknown profile 'me'" in replay.stderr
+    assert route.call_count == 0, "no request carried the old token"
+
+
+def test_a_tenant_token_cache_is_not_a_way_around_a_wrong_secret(
+        lark: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached tenant token is keyed by host and app: changing the secret to a wrong one
+    is noticed at login, which always asks Lark."""
+    calls: list[dict[str, Any]] = []
+
+    def tenant(request: Any) -> Any:
+        import httpx
+
+        body = json.loads(request.content)
+        calls.append(body)
+        if body["app_secret"] != SECRET:
+            return httpx.Response(400, json={"code": 10014, "msg": "app secret invalid"})
+        return httpx.Response(200, json={"code": 0, "tenant_access_token": TENANT,
+                                         "expire": 7200})
+
+    lark.post("/open-apis/auth/v3/tenant_access_token/internal").mock(side_effect=tenant)
+    ok = run("auth", "login", "--brand", "feishu", "--as", "bot", "--app-id", "cli_app",
+             "--app-secret", SECRET, "--profile", "bot")
+    assert ok.exit_code == 0, ok.stderr
+    wrong = run("auth", "login", "--brand", "feishu", "--as", "bot", "--app-id", "cli_app",
+                "--app-secret", "wrong-secret", "--profile", "bot")
+    assert wrong.exit_code == 3 and len(calls) == 2
+    no_secret_in(ok.stdout, ok.stderr, wrong.stdout, wrong.stderr)
+
+
+def memory_keyring() -> Any:
+    """An in-memory keyring backend; made inside the test and unregistered afterwards, as
+    every KeyringBackend subclass registers itself as a candidate default."""
+
+    class MemoryKeyring(keyring.backend.KeyringBackend):
+        priority = 10  # type: ignore[assignment]
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.values: dict[tuple[str, str], str] = {}
+
+        def get_password(self, service: str, username: str) -> str | None:
+            return self.values.get((service, username))
+
+        def set_password(self, service: str, username: str, password: str) -> None:
+            self.values[(service, username)] = password
+
+        def delete_password(self, service: str, username: str) -> None:
+            del self.values[(service, username)]
+
+    keyring.backend.KeyringBackend._classes.discard(MemoryKeyring)  # type: ignore[attr-defined]
+    return MemoryKeyring()
+
+
+def test_the_os_keyring_is_used_when_there_is_one(monkeypatch: pytest.MonkeyPatch,
+                                                  isolated_dirs: dict[str, Path]) -> None:
+    previous = keyring.get_keyring()
+    backend = memory_keyring()
+    keyring.set_keyring(backend)
+    try:
+        monkeypatch.setenv("BASEDB_SECRET_STORE", "auto")
+        assert isinstance(secret_store(), KeyringStore)
+        signed_in_user()
+        assert backend.values[("basedb", "lark:me:app_secret")] == SECRET
+        assert not (isolated_dirs["config"] / "secrets").exists(), "no file when a keyring is"
+        assert run("auth", "logout", "--profile", "me").exit_code == 0
+        assert backend.values == {}
+        keyring.set_keyring(keyring.backends.fail.Keyring())
+        monkeypatch.setenv("BASEDB_SECRET_STORE", "auto")
+        assert isinstance(secret_store(), FileStore), "a failing backend falls back to files"
+        monkeypatch.setenv("BASEDB_SECRET_STORE", "keyring")
+        refused = run("auth", "login", "--brand", "feishu", "--as", "bot", "--app-id", "x",
+                      "--app-secret", "y")
+        assert refused.exit_code == 2 and "keyring" in refused.stderr
+    finally:
+        keyring.set_keyring(previous)
