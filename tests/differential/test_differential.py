@@ -16,6 +16,7 @@ from tests.differential.conftest import SUMMARIES
 from tests.differential.corpus import CORPUS
 from tests.differential.generator import QueryGenerator
 from tests.differential.runner import run_corpus
+from tests.differential.signatures import signature_cases
 
 
 def _report(tally: Any, what: str) -> None:
@@ -27,6 +28,11 @@ def _report(tally: Any, what: str) -> None:
 def test_the_hand_written_corpus_behaves_as_in_postgresql(engines: Any) -> None:
     tally = run_corpus(engines, CORPUS)
     _report(tally, "hand-written corpus")
+
+
+def test_every_function_of_the_subset_behaves_as_in_postgresql(engines: Any) -> None:
+    tally = run_corpus(engines, signature_cases())
+    _report(tally, "every signature of check's function table")
 
 
 @pytest.mark.slow
