@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from basedb.check.sql import pgtypes as T
@@ -148,17 +150,24 @@ ROWS: dict[str, list[dict[str, Any]]] = {
     "tblTasks": task_rows(), "tblProjects": project_rows(), "tblNotes": note_rows()}
 
 
+Cells = Mapping[str, list[tuple[str, list[Any]]]]  # table id -> (record id, cells)
+
+
 def stored(table: Table) -> list[tuple[str, list[Any]]]:
     """Each record as (record_id, cells in field order), encoded as the platform stores
     them (auto numbers counted from 1)."""
+    return _encode(table, list(zip(record_ids(table), ROWS[table.table_id], strict=True)))
+
+
+def _encode(table: Table, rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, list[Any]]]:
     out = []
-    for number, (record_id, row) in enumerate(zip(record_ids(table),
-                                                  ROWS[table.table_id], strict=True),
-                                              start=1):
+    for number, (record_id, row) in enumerate(rows, start=1):
         cells = []
         for field in table.fields:
             if field.type == "auto_number":
                 cells.append(number)
+            elif field.is_read_only:  # the platform fills these: stored as it stores them
+                cells.append(row.get(field.name))
             else:
                 cells.append(encode_cell(field, row.get(field.name), f"/{field.name}",
                                          zone="Asia/Shanghai"))
@@ -166,18 +175,79 @@ def stored(table: Table) -> list[tuple[str, list[Any]]]:
     return out
 
 
+def generated_cells(cat: Catalog, count: int = 14) -> dict[str, list[tuple[str, list[Any]]]]:
+    """Rows for any catalog, from the same edge values as the fixed dataset: NULLs,
+    mixed-case and non-ASCII text, halves, midnights, every option of a select field,
+    links to records of the linked table (none, one or several). Record ids are
+    `rec<table>_<n>`, so a link cell points at rows that exist."""
+    ids = {t.table_id: [f"rec{ti}_{i + 1}" for i in range(count)]
+           for ti, t in enumerate(cat.tables)}
+    out: dict[str, list[tuple[str, list[Any]]]] = {}
+    for table in cat.tables:
+        rows = []
+        for i, record_id in enumerate(ids[table.table_id]):
+            row = {f.name: _generated_value(f, i + fi, ids) for fi, f in enumerate(table.fields)}
+            rows.append((record_id, row))
+        out[table.table_id] = _encode(table, rows)
+    return out
+
+
+def _generated_value(field: Field, i: int, ids: Mapping[str, list[str]]) -> Any:
+    kind = field.type
+    if kind in ("text", "formula", "lookup"):
+        return _pick(_TEXTS, i, 1) if i % 5 else None
+    if kind == "number":
+        return _pick(_NUMBERS, i, 3)
+    if kind == "checkbox":
+        return i % 3 == 0
+    if kind == "datetime" and i % 6 == 5:
+        return None
+    if kind in ("datetime", "created_at", "updated_at"):
+        # Distinct in each column (an ORDER BY on a date fixes the order, as it mostly
+        # does in real data), around month ends and leap days, midnight every fourth row.
+        moment = datetime(2024, 2, 29, 23, 59, 59) + timedelta(days=17 * i - 40, hours=-5 * i)
+        if i % 4 == 0:
+            moment = moment.replace(hour=0, minute=0, second=0)
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+    if kind in ("created_by", "updated_by"):
+        return USERS[i % 4]
+    if kind == "select":
+        options = (None, *field.options)
+        if field.multiple:
+            return [o for k, o in enumerate(field.options) if (i >> k) & 1] or None
+        return _pick(options, i, 1)
+    if kind == "user":
+        users = [{"id": USERS[(i + k) % 4]} for k in range(i % 3 if field.multiple else 1)]
+        return (users or None) if i % 4 else None
+    if kind == "link":
+        targets = ids.get(field.link_table or "", [])
+        links = [{"id": targets[(i * 5 + k) % len(targets)]}
+                 for k in range(i % 3 if i % 4 else 1)] if targets else []
+        return links or None
+    if kind == "attachment":
+        return [{"file_token": f"box{i}", "name": f"f{i}.png", "size": i * 10,
+                 "mime_type": "image/png"}] if i % 3 == 0 else None
+    if kind == "location":
+        return {"location": f"{116 + i / 10:.1f},39.9", "full_address": f"Road {i}",
+                "name": "Office"} if i % 4 == 1 else None
+    return None
+
+
 # ------------------------------------------------------------------------- SQLite
 
-def load_sqlite(conn: sqlite3.Connection, cat: Catalog) -> None:
+def load_sqlite(conn: sqlite3.Connection, cat: Catalog, cells: Cells | None = None) -> None:
+    """The tables laid out as the platform lays them out; `cells` (by table id) are the
+    rows, the fixed dataset's when None."""
     for table in cat.tables:
         name = physical.table_name(table.table_id)
         columns = ", ".join(f"{physical.column_name(f.field_id)} "
                             f"{physical.column_affinity(f)}" for f in table.fields)
         conn.execute(f"CREATE TABLE {name} (record_id TEXT PRIMARY KEY, _seq INTEGER, "
                      f"{columns})")
-        for seq, (record_id, cells) in enumerate(stored(table), start=1):
-            marks = ", ".join("?" for _ in range(len(cells) + 2))
-            conn.execute(f"INSERT INTO {name} VALUES ({marks})", (record_id, seq, *cells))
+        rows = stored(table) if cells is None else cells[table.table_id]
+        for seq, (record_id, row) in enumerate(rows, start=1):
+            marks = ", ".join("?" for _ in range(len(row) + 2))
+            conn.execute(f"INSERT INTO {name} VALUES ({marks})", (record_id, seq, *row))
     conn.commit()
 
 
@@ -202,17 +272,20 @@ def pg_value(field: Field, cell: Any) -> Any:
     return cell
 
 
-def load_postgres(conn: Any, cat: Catalog) -> None:
+def load_postgres(conn: Any, cat: Catalog, cells: Cells | None = None,
+                  schema: str = "public") -> None:
     """Tables named as the Base names them, columns as the fields (plus record_id), so
-    an author's query runs on PostgreSQL as written."""
+    an author's query runs on PostgreSQL as written; in `schema`, with `cells` (by table
+    id) as the rows, the fixed dataset's when None."""
     for table in cat.tables:
         columns = ["record_id text PRIMARY KEY"] + [
             f"{pg_ident(f.name)} {T.field_type(f)}" for f in table.fields]
-        conn.execute(f"CREATE TABLE {pg_ident(table.name)} ({', '.join(columns)})")
+        qualified = f"{pg_ident(schema)}.{pg_ident(table.name)}"
+        conn.execute(f"CREATE TABLE {qualified} ({', '.join(columns)})")
         names = ["record_id"] + [pg_ident(f.name) for f in table.fields]
         marks = ["%s"] + [f"%s::{T.field_type(f)}" for f in table.fields]
-        statement = (f"INSERT INTO {pg_ident(table.name)} ({', '.join(names)}) VALUES "
+        statement = (f"INSERT INTO {qualified} ({', '.join(names)}) VALUES "
                      f"({', '.join(marks)})")
-        for record_id, cells in stored(table):
-            values = [pg_value(f, c) for f, c in zip(table.fields, cells, strict=True)]
+        for record_id, row in (stored(table) if cells is None else cells[table.table_id]):
+            values = [pg_value(f, c) for f, c in zip(table.fields, row, strict=True)]
             conn.execute(statement, [record_id, *values])

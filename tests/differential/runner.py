@@ -18,6 +18,7 @@ class Tally:
     unsupported: int = 0  # check refused it: outside the subset
     invalid: int = 0  # check refused it as PostgreSQL would (and PostgreSQL did)
     errors_matched: int = 0  # both engines failed on the data (division by zero, …)
+    with_rows: int = 0  # compared, and PostgreSQL returned at least one row
     differences: list[Difference] = field(default_factory=list)
 
     @property
@@ -26,7 +27,8 @@ class Tally:
 
     def summary(self, what: str) -> str:
         return (f"{what}: {self.total} queries — {self.compared} compared with PostgreSQL "
-                f"({self.errors_matched} of them failing on both), {self.unsupported} "
+                f"({self.with_rows} returning rows, {self.errors_matched} failing on both), "
+                f"{self.unsupported} "
                 f"refused as unsupported, {self.invalid} refused as invalid; "
                 f"{len(self.differences)} differences")
 
@@ -67,6 +69,8 @@ def run_corpus(engines: Any, cases: Iterable[Case]) -> Tally:
         tally.compared += 1
         if local.error is not None and theirs.error is not None:
             tally.errors_matched += 1
+        if theirs.rows:
+            tally.with_rows += 1
         difference = compare(case.sql, local, theirs,
                              ordered=is_ordered(case, analysis.tree))
         if difference is not None:
