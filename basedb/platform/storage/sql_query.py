@@ -111,11 +111,23 @@ def bind_value(value: Any, type_: str, zone: str = "UTC") -> Any:
 _SELECT, _READ, _FUNCTION, _RECURSIVE = 21, 20, 31, 33
 
 
+# The largest string a query may build, in bytes. SQLite's own limit is a gigabyte, which
+# a query like replace(repeat('x', 1e6), 'x', repeat('y', 1e6)) reaches in seconds; the
+# platform's functions stop at a million characters (`sql_udf_values.MAX_TEXT`), and a
+# stored row is far smaller than this. (Python 3.10 cannot set it: SQLite's default holds.)
+MAX_VALUE_BYTES = 64 * 1024 * 1024
+_LIMIT_LENGTH = 0  # SQLITE_LIMIT_LENGTH, which the sqlite3 module names from Python 3.11
+
+
 def prepare_connection(conn: sqlite3.Connection) -> None:
-    """Once per connection, before any authorizer: add the platform's `bdb_` functions
-    (PostgreSQL's semantics, `sql_functions`), and let SQLite declare the json_each
-    virtual table, which it does on first use through an internal schema write that the
-    read-only authorizer would (rightly) refuse."""
+    """Once per connection, before any authorizer: cap the size of a value
+    (`MAX_VALUE_BYTES`), add the platform's `bdb_` functions (PostgreSQL's semantics,
+    `sql_functions`), and let SQLite declare the json_each virtual table, which it does
+    on first use through an internal schema write that the read-only authorizer would
+    (rightly) refuse."""
+    setlimit = getattr(conn, "setlimit", None)
+    if setlimit is not None:
+        setlimit(_LIMIT_LENGTH, MAX_VALUE_BYTES)
     register_functions(conn)
     conn.execute("SELECT value FROM json_each('[]')").fetchall()
 
