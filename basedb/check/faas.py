@@ -19,6 +19,13 @@ from basedb.check.declarations import SHORT_DESCRIPTION_CHARS
 from basedb.check.messages import clip, did_you_mean, show_json
 from basedb.core.findings import Finding, Hint, pointer
 from basedb.workspace.declarations import json_type
+from basedb.workspace.faas_access import (
+    MAX_HOST_RULES,
+    MAX_SECRETS,
+    HostRule,
+    parse_host_rule,
+    secret_name_problem,
+)
 from basedb.workspace.model import AIFunction, FaaS
 
 SCHEMA_KEY = "inputSchema"
@@ -32,8 +39,10 @@ def check_faas(ctx: CheckContext) -> None:
     ws = ctx.workspace
     for function_id in sorted(ws.declarations):
         decl = ws.declarations[function_id]
-        if isinstance(decl, FaaS) and decl.input_schema is not None:
-            ctx.extend(list(_check_faas_schema(decl)))
+        if isinstance(decl, FaaS):
+            if decl.input_schema is not None:
+                ctx.extend(list(_check_faas_schema(decl)))
+            ctx.extend(list(_check_access(decl)))
         elif (isinstance(decl, AIFunction) and not ctx.skip_ai
               and isinstance(decl.input_schema, dict)):
             # A non-object AI schema is DECLARATION_INVALID from the declaration builder.
@@ -68,6 +77,40 @@ def _check_faas_schema(decl: FaaS) -> Iterator[Finding | Hint]:
         yield from _property_descriptions(decl, properties)
     yield from _undeclared_required(decl, schema, properties if isinstance(properties, dict)
                                     else {})
+
+
+def _check_access(decl: FaaS) -> Iterator[Finding]:
+    """The hosts it calls (`network.allow`) and the secrets it reads (`secrets`)."""
+    seen: dict[str, int] = {}
+    for i, text in enumerate(decl.network_allow):
+        at = pointer("network", "allow", i)
+        rule = parse_host_rule(text)
+        problem = rule if isinstance(rule, str) else None
+        if isinstance(rule, HostRule):
+            if str(rule) in seen:
+                problem = f"{text!r} repeats entry {seen[str(rule)]}"
+            seen.setdefault(str(rule), i)
+        if problem is None and i == MAX_HOST_RULES:
+            problem = f"more than {MAX_HOST_RULES} hosts are declared"
+        if problem:
+            yield Finding("FAAS_NETWORK_INVALID", f"network.allow[{i}]: {problem}.",
+                          decl.file, at, decl.function_id,
+                          "Declare the public host names the handler calls, such as "
+                          "\"api.example.com\" or \"*.example.com\" (port 443 unless "
+                          "\":port\" is given); remove repeats.")
+    names: dict[str, int] = {}
+    for i, name in enumerate(decl.secrets):
+        problem = secret_name_problem(name)
+        if problem is None and name in names:
+            problem = f"{name!r} repeats entry {names[name]}"
+        if problem is None and i == MAX_SECRETS:
+            problem = f"more than {MAX_SECRETS} secrets are declared"
+        names.setdefault(name, i)
+        if problem:
+            yield Finding("FAAS_SECRET_INVALID", f"secrets[{i}]: {problem}.", decl.file,
+                          pointer("secrets", i), decl.function_id,
+                          "Name each secret like STRIPE_API_KEY and set its value on the "
+                          "platform with `basedb secrets set NAME`, never in the workspace.")
 
 
 def _property_descriptions(decl: FaaS, properties: Mapping[str, Any],

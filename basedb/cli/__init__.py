@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Deploy a preview release, or promote it to production."),
     "deployments": ("basedb.cli.deployments", "deployments_group",
                     "List deployments, show status, roll back production."),
+    "secrets": ("basedb.cli.secrets", "secrets_group",
+                "Set the secrets a site's FaaS functions read (values never shown)."),
     "pull": ("basedb.cli.pull", "pull_command",
              "Restore a workspace from the latest deployed artifact."),
     "doctor": ("basedb.cli.doctor", "doctor_command",

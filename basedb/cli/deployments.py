@@ -28,7 +28,7 @@ def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
 
 
-def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
     """(the site's appToken, the workspace root when there is one)."""
     from basedb.cli.deploy import workspace_root
     from basedb.core.errors import WorkspaceNotFound
@@ -46,7 +46,7 @@ def _site(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path 
     return workspace_app_token(root), root
 
 
-def _connect(profile: str | None, root: Path | None) -> Any:
+def connect_to(profile: str | None, root: Path | None) -> Any:
     from basedb.client.profiles import current_profile
 
     resolved, _ = current_profile(profile, root)
@@ -76,8 +76,8 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     """The site's deployments, newest first."""
     from basedb.client.sites import SiteApi, deployment_list
 
-    token, root = _site(workspace_dir, app_token)
-    with _connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         listing = SiteApi(client, token).deployments()
     if as_json:
         emit_json({"appToken": token, **listing})
@@ -130,7 +130,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     from basedb.core.errors import BasedbError
     from basedb.deploy.state import LocalState
 
-    token, root = _site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     result: dict[str, Any] = {"appToken": token}
     if root is not None:
         entries = LocalState(root).stages.latest_attempt()
@@ -138,7 +138,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
                               "stages": [e.to_dict() for e in entries]} if entries else None)
     failure: BasedbError | None = None
     try:
-        with _connect(profile, root) as client:
+        with connect_to(profile, root) as client:
             api = SiteApi(client, token)
             listing = api.deployments()
             result["prodDeploymentId"] = listing.get("prodDeploymentId")
@@ -207,7 +207,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
     from basedb.core.errors import UsageError
     from basedb.deploy.production import rollback
 
-    token, root = _site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     if not yes:
         if not (common.stdin_is_tty() and common.stderr_is_tty()):
             raise UsageError("rollback needs --yes: it changes what every site member sees.",
@@ -216,7 +216,7 @@ def rollback_command(deployment_id: str, yes: bool, app_token: str | None, as_js
         common.confirm_or_stop(f"Point production of {token} back at {deployment_id}? Every "
                                "site member will see it.",
                                f"Not rolled back: production of {token} is unchanged.")
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         result = rollback(root, client, token, deployment_id)
     if as_json:
         emit_json(result.to_dict())

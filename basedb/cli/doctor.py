@@ -18,10 +18,30 @@ from basedb.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from basedb.deploy.doctor import DoctorReport
+    from basedb.deploy.doctor import Check, DoctorReport
 
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 _STYLES = {"ok": ("green", False), "warn": ("yellow", False), "fail": ("red", True)}
+
+
+def check_faas_sandbox() -> Check:
+    """What the local platform's FaaS sandbox enforces on this machine."""
+    import sys
+
+    from basedb.deploy.doctor import Check
+    from basedb.platform.domain.runtimes.faas import FaasLimits
+    from basedb.platform.domain.runtimes.faas.sandbox import Sandbox
+
+    sandbox = Sandbox.detect(FaasLimits.from_env())
+    detail = sandbox.describe().removeprefix("basedb faas: ")
+    if sandbox.isolated:
+        return Check("faas sandbox", "ok", detail)
+    if sandbox.kind == "none":
+        return Check("faas sandbox", "warn", detail, "See the node check.")
+    fix = ("apt-get install bubblewrap (or your distribution's bubblewrap package), and "
+           "allow unprivileged user namespaces" if sys.platform == "linux" else
+           "Run the platform on Linux with bubblewrap when handlers are not your own code.")
+    return Check("faas sandbox", "warn", detail, fix)
 
 
 @click.command("doctor")
@@ -42,7 +62,8 @@ def doctor_command(ctx: click.Context, as_json: bool, workspace_dir: Path | None
     if workspace_dir is not None and not workspace_dir.is_dir():
         raise click.BadParameter(f"{workspace_dir} is not a directory.",
                                  param_hint="'-C' / '--workspace'")
-    result = run_doctor(profile, workspace_dir, open_client=open_client)
+    result = run_doctor(profile, workspace_dir, open_client=open_client,
+                        machine_checks=(check_faas_sandbox,))
     if as_json:
         emit_json(result.to_dict())
     else:

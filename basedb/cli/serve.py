@@ -75,6 +75,9 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     echo_err(f"basedb platform listening on http://{shown}:{bound_port}")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
+    # What FaaS handlers run inside here (and what is not enforced), before any runs;
+    # spare workers start now so that the first call does not wait for Node.js.
+    echo_err(app.state.context.faas.start())
     echo_err("Press Ctrl+C to stop.")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     try:

@@ -6,8 +6,9 @@ Three kinds of path live here, and each says how sure it is:
   (`POST /sites/create`, `GET /sites/list` with `pageToken`/`hasMore`), or read from
   lark-cli's source (`shortcuts/base/`: bases, tables, fields, records) or from upstream's
   skill (bind_base, catalog, the Agent OpenAPI's functions/describe/invoke).
-- **Inferred**: the draft, deployment, promote, rollback, artifact and skill paths. No
-  public source shows them; basedb's local platform serves them as written below.
+- **Inferred**: the draft, deployment, promote, rollback, artifact, skill and secrets
+  paths. No public source shows them; basedb's local platform serves them as written
+  below.
 - **Local**: the local platform's own extensions (users), never sent to Lark.
 
 THE INFERRED PATHS ARE DECLARED HERE AND NOWHERE ELSE. When the real paths become known,
@@ -126,8 +127,18 @@ def skill(app_token: str) -> str:
     return site(app_token) + "/skill"
 
 
+def secrets(app_token: str) -> str:
+    """GET: the names of the site's secrets (FaaS environment variables)."""
+    return site(app_token) + "/secrets"
+
+
+def secret(app_token: str, name: str) -> str:
+    """PUT {value} / DELETE: one secret."""
+    return secrets(app_token) + f"/{_seg(name)}"
+
+
 INFERRED = ("draft_functions", "draft_ai_functions", "draft_agent_tools", "deployments",
-            "deployment", "promote", "rollback", "artifact", "skill")
+            "deployment", "promote", "rollback", "artifact", "skill", "secrets", "secret")
 """The names of the inferred path builders above (docs/lark.md lists them)."""
 
 # --------------------------------------------------------------------------- local

@@ -47,6 +47,17 @@ class SiteApi:
     def catalog(self) -> dict[str, Any]:
         return self._get(endpoints.catalog(self.app_token))
 
+    # -------------------------------------------------------------------- secrets
+
+    def secrets(self) -> dict[str, Any]:
+        return self._get(endpoints.secrets(self.app_token))
+
+    def put_secret(self, name: str, value: str) -> dict[str, Any]:
+        return self._send("PUT", endpoints.secret(self.app_token, name), {"value": value})
+
+    def delete_secret(self, name: str) -> dict[str, Any]:
+        return self._send("DELETE", endpoints.secret(self.app_token, name))
+
     # --------------------------------------------------------------------- drafts
 
     def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,14 @@ NODE = "BASEDB_NODE"
 AI_BASE_URL = "BASEDB_AI_BASE_URL"
 AI_API_KEY = "BASEDB_AI_API_KEY"
 AI_MODEL = "BASEDB_AI_MODEL"
+# The FaaS runtime of the local platform (docs/faas-sandbox.md)
+FAAS_CONCURRENCY = "BASEDB_FAAS_CONCURRENCY"
+FAAS_SITE_CONCURRENCY = "BASEDB_FAAS_SITE_CONCURRENCY"
+FAAS_MEMORY_MB = "BASEDB_FAAS_MEMORY_MB"
+FAAS_DISK_MB = "BASEDB_FAAS_DISK_MB"
+FAAS_IDLE_SECONDS = "BASEDB_FAAS_IDLE_SECONDS"
+FAAS_SPARES = "BASEDB_FAAS_SPARES"
+FAAS_SANDBOX = "BASEDB_FAAS_SANDBOX"
 # Troubleshooting, and how requests are sent
 DEBUG = "BASEDB_DEBUG"
 TIMEOUT = "BASEDB_TIMEOUT"
@@ -59,6 +67,21 @@ VARIABLES: tuple[EnvVar, ...] = (
            "request.", "no access log"),
     EnvVar(NODE, "The Node.js executable that runs FaaS handlers on the local platform.",
            "`node` on PATH"),
+    EnvVar("PATH", "Where `node` is looked for when BASEDB_NODE is unset (FaaS workers get a "
+           "PATH of system directories only).", "the system's default"),
+    EnvVar(FAAS_SANDBOX, "`require`: refuse to run FaaS handlers without an OS sandbox "
+           "(bubblewrap); `off`: run them as plain processes even where it exists.",
+           "`auto`: the strongest sandbox the machine offers, said at start"),
+    EnvVar(FAAS_CONCURRENCY, "FaaS calls running at once on one platform process; more "
+           "answer 503 retry later.", "16"),
+    EnvVar(FAAS_SITE_CONCURRENCY, "FaaS calls of one site running at once.", "8"),
+    EnvVar(FAAS_MEMORY_MB, "Resident memory of one FaaS worker, Node.js included (cgroup "
+           "where the platform may write one).", "256"),
+    EnvVar(FAAS_DISK_MB, "Size of a FaaS worker's work directory, and of its largest file.",
+           "64"),
+    EnvVar(FAAS_IDLE_SECONDS, "An idle warm FaaS worker is stopped after this long.", "60"),
+    EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
+           "1"),
     EnvVar(AI_BASE_URL, "The root of an OpenAI-compatible API (e.g. "
            "http://127.0.0.1:11434/v1) that answers AI Functions on the local platform.",
            "AI Functions are not enabled locally"),

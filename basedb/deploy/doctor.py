@@ -7,6 +7,8 @@ Each check answers ok, warn (works, but something is missing or out of date) or 
     basedb       the installed version
     sqlglotc     the compiled SQL parser (optional: makes `check` faster)
     node         Node.js for FaaS functions on the local platform
+    faas sandbox what the local platform's FaaS sandbox enforces here (given by the
+                 command line, the one layer that may look inside the platform)
     profile      which profile commands here use, and where its name came from
     token        the profile's identity: the token verified (GET /users/me on a basedb
                  platform; for Feishu/Lark the user's user_info, the bot's tenant token,
@@ -225,10 +227,13 @@ def check_catalog(client: Client, root: Path, app_token: str) -> Check:
 
 
 def run_doctor(profile_name: str | None, start: Path | None, *,
-               open_client: Callable[[Profile], Client]) -> DoctorReport:
+               open_client: Callable[[Profile], Client],
+               machine_checks: tuple[Callable[[], Check], ...] = ()) -> DoctorReport:
     """Run every check; never raises for what it diagnoses. `open_client` connects to a
-    profile's platform (the command line's, which can embed the local platform)."""
+    profile's platform (the command line's, which can embed the local platform);
+    `machine_checks` add checks of this machine after the Node.js one."""
     checks = [check_python(), check_basedb(), check_sqlglotc(), check_node()]
+    checks += [_guarded("machine", check) for check in machine_checks]
     workspace_check, root, app_token = check_workspace(start)
     try:
         profile, source = current_profile(profile_name, root)

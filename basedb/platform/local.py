@@ -48,6 +48,7 @@ class LocalPlatform:
         with _lock:
             if _platforms.get(self.data_dir) is self:
                 del _platforms[self.data_dir]
+        self.app.state.context.faas.forget(str(self.store.path))
         self.store.close()
 
     def __repr__(self) -> str:

@@ -25,7 +25,7 @@ from basedb.workspace.model import (
 )
 
 MUTATION_ACTIONS = ("create", "update", "delete")
-FAAS_MAX_TIMEOUT_MS = 300_000
+FAAS_MAX_TIMEOUT_MS = 120_000
 
 
 def declaration_file(kind: FunctionKind, function_id: str) -> str:
@@ -242,10 +242,29 @@ def build_faas(function_id: str, doc: Any, *, has_handler: bool,
     if not has_handler:
         c.invalid("", f"{handler_file(function_id)} does not exist.",
                   "Add index.mjs exporting `default async function (input, ctx)`.")
+    network = doc.get("network")
+    allow: Any = []
+    if network is not None:
+        allow = network.get("allow", []) if isinstance(network, dict) else None
+        if not isinstance(network, dict) or set(network) - {"allow"}:
+            c.invalid("/network", "/network must be an object with one key, \"allow\".",
+                      'Write "network": {"allow": ["api.example.com"]}, or leave it out.')
+            allow = []
+    if not isinstance(allow, list) or not all(isinstance(h, str) for h in allow):
+        c.invalid("/network/allow", "/network/allow must be an array of host names.",
+                  'Write "allow": ["api.example.com", "*.example.org"].')
+        allow = []
+    secret_names = doc.get("secrets", [])
+    if not isinstance(secret_names, list) or not all(isinstance(n, str) for n in secret_names):
+        c.invalid("/secrets", "/secrets must be an array of environment variable names.",
+                  'Write "secrets": ["STRIPE_API_KEY"]; set the values with `basedb secrets '
+                  'set`.')
+        secret_names = []
     decl = FaaS(function_id=function_id, kind="faas", file=c.file, name=header.name,
                 description=header.description, raw=doc, input_schema=doc.get("inputSchema"),
                 has_input_schema="inputSchema" in doc, timeout_ms=timeout,
-                handler_file=handler_file(function_id), has_handler=has_handler)
+                handler_file=handler_file(function_id), has_handler=has_handler,
+                network_allow=tuple(allow), secrets=tuple(secret_names))
     return decl, c.findings
 
 

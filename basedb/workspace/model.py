@@ -263,6 +263,10 @@ class FaaS(Declaration):
     timeout_ms: int | None = None
     handler_file: str = ""
     has_handler: bool = False
+    # What it may reach (basedb.workspace.faas_access): host rules and secret names, as
+    # declared; `basedb check` judges each.
+    network_allow: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

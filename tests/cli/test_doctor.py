@@ -29,8 +29,8 @@ def test_a_fresh_workspace_is_healthy(tmp_path: Path) -> None:
     site = init_site(tmp_path / "site")
     code, checks = doctor("-C", str(site))
     assert code == 0
-    assert list(checks) == ["python", "basedb", "sqlglotc", "node", "profile", "token",
-                            "sites", "workspace", "catalog"]
+    assert list(checks) == ["python", "basedb", "sqlglotc", "node", "faas sandbox", "profile",
+                            "token", "sites", "workspace", "catalog"]
     assert checks["sites"]["status"] == "ok" and "state" not in checks["sites"]
     assert checks["profile"]["status"] == "ok"
     assert checks["profile"]["detail"].startswith("local (the default)")

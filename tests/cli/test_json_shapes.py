@@ -62,6 +62,10 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["deployments status --json"] = ok_json("deployments", "status", "-C", site)
     out["deployments rollback --yes --json"] = ok_json(
         "deployments", "rollback", "--yes", prod["deploymentId"], "-C", site)
+    out["secrets set --json"] = json.loads(
+        run("secrets", "set", "API_KEY", "-C", site, "--json", input="a-value").stdout)
+    out["secrets list --json"] = ok_json("secrets", "list", "-C", site)
+    out["secrets unset --json"] = ok_json("secrets", "unset", "API_KEY", "-C", site)
     out["pull --json"] = ok_json("pull", str(tmp_path / "pulled"), "--app-token",
                                  app_token_of(Path(site)))
     out["demo --json"] = ok_json("demo", str(tmp_path / "demo"))

@@ -51,6 +51,8 @@ REQUIRED_ARGS: dict[str, list[str]] = {
     "deployments rollback": ["--yes", "dpl_missing"],
     "init": ["new-site"],
     "serve": ["--port", "0"],
+    "secrets set": ["API_KEY"],
+    "secrets unset": ["API_KEY"],
 }
 # Runs the whole journey wherever it is started; once (outside a workspace) is enough.
 SLOW = {"demo"}

@@ -40,9 +40,12 @@ def test_serve_over_http(tmp_path: Path) -> None:
         match = re.fullmatch(r"basedb platform listening on (http://127\.0\.0\.1:\d+)\n", first)
         assert match, first
         url = match.group(1)
-        banner = "".join(_read_line(process.stderr, deadline) for _ in range(3))
+        banner = ""
+        while "Press Ctrl+C" not in banner:
+            banner += _read_line(process.stderr, deadline)
         token = (data / "owner.token").read_text().strip()
         assert "owner.token" in banner and token not in banner
+        assert "basedb faas: sandbox" in banner  # what FaaS handlers run inside
 
         with httpx.Client(base_url=url + API_PREFIX, timeout=10) as http:
             assert http.get("/users/me").json()["code"] == 99991661

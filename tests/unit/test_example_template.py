@@ -220,7 +220,7 @@ def test_page_html_loads_its_script_and_styles() -> None:
 
 # ----------------------------------------------------------------------- FaaS
 
-# A stand-in for the platform's ctx (basedb/platform/domain/runtimes/faas_runner.mjs): the same
+# A stand-in for the platform's ctx (basedb/platform/domain/runtimes/faas/runner.mjs): the same
 # call shapes, cell encodings and error codes, over two small in-memory tables.
 HANDLER_DRIVER = """
 const { default: handler } = await import(process.argv[1]);

@@ -28,12 +28,19 @@ _COMMAND_LINE = re.compile(r"basedb((?: [a-z][a-z-]*)+)((?: [^`'\"\n;,)]*)?)")
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 _PLURAL_S = re.compile(r"[A-Za-z]\(s\)")
 # Options of other programs that messages and docstrings quote: Node.js (the FaaS
-# runtime), mypy and MCP Inspector, and the `python -m` generators of the docs.
+# runtime), bubblewrap and prlimit (its sandbox), mypy and MCP Inspector, and the
+# `python -m` generators of the docs.
 OTHER_PROGRAMS = {"--max-old-space-size", "--permission", "--experimental-permission",
                   "--allow-fs-read", "--allow-fs-write", "--disable-warning", "--strict",
                   "--write", "--check", "--path",
                   # lark-cli's, which a lark-cli profile runs (basedb.client.lark.larkcli)
                   "--file", "--output", "--device-code", "--no-wait"}
+BUBBLEWRAP = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+              "--as-pid-1", "--new-session", "--clearenv", "--setenv", "--ro-bind",
+              "--ro-bind-try", "--symlink", "--proc", "--dev", "--size", "--perms", "--tmpfs",
+              "--chdir", "--info-fd", "--block-fd"}
+PRLIMIT = {"--core", "--fsize", "--nofile", "--cpu", "--nproc", "--as"}
+OTHER_PROGRAMS |= BUBBLEWRAP | PRLIMIT
 
 
 def strings_of(path: Path) -> Iterator[tuple[int, str]]:

@@ -205,6 +205,26 @@ _RULES: tuple[Rule, ...] = (
          '{"inputSchema": {"type": "object", "properties": {"n": {"type": "integr"}}}}',
          "Fix the schema so that it validates against the JSON Schema meta-schema; use "
          "oneOf branches for conditional requirements."),
+    Rule("FAAS_NETWORK_INVALID", "A FaaS network.allow entry is not a public host name.",
+         "An entry of a FaaS's network.allow is an IP address, a URL, a name of a private or "
+         "reserved domain (localhost, *.local, *.internal, …), a repeat, or the 33rd.",
+         "A handler reaches only the hosts it declares, through the platform, which "
+         "resolves each name itself and connects to public addresses only; an address or a "
+         "private name could only ever be refused, and would hide which service is called.",
+         '{"network": {"allow": ["api.example.com", "127.0.0.1", "https://x.example.com/v1"]}}',
+         "List the host names the handler calls, such as \"api.example.com\", "
+         "\"*.example.com\" or \"api.example.com:8443\" (port 443 when none is given); "
+         "at most 32."),
+    Rule("FAAS_SECRET_INVALID", "A FaaS secrets entry is not a usable environment variable "
+         "name.",
+         "An entry of a FaaS's secrets is not an upper-case name (letters, digits, _), is "
+         "one the platform sets or that changes how Node.js runs (PATH, HOME, TZ, NODE_*, "
+         "BASEDB_*, …), a repeat, or the 33rd.",
+         "Secrets reach the handler as environment variables; a reserved name would change "
+         "the runtime itself, and a malformed one cannot be set.",
+         '{"secrets": ["STRIPE_API_KEY", "stripe-key", "NODE_OPTIONS"]}',
+         "Name each secret like STRIPE_API_KEY and set its value on the platform with "
+         "`basedb secrets set NAME`, never in the workspace."),
     Rule("SQL_PARSE_ERROR", "main.sql cannot be parsed.",
          "main.sql is not valid PostgreSQL-flavoured SQL, e.g. a misspelt keyword, an "
          "unclosed quote or parenthesis.",

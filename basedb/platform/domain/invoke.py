@@ -29,7 +29,7 @@ from typing import Any
 from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
-from basedb.platform.domain import identity, sites
+from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
@@ -37,12 +37,13 @@ from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes.ai import run_ai
-from basedb.platform.domain.runtimes.faas import DEFAULT_TIMEOUT_MS, run_faas
+from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
 from basedb.platform.domain.snapshots import Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.store import Store
+from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
@@ -266,7 +267,8 @@ def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
 
 def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
                     app_token: str, function_id: str, params: dict[str, Any], *, env: str,
-                    include_internal: bool, from_page: bool, log_id: str) -> Any:
+                    include_internal: bool, from_page: bool, log_id: str,
+                    faas: FaasRuntime) -> Any:
     """Run one function of a site's `env` deployment for `caller`: the invoke data."""
     # Resolution, validation and (for a Database Function) the query share one read
     # snapshot of a read-only connection.
@@ -286,13 +288,29 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
         return _run_mutation(store, caches, caller, target, checked)
     item = target.deployed.snapshot.functions[function_id]
     if plan.kind == "faas":
-        timeout = getattr(plan.declaration, "timeout_ms", None)
-        return run_faas(store=store, site=target.deployed.site,
-                        catalog=target.live.catalog, caller=caller,
-                        function_id=function_id, handler_source=item.handler or "",
-                        input=checked, timeout_ms=timeout or DEFAULT_TIMEOUT_MS,
-                        log_id=log_id, env=env, timezone=zone)
+        return _run_faas(store, faas, caller, target, checked, log_id=log_id, env=env)
     return run_ai(declaration=item.declaration, input=checked, log_id=log_id)
+
+
+def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Target,
+              checked: dict[str, Any], *, log_id: str, env: str) -> Any:
+    declaration = target.plan.declaration
+    assert isinstance(declaration, FaaS)
+    site = target.deployed.site
+    snapshot = target.deployed.snapshot
+    function = FaasFunction(
+        scope=str(store.path), app_token=site.app_token, deployment_id=snapshot.deployment_id,
+        function_id=target.function_id, source=snapshot.functions[target.function_id].handler
+        or "", timeout_ms=declaration.timeout_ms, network=declaration.network_allow,
+        secrets=declaration.secrets)
+    values: dict[str, str] = {}
+    if function.secrets:
+        with store.read() as conn:
+            values = site_secrets.values_for(conn, site.app_token, function.secrets,
+                                             function_id=target.function_id, log_id=log_id)
+    return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
+                    function=function, input=checked, log_id=log_id, env=env,
+                    secret_values=values, timezone=snapshot.timezone)
 
 
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,

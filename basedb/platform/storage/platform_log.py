@@ -44,6 +44,12 @@ def write(text: str) -> None:
     sys.stderr.flush()
 
 
+def destination() -> Path | None:
+    """Where this request's entries go (None: stderr), for work done on its behalf on
+    another thread."""
+    return _destination.get()
+
+
 @contextmanager
 def logging_to(path: Path | None) -> Iterator[None]:
     """Within the block, entries go to `path` (None: stderr)."""

@@ -230,6 +230,19 @@ CREATE TABLE lark_throttle (
 );
 """
 
+# Values a site's FaaS handlers read as environment variables (`secrets` in function.json);
+# set by the site's owner or admins, never returned by the API.
+_SECRETS = """
+CREATE TABLE site_secrets (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_by TEXT NOT NULL REFERENCES users(user_id),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (app_token, name)
+);
+"""
+
 
 # The IANA time zone datetime cells are written in: a Base's for the Base API, a site's
 # (sent with its draft, frozen into each deployment) for everything its functions do.
@@ -246,7 +259,8 @@ MIGRATIONS: list[Migration] = [
     Migration(3, "drafts, deployments, promotions, page sessions", _releases),
     Migration(4, "the Lark stand-in: app credentials, token kinds and expiry, device "
                  "grants, refresh tokens, throttling", _LARK_STAND_IN),
-    Migration(5, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
+    Migration(5, "site secrets for FaaS handlers", _SECRETS),
+    Migration(6, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
 ]
 
 

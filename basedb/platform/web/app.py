@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
     AppContext,
@@ -24,9 +25,12 @@ from basedb.platform.web.routes import all_endpoints
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def build_app(store: Store, *, data_dir: Path, access_log: bool = False) -> Starlette:
-    """The ASGI app over `store`; `access_log` writes one JSON line per request."""
-    context = AppContext(store=store, data_dir=data_dir)
+def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
+              faas: FaasRuntime | None = None) -> Starlette:
+    """The ASGI app over `store`; `access_log` writes one JSON line per request; `faas`
+    runs its FaaS calls (default: the process's shared runtime)."""
+    context = (AppContext(store=store, data_dir=data_dir) if faas is None
+               else AppContext(store=store, data_dir=data_dir, faas=faas))
     by_path: dict[str, dict[str, Handler]] = {}
     for endpoint in all_endpoints():
         methods = by_path.setdefault(endpoint.full_path, {})

@@ -32,6 +32,7 @@ from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
@@ -95,6 +96,8 @@ class AppContext:
     site_files: SiteFilesMemo = field(default_factory=lambda: SiteFilesMemo(SITES_KEPT))
     # Where the platform log goes (basedb.platform.storage.platform_log); None: stderr.
     log_file: Path | None = None
+    # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
+    faas: FaasRuntime = field(default_factory=shared_runtime)
 
 
 @dataclass(slots=True, eq=False)

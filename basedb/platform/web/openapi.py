@@ -35,6 +35,7 @@ PATH_PARAMETERS = {
     "app_token": "The site (Prj…), the appToken of base-database.jsonc.",
     "deployment_id": "A deployment of the site (dpl…).",
     "function_id": "A function of the deployment: its functionId (the directory name).",
+    "secret_name": "A secret's name, as FaaS declarations list it (such as STRIPE_API_KEY).",
     "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
             "index.html.",
 }

@@ -24,8 +24,8 @@ import importlib
 from basedb.platform.web.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
-    "users", "lark", "bases", "records", "sites", "drafts", "deployments", "functions",
-    "skill", "docs", "pages",
+    "users", "lark", "bases", "records", "sites", "secrets", "drafts", "deployments",
+    "functions", "skill", "docs", "pages",
 )
 
 

@@ -124,7 +124,7 @@ def invoke(call: Call) -> Any:
         call.store, call.caches, call.caller, call.path["app_token"], call.path["function_id"],
         body_params(call), env=parse_env(call),
         include_internal=parse_flag(call, "includeInternal"), from_page=call.from_page,
-        log_id=call.log_id)
+        log_id=call.log_id, faas=call.context.faas)
 
 
 # --------------------------------------------------------------------- documentation
