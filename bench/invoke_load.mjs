@@ -6,6 +6,8 @@
 //
 // config.json: {"url", "token", "bodies": [JSON bodies, sent in turn], "concurrency",
 //               "warmupSeconds", "seconds"}  (timed: the benchmark)
+//          or  {"url", "paths": [paths with query strings, sent in turn], …}: GET
+//               requests to a peer (Datasette), a success being any HTTP 200
 //          or  {…, "warmupRequests", "requests"}  (counted: every answer to the
 //               `requests` measured requests is counted, however long they take, so a
 //               slow machine changes the figures, never whether they exist)
@@ -20,7 +22,8 @@ import http from 'node:http';
 
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const target = new URL(config.url);
-const bodies = config.bodies.map((body) => Buffer.from(JSON.stringify(body)));
+const gets = Array.isArray(config.paths);
+const bodies = gets ? config.paths : config.bodies.map((body) => Buffer.from(JSON.stringify(body)));
 const agent = new http.Agent({keepAlive: true, maxSockets: config.concurrency});
 const headers = (body) => ({
   'Authorization': `Bearer ${config.token}`,
@@ -30,7 +33,9 @@ const headers = (body) => ({
 
 function invoke(body) {
   return new Promise((resolve) => {
-    const request = http.request({
+    const request = http.request(gets ? {
+      host: target.hostname, port: target.port, path: body, method: 'GET', agent,
+    } : {
       host: target.hostname, port: target.port, path: target.pathname, method: 'POST',
       agent, headers: headers(body),
     }, (response) => {
@@ -40,11 +45,12 @@ function invoke(body) {
         const text = Buffer.concat(chunks).toString('utf8');
         // A success is HTTP 200 with the envelope's code 0 (the platform writes it first).
         resolve({status: response.statusCode,
-                 ok: response.statusCode === 200 && text.startsWith('{"code":0,'), text});
+                 ok: response.statusCode === 200 && (gets || text.startsWith('{"code":0,')),
+                 text});
       });
     });
     request.on('error', (error) => resolve({status: 0, ok: false, text: String(error)}));
-    request.end(body);
+    request.end(gets ? undefined : body);
   });
 }
 

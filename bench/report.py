@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.registry import BenchResult, Figure
+from bench.timing import Samples
 
 RESULTS_FILE = Path(__file__).resolve().parent / "out" / "results.json"
 SCHEMA = "basedb-bench/1"
@@ -18,12 +19,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.3f} s"
 
 
+def _value(samples: Samples) -> str:
+    if samples.unit == "bytes":
+        return f"{samples.median / 2**20:.1f} MB"
+    return _duration(samples.median)
+
+
 def _row(benchmark: str, figure: Figure) -> tuple[str, ...]:
     ratio = figure.ratio
     passed = figure.passed
-    return (benchmark, figure.measure.label, _duration(figure.measure.median),
+    return (benchmark, figure.measure.label, _value(figure.measure),
             figure.peer.label if figure.peer else "",
-            _duration(figure.peer.median) if figure.peer else "",
+            _value(figure.peer) if figure.peer else "",
             f"{ratio:.2f}×" if ratio is not None else "",
             figure.target.text if figure.target else "",
             "" if passed is None else "pass" if passed else "MISS")

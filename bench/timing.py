@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,8 @@ class Samples:
 
     label: str
     command: list[str] = field(default_factory=list)  # empty for in-process measures
-    seconds: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)  # or bytes, for a "bytes" unit
+    unit: str = "seconds"
 
     @property
     def median(self) -> float:
@@ -40,6 +42,8 @@ class Samples:
                                "samples": [round(s, 6) for s in self.seconds]}
         if self.command:
             doc["command"] = self.command
+        if self.unit != "seconds":
+            doc["unit"] = self.unit
         return doc
 
 
@@ -86,3 +90,38 @@ def time_calls(label: str, call: Callable[[], Any], *, runs: int,
         call()
         samples.seconds.append(time.perf_counter() - started)
     return samples
+
+
+# Forks the measured command from a small interpreter and reports its rusage. Linux keeps
+# the high-water mark of the memory a process had before exec, so a command started
+# straight from this (large) process would report at least this process's own size.
+_RSS_WRAPPER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
+def peak_rss(argv: Sequence[str], *, env: Mapping[str, str],
+             ok: frozenset[int] = frozenset({0})) -> int:
+    """Run once; the command's peak resident set size in bytes. (Exact above the small
+    interpreter it is forked from, about 10 MB; POSIX only.)"""
+    done = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, *argv], env=dict(env),
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          check=False)
+    try:
+        maxrss, status = (int(word) for word in done.stdout.split()[-2:])
+    except ValueError:
+        raise BenchError(f"could not measure the memory of `{' '.join(argv)}`: "
+                         f"{done.stdout[-300:]!r}") from None
+    if status not in ok:
+        raise BenchError(f"`{' '.join(argv)}` exited with status {status}")
+    # ru_maxrss is in kilobytes on Linux, in bytes on macOS.
+    return maxrss if sys.platform == "darwin" else maxrss * 1024

@@ -20,6 +20,15 @@ from basedb.cli.groups import HelpfulGroup
 # `basedb --help` does not need to import every command module.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("basedb.cli.init", "init_command", "Create a site workspace (and its site and Base)."),
+    "link": ("basedb.cli.link", "link_command",
+             "Connect the workspace to an existing or a new site."),
+    "base": ("basedb.cli.schema", "base_group", "Create a Base."),
+    "table": ("basedb.cli.schema", "table_group", "List, create and delete a Base's tables."),
+    "field": ("basedb.cli.schema", "field_group",
+              "List, create, update and delete a table's fields."),
+    "bind": ("basedb.cli.bind", "bind_command",
+             "Bind tables to the site, refresh catalog.json and binding.tableIds."),
+    "unbind": ("basedb.cli.bind", "unbind_command", "Unbind tables from the site (asks first)."),
     "check": ("basedb.cli.check", "check_command",
               "Validate the workspace's declarations, SQL and agent-tools policy."),
     "contracts": ("basedb.cli.contracts", "contracts_group",

@@ -13,33 +13,68 @@ from basedb.cli.common import connection_options, emit_json, json_option, open_c
 @click.command("init")
 @click.argument("directory", required=False, default=".",
                 type=click.Path(path_type=Path))
-@click.option("--template", default="example", show_default=True,
-              help="Workspace template: example (a complete team leave site) or blank.")
-@click.option("--title", default=None,
-              help="Site title (default: the template's, e.g. 团队休假报备).")
+@click.option("--template", default=None,
+              help="Workspace template: example (a complete team leave site) or blank. "
+                   "[default: example; blank with --schema]")
+@click.option("--name", "--title", "title", default=None,
+              help="Site name (default: the schema file's or the template's title, e.g. "
+                   "团队休假报备). --title is an alias.")
+@click.option("--description", default=None,
+              help="What the site is for; kept as \"description\" in base-database.jsonc.")
+@click.option("--schema", "schema_file", default=None,
+              type=click.Path(path_type=Path, dir_okay=False),
+              help="Create the Base's tables and fields from this JSON or YAML schema file "
+                   "(docs/schema-file.md) instead of the template's.")
 @click.option("--base-token", default=None,
               help="Bind an existing Base instead of creating one from the template.")
 @json_option
 @connection_options
-def init_command(directory: Path, template: str, title: str | None, base_token: str | None,
+def init_command(directory: Path, template: str | None, title: str | None,
+                 description: str | None, schema_file: Path | None, base_token: str | None,
                  as_json: bool, profile: str | None) -> None:
     """Create a site workspace in DIRECTORY (default: the current directory).
 
     Creates the site on the platform and, unless --base-token is given, a Base with the
-    template's tables and sample records; binds the tables and writes the workspace:
-    base-database.jsonc, catalog.json, the template's functions and page, and a
-    .gitignore for local state. DIRECTORY must be new or empty: init never overwrites
-    files. With no profile configured, the site lives on the embedded local platform.
+    template's tables and sample records (or the tables of --schema FILE); binds the
+    tables and writes the workspace: base-database.jsonc, catalog.json, the template's
+    functions and page, and a .gitignore for local state. DIRECTORY must be new or
+    empty: init never overwrites files. With no profile configured, the site lives on
+    the embedded local platform.
     """
     from basedb.client.profiles import resolve_profile
+    from basedb.core.errors import UsageError
     from basedb.deploy.provision import PlatformProvisioner
     from basedb.workspace.scaffold import ensure_empty_target, init_workspace
 
+    schema = None
+    if schema_file is not None:
+        from basedb.workspace.schema_file import load_schema_file
+
+        if base_token is not None:
+            raise UsageError("--schema and --base-token cannot be used together: --schema "
+                             "creates a new Base, --base-token binds an existing one.",
+                             code="OPTIONS_CONFLICT",
+                             hint="Leave out one of them.")
+        if template not in (None, "blank"):
+            raise UsageError(f"--schema is used with the blank template, not {template!r}: "
+                             "that template's functions need its own tables.",
+                             code="OPTIONS_CONFLICT",
+                             hint="Leave out --template (or pass --template blank).")
+        if not schema_file.is_file():
+            raise UsageError(f"--schema {schema_file}: no such file.", code="SCHEMA_INVALID",
+                             hint="Pass the path of a JSON or YAML schema file "
+                                  "(docs/schema-file.md).")
+        schema, titled = load_schema_file(schema_file)
+        template = "blank"
+        if not titled and title is None:
+            title = schema_file.stem
+    template = template or "example"
     ensure_empty_target(directory)  # refuse before the platform is even opened
     resolved = resolve_profile(profile, None)
     with open_client(resolved) as client:
         result = init_workspace(directory, template, title=title, base_token=base_token,
-                                provisioner=PlatformProvisioner(client))
+                                provisioner=PlatformProvisioner(client), schema=schema,
+                                description=description)
     if not resolved.embedded:
         _remember_profile(result.workspace, resolved.name)
     if as_json:
@@ -48,8 +83,11 @@ def init_command(directory: Path, template: str, title: str | None, base_token: 
     shown = result.workspace if directory == Path(".") else directory
     click.echo(f"Created workspace {shown} from template {template!r} "
                f"({result.title}, {len(result.files)} files).")
+    note = "" if base_token else (
+        _new_base_note(template) if schema is None else
+        f" (new, {len(schema.tables)} tables from {schema_file})")
     click.echo(f"Site {result.app_token} is bound to the tables of Base {result.base_token}"
-               f"{'' if base_token else _new_base_note(template)}.")
+               f"{note}.")
     click.echo("\nNext steps:")
     if result.workspace != Path.cwd().resolve():
         click.echo(f"  cd {shlex.quote(str(directory))}")

@@ -46,6 +46,10 @@ def bind_base(app_token: str) -> str:
     return site(app_token) + "/bind_base"
 
 
+def unbind_base(app_token: str) -> str:
+    return site(app_token) + "/unbind_base"
+
+
 def catalog(app_token: str) -> str:
     return site(app_token) + "/catalog"
 
@@ -66,8 +70,16 @@ def tables(base_token: str) -> str:
     return f"/bases/{_seg(base_token)}/tables"
 
 
+def table(base_token: str, table_id: str) -> str:
+    return tables(base_token) + f"/{_seg(table_id)}"
+
+
 def fields(base_token: str, table_id: str) -> str:
-    return tables(base_token) + f"/{_seg(table_id)}/fields"
+    return table(base_token, table_id) + "/fields"
+
+
+def field(base_token: str, table_id: str, field_id: str) -> str:
+    return fields(base_token, table_id) + f"/{_seg(field_id)}"
 
 
 def records(base_token: str, table_id: str) -> str:

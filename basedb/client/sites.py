@@ -26,6 +26,11 @@ def _data(envelope: dict[str, Any]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def create_site(client: Client, title: str) -> dict[str, Any]:
+    """POST /sites/create {title} -> {appToken, title}."""
+    return _data(client.request("POST", endpoints.SITES_CREATE, json={"title": title}))
+
+
 class SiteApi:
     """The endpoints of one site (`app_token`) on the platform `client` talks to."""
 
@@ -46,6 +51,17 @@ class SiteApi:
 
     def catalog(self) -> dict[str, Any]:
         return self._get(endpoints.catalog(self.app_token))
+
+    def bind_base(self, base_token: str, table_ids: list[str]) -> dict[str, Any]:
+        """Append `table_ids` of `base_token` to the site's binding (deduped, never
+        replacing) -> {appToken, baseToken, tableIds}."""
+        return self._send("POST", endpoints.bind_base(self.app_token),
+                          {"baseToken": base_token, "tableIds": table_ids})
+
+    def unbind_base(self, table_ids: list[str]) -> dict[str, Any]:
+        """Remove `table_ids` from the binding -> {appToken, baseToken, tableIds}."""
+        return self._send("POST", endpoints.unbind_base(self.app_token),
+                          {"tableIds": table_ids})
 
     # -------------------------------------------------------------------- secrets
 

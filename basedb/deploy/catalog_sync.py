@@ -86,7 +86,8 @@ def _binding_base_token(text: str, label: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _write(path: Path, data: bytes) -> None:
+def write_workspace_file(path: Path, data: bytes) -> None:
+    """Replace a workspace file atomically, keeping its permissions."""
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode) if path.is_file() else 0o644
     except OSError:
@@ -141,7 +142,7 @@ def pull_catalog(root: Path, client: Client) -> CatalogPull:
     new_bytes = catalog_text(catalog).encode("utf-8")
     catalog_changed = old_bytes != new_bytes
     if catalog_changed:
-        _write(catalog_path, new_bytes)
+        write_workspace_file(catalog_path, new_bytes)
 
     config_path = root / CONFIG_FILE
     label = str(config_path)
@@ -154,7 +155,8 @@ def pull_catalog(root: Path, client: Client) -> CatalogPull:
     if new_config != config_text:
         # Written as read: read_text dropped a BOM, so put it back if there was one.
         bom = config_path.read_bytes().startswith(b"\xef\xbb\xbf")
-        _write(config_path, (b"\xef\xbb\xbf" if bom else b"") + new_config.encode("utf-8"))
+        write_workspace_file(config_path,
+                             (b"\xef\xbb\xbf" if bom else b"") + new_config.encode("utf-8"))
 
     new_tables = {t["tableId"]: t["name"] for t in catalog["tables"]}
     warnings = []

@@ -9,10 +9,12 @@
     POST /sites/create {title}                            the site
     without --base-token:
       POST /bases {name}                                  a Base named like the site
-      POST /bases/:b/tables {name, fields}                every table, non-link fields
-      POST /bases/:b/tables/:t/fields {…, link_table}     then the link fields, so tables
-                                                          may link in any order (or to
-                                                          themselves)
+      POST /bases/:b/tables {name, fields}                every table, with its fields up
+                                                          to its first link
+      POST /bases/:b/tables/:t/fields {…, link_table}     then the rest, in order, so
+                                                          tables may link in any order (or
+                                                          to themselves) and fields keep
+                                                          their order
       GET /users/me, or authen/v1/user_info on Lark        the caller ("@current_user"); a bot
                                                           has none, and those cells stay empty
       POST /users {name}                                  the sample colleagues ("@user:…"),
@@ -63,6 +65,8 @@ def _field_body(field: TemplateField, table_ids: dict[str, str]) -> dict[str, An
         body["options"] = [{"name": option} for option in field.options]
     if field.link_table is not None:
         body["link_table"] = table_ids[field.link_table]
+    if field.description:
+        body["description"] = field.description
     return body
 
 
@@ -142,15 +146,21 @@ class PlatformProvisioner:
         self.created["baseToken"] = base
         tables_path = endpoints.tables(base)
         table_ids: dict[str, str] = {}
+        # Each table is created with its fields up to the first link; the rest follow
+        # once every table exists, in their order, so links may point anywhere and the
+        # fields keep the schema's order (the first is the primary field).
+        later: list[tuple[TemplateTable, list[TemplateField]]] = []
         for table in schema.tables:
-            fields = [_field_body(f, table_ids) for f in table.fields if f.type != "link"]
+            first_link = next((i for i, f in enumerate(table.fields) if f.type == "link"),
+                              len(table.fields))
+            fields = [_field_body(f, table_ids) for f in table.fields[:first_link]]
             created = self._call("POST", tables_path, {"name": table.name, "fields": fields})
             table_ids[table.name] = _table_id(created) or ""
-        for table in schema.tables:
-            for field in table.fields:
-                if field.type == "link":
-                    self._call("POST", f"{tables_path}/{table_ids[table.name]}/fields",
-                               _field_body(field, table_ids))
+            later.append((table, list(table.fields[first_link:])))
+        for table, rest in later:
+            for field in rest:
+                self._call("POST", f"{tables_path}/{table_ids[table.name]}/fields",
+                           _field_body(field, table_ids))
         self._fill(schema, tables_path, table_ids)
         return base, [table_ids[t.name] for t in schema.tables]
 

@@ -22,7 +22,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from basedb.core.errors import EXIT_NETWORK, BasedbError, ConnectionRefused
+from basedb.core.errors import (
+    EXIT_NETWORK,
+    ApiError,
+    AuthError,
+    BasedbError,
+    ConnectionRefused,
+)
+from basedb.core.protocol import FailureMessage
 from basedb.deploy.state import LocalState, StageStatus
 
 T = TypeVar("T")
@@ -145,7 +152,8 @@ class StageRunner:
                    f"{error.message.rstrip('.')}. Its outcome is known: this stage changed "
                    f"nothing.{self._effects()}")
         return DeployStageError(stage, error, outcome_known=True, message=message,
-                                hint=hint or error.hint, stages=self.results)
+                                hint=_site_missing_hint(error) or hint or error.hint,
+                                stages=self.results)
 
     def _effects(self, *, outcome_known: bool = True) -> str:
         effects = self.earlier_effects(outcome_known) if self.earlier_effects else ""
@@ -202,3 +210,18 @@ class StageRunner:
             hint="Check what happened with `basedb deployments status` (and `basedb "
                  "deployments list`) before deploying again.", stages=self.results,
             exit_code=EXIT_NETWORK)
+
+
+SITE_MISSING_HINT = (
+    "The workspace names a site this profile's platform does not have (or one you do not "
+    "belong to), e.g. a workspace cloned from git. Connect it to a site there: `basedb link "
+    "--create` makes a new one from catalog.json, `basedb link --app-token Prj…` joins an "
+    "existing one.")
+
+
+def _site_missing_hint(error: BasedbError) -> str | None:
+    """The way out when the platform answers that the workspace's site is not there."""
+    if not isinstance(error, ApiError) or isinstance(error, AuthError):
+        return None
+    parsed = FailureMessage.parse(error.message)
+    return SITE_MISSING_HINT if parsed.parameter == "/path/app_token" else None

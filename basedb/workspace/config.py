@@ -90,6 +90,12 @@ def is_timezone(name: str) -> bool:
 
 def workspace_app_token(root: Path) -> str:
     """The appToken of base-database.jsonc at `root` (InputError naming the file)."""
+    return read_workspace_config(root).app_token
+
+
+def read_workspace_config(root: Path) -> WorkspaceConfig:
+    """base-database.jsonc at `root`, which must at least name the site (InputError
+    naming the file otherwise)."""
     label = str(root / CONFIG_FILE)
     try:
         doc = files.parse_jsonc(files.read_text(root / CONFIG_FILE, label=label,
@@ -103,4 +109,4 @@ def workspace_app_token(root: Path) -> str:
         raise InputError(first.message if first else f"{label} has no appToken.",
                          code="WORKSPACE_CONFIG_INVALID",
                          hint=(first.fix if first else None) or f"Set \"appToken\" in {label}.")
-    return config.app_token
+    return config

@@ -14,6 +14,11 @@ splices new text in where it belongs:
         an array.
     set_string(text, ("binding", "baseToken"), "bas…")
         replaces or inserts one string member.
+    set_string_array(text, ("binding", "tableIds"), ["tbl1"])
+        replaces (or inserts) the whole array, written on one line.
+    remove_strings(text, ("binding", "tableIds"), ["tbl2"])
+        removes those items from the array, each with its comma, keeping the layout and
+        comments of the items that stay.
 
 Every edit is checked by parsing the result and comparing the value at the path; a text
 that would not come out right raises `JsoncEditError` instead of being returned.
@@ -29,7 +34,8 @@ from typing import Any
 from basedb.workspace.files import FileProblem, parse_jsonc
 from basedb.workspace.jsonc import Entry, Node, ScanError, scan
 
-__all__ = ["JsoncEditError", "merge_string_array", "set_string"]
+__all__ = ["JsoncEditError", "merge_string_array", "remove_strings", "set_string",
+           "set_string_array"]
 
 
 class JsoncEditError(ValueError):
@@ -195,3 +201,59 @@ def merge_string_array(text: str, path: Sequence[str], values: Sequence[str],
         splices = _append_entries(text, entry.value, [_dump(v) for v in added])
         return _verified(_apply(text, splices), path, existing + added), added
     return _replace_or_insert(text, path, added), added
+
+
+def set_string_array(text: str, path: Sequence[str], values: Sequence[str]) -> str:
+    """`text` with the member at `path` set to the array `values` (inserted if absent)."""
+    return _replace_or_insert(text, path, list(values))
+
+
+def remove_strings(text: str, path: Sequence[str], values: Sequence[str],
+                   ) -> tuple[str, list[str]]:
+    """`text` without the items of the array at `path` that equal one of `values`, and the
+    values removed (in the array's order). Unchanged text when none is there."""
+    current = _value_at(_load(text), path)
+    if not isinstance(current, list):
+        return text, []
+    removed = [item for item in current if isinstance(item, str) and item in values]
+    remaining = [item for item in current if not (isinstance(item, str) and item in values)]
+    while True:
+        _node, depth, entry = _locate(text, path)
+        if entry is None or depth != len(path) - 1 or entry.value.kind != "array":
+            raise JsoncEditError(f"{'.'.join(path)} is not an array")
+        items = entry.value.entries
+        index = next((i for i, item in enumerate(items)
+                      if _item_value(text, item) in values), None)
+        if index is None:
+            break
+        text = _apply(text, [_removal(text, entry.value, index)])
+    return _verified(text, path, remaining), removed
+
+
+def _item_value(text: str, item: Entry) -> Any:
+    if item.value.kind != "scalar":
+        return None
+    try:
+        return _load("{\"v\": " + text[item.value.start:item.value.end] + "}")["v"]
+    except (JsoncEditError, KeyError, TypeError):
+        return None
+
+
+def _removal(text: str, array: Node, index: int) -> _Splice:
+    """The splice taking item `index` out of `array`, with the comma that separates it."""
+    items = array.entries
+    if len(items) == 1:
+        return _Splice(array.start, array.end, "[]")
+    item = items[index]
+    if index < len(items) - 1:  # up to where the next item starts: its indentation stays
+        return _Splice(item.start, items[index + 1].start, "")
+    before = items[index - 1]
+    if item.comma_end is not None:  # the last item had a trailing comma: keep the previous one's
+        assert before.comma_end is not None
+        line = _line_start(text, item.start)
+        line_end = text.find("\n", item.comma_end)
+        if (line > before.comma_end and not text[line:item.start].strip(" \t")
+                and line_end != -1 and not text[item.comma_end:line_end].strip(" \t\r")):
+            return _Splice(line, line_end + 1, "")  # the item's whole line
+        return _Splice(before.comma_end, item.comma_end, "")
+    return _Splice(before.value.end, item.value.end, "")

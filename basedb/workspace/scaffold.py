@@ -29,6 +29,7 @@ from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
 from basedb.workspace.config import CONFIG_FILE, build_config
+from basedb.workspace.jsonc_edit import set_string
 from basedb.workspace.model import Catalog, Field, Table
 from basedb.workspace.template_schema import TemplateSchema, load_template_schema
 
@@ -47,6 +48,7 @@ __all__ = [
 TABLE_ID_PREFIX, TABLE_ID_LENGTH = "tbl", 14
 FIELD_ID_PREFIX, FIELD_ID_LENGTH = "fld", 10
 TITLE_MAX_LENGTH = 100
+DESCRIPTION_MAX_LENGTH = 2000
 
 GITIGNORE_FILE = ".gitignore"
 GITIGNORE_TEXT = """\
@@ -101,11 +103,17 @@ class InitResult:
 
 
 def init_workspace(target: Path | str, template: str, *, provisioner: Provisioner,
-                   title: str | None = None, base_token: str | None = None) -> InitResult:
-    """Create a workspace in `target` (a new or empty directory) from `template`."""
+                   title: str | None = None, base_token: str | None = None,
+                   schema: TemplateSchema | None = None,
+                   description: str | None = None) -> InitResult:
+    """Create a workspace in `target` (a new or empty directory) from `template`; with
+    `schema` (`init --schema FILE`), the new Base has its tables instead of the template's."""
     target = Path(target)
-    schema = load_template_schema(template_dir(template) / TEMPLATE_SCHEMA_FILE)
+    if schema is None:
+        schema = load_template_schema(template_dir(template) / TEMPLATE_SCHEMA_FILE)
     site_title = schema.title if title is None else _checked_title(title)
+    if description is not None:
+        description = _checked_description(description)
     if base_token is not None and not _BASE_TOKEN_RE.match(base_token):
         raise InputError(f"--base-token {base_token!r} is not a Base token.",
                          code="BASE_TOKEN_INVALID",
@@ -115,7 +123,8 @@ def init_workspace(target: Path | str, template: str, *, provisioner: Provisione
                                  timezone=template_timezone(template))
     written = write_workspace_files(
         target, template, title=site_title, app_token=site.app_token,
-        base_token=site.base_token, table_ids=list(site.table_ids), catalog=site.catalog)
+        base_token=site.base_token, table_ids=list(site.table_ids), catalog=site.catalog,
+        description=description)
     return InitResult(workspace=target.resolve(), template=template, title=site_title,
                       app_token=site.app_token, base_token=site.base_token,
                       files=tuple(written))
@@ -145,12 +154,15 @@ def ensure_empty_target(target: Path, *, command: str = "basedb init",
 
 def write_workspace_files(target: Path, template: str, *, title: str, app_token: str,
                           base_token: str, table_ids: list[str],
-                          catalog: dict[str, Any]) -> list[Path]:
+                          catalog: dict[str, Any], description: str | None = None,
+                          ) -> list[Path]:
     """Write a workspace into `target` (new or empty) and return the files written."""
     tdir = template_dir(template)
     config_text = _render_config(tdir / CONFIG_FILE, template, {
         "appToken": app_token, "title": title, "baseToken": base_token,
         "tableIds": list(table_ids)})
+    if description:
+        config_text = set_string(config_text, ("description",), description)
     contents: dict[str, bytes] = {
         CONFIG_FILE: config_text.encode("utf-8"),
         CATALOG_FILE: _catalog_text(catalog).encode("utf-8"),
@@ -194,15 +206,27 @@ def catalog_from_schema(schema: TemplateSchema, *, base_token: str) -> dict[str,
 def _checked_title(title: str) -> str:
     cleaned = title.strip()
     if not cleaned:
-        raise InputError("--title is empty.", code="TITLE_INVALID",
-                         hint="Pass a site title such as --title \"团队休假报备\", or leave it "
+        raise InputError("--name is empty.", code="TITLE_INVALID",
+                         hint="Pass a site name such as --name \"团队休假报备\", or leave it "
                               "out to use the template's.")
     if len(cleaned) > TITLE_MAX_LENGTH:
-        raise InputError(f"--title is {len(cleaned)} characters; at most {TITLE_MAX_LENGTH} "
-                         "are allowed.", code="TITLE_INVALID", hint="Shorten the title.")
+        raise InputError(f"--name is {len(cleaned)} characters; at most {TITLE_MAX_LENGTH} "
+                         "are allowed.", code="TITLE_INVALID", hint="Shorten the name.")
     if any(ord(ch) < 32 for ch in cleaned):
-        raise InputError("--title contains control characters such as line breaks.",
+        raise InputError("--name contains control characters such as line breaks.",
                          code="TITLE_INVALID", hint="Pass the title on one line.")
+    return cleaned
+
+
+def _checked_description(description: str) -> str:
+    cleaned = description.strip()
+    if len(cleaned) > DESCRIPTION_MAX_LENGTH:
+        raise InputError(f"--description is {len(cleaned)} characters; at most "
+                         f"{DESCRIPTION_MAX_LENGTH} are allowed.", code="DESCRIPTION_INVALID",
+                         hint="Shorten the description.")
+    if any(ord(ch) < 32 and ch not in "\n\t" for ch in cleaned):
+        raise InputError("--description contains control characters.",
+                         code="DESCRIPTION_INVALID", hint="Pass plain text.")
     return cleaned
 
 

@@ -40,6 +40,7 @@ USER_REFERENCE_PREFIX = "@user:"
 RECORD_KEY = "_key"
 DATETIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d")
 # Types a sample record may give a value; the rest are read-only or have no sample form.
+_FIELD_KEYS = frozenset({"name", "type", "multiple", "options", "linkTable", "description"})
 _WRITABLE_SAMPLE_TYPES = frozenset(
     {"text", "number", "select", "datetime", "checkbox", "user", "link"})
 
@@ -51,6 +52,7 @@ class TemplateField:
     multiple: bool = False
     options: tuple[str, ...] = ()
     link_table: str | None = None  # the *name* of another table of the template
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +198,16 @@ def _field(raw: Any, at: str, label: str) -> TemplateField:
             _invalid(label, f"{at}/linkTable", "must name the linked table")
     elif link_table is not None:
         _invalid(label, f"{at}/linkTable", f"is only allowed on link fields, not {ftype}")
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        _invalid(label, f"{at}/description", "must be a string")
+    unknown = sorted(set(raw) - _FIELD_KEYS)
+    if unknown:
+        _invalid(label, f"{at}/{unknown[0]}", "is not a field property (a field has "
+                 f"{', '.join(sorted(_FIELD_KEYS))})")
     return TemplateField(name=name, type=ftype, multiple=multiple, options=tuple(options),
-                         link_table=link_table if ftype == "link" else None)
+                         link_table=link_table if ftype == "link" else None,
+                         description=description)
 
 
 def _records(raw: Any, schema: TemplateSchema, label: str,

@@ -8,10 +8,15 @@ from typing import Any
 
 from bench.profiling import Stage, profile_command, stage_times, top_functions
 from bench.registry import BenchContext, BenchError, BenchResult, Figure, Target, register
-from bench.timing import compare_processes, run_process
+from bench.timing import Samples, compare_processes, peak_rss, run_process
 
 FLOOR_SCRIPT = Path(__file__).resolve().parent.parent / "floor_check.py"
-TARGET = Target(2.0, "ratio")
+TARGET = Target(2.0, "ratio")  # check, analysis cache warm
+COLD_TARGET = Target(1.3, "ratio")  # check --no-cache, at both sizes
+RSS_TARGET = Target(2.0, "ratio")  # peak RSS of check --no-cache on the large workspace
+SMALL_TARGET = Target(4.0, "ratio")  # a 10-function workspace against `python -c pass`
+LARGE_FACTOR = 10  # the large workspace: 10× --functions (10,000 by default)
+SMALL_FUNCTIONS = 10
 # check exits 1 when the workspace has errors; the timing runs accept it, and the
 # verification run below turns errors into a failed benchmark.
 CHECK_EXIT = frozenset({0, 1})
@@ -56,18 +61,62 @@ def check_benchmark(ctx: BenchContext) -> BenchResult:
         runs=ctx.settings.runs, env=ctx.env, ok=CHECK_EXIT)
     floor = samples["floor: read + sqlglot.parse"]
     figure = Figure("check", samples["basedb check --json"], floor, TARGET)
-    cold = Figure("check (no cache)", samples["basedb check --json --no-cache"], floor, TARGET)
-    result = BenchResult("check", [figure, cold], details={
+    cold = Figure("check (no cache)", samples["basedb check --json --no-cache"], floor,
+                  COLD_TARGET)
+    large, rss, large_details = _large(ctx)
+    small = _small(ctx)
+    result = BenchResult("check", [figure, cold, large, rss, small], details={
         "workspace": ws.to_json(),
         "checkOutput": outcome,
         "floorPhases": {key: round(value, 6) if isinstance(value, float) else value
                         for key, value in floor_phases.items()},
+        "large": large_details,
     })
     if (figure.passed is False or cold.passed is False) and ctx.settings.profile:
         ctx.log("check is over its target: profiling one run …")
         result.details["profile"] = profile_check(ctx, ws.root)
         result.notes.extend(_profile_notes(result.details["profile"]))
     return result
+
+
+def _large(ctx: BenchContext) -> tuple[Figure, Figure, dict[str, Any]]:
+    """check --no-cache on a workspace 10× larger: time and peak memory, each against
+    the floor on the same workspace."""
+    count = ctx.settings.functions * LARGE_FACTOR
+    ws = ctx.workspace(count)
+    verify_clean(ctx, ws.root)
+    floor_argv = [ctx.python, str(FLOOR_SCRIPT), str(ws.root)]
+    label = f"basedb check --json --no-cache, {count:,} functions"
+    floor_label = f"floor: read + sqlglot.parse, {count:,} functions"
+    runs = max(3, ctx.settings.runs // 2)
+    ctx.log(f"check: {runs} runs each of check --no-cache and floor on {count:,} functions …")
+    samples = compare_processes({label: check_argv(ctx, ws.root, cache=False),
+                                 floor_label: floor_argv},
+                                runs=runs, env=ctx.env, ok=CHECK_EXIT)
+    ctx.log("check: peak memory of each …")
+    check_rss = peak_rss(check_argv(ctx, ws.root, cache=False), env=ctx.env, ok=CHECK_EXIT)
+    floor_rss = peak_rss(floor_argv, env=ctx.env)
+    memory = Figure("check peak RSS",
+                    Samples(f"peak RSS, {label}", seconds=[check_rss], unit="bytes"),
+                    Samples(f"peak RSS, {floor_label}", seconds=[floor_rss], unit="bytes"),
+                    RSS_TARGET)
+    details = {"functions": count, "checkPeakRssBytes": check_rss,
+               "floorPeakRssBytes": floor_rss}
+    return Figure("check large (no cache)", samples[label], samples[floor_label],
+                  COLD_TARGET), memory, details
+
+
+def _small(ctx: BenchContext) -> Figure:
+    """check on a 10-function workspace against a bare interpreter: what a small site's
+    developer waits for on every save."""
+    ws = ctx.workspace(SMALL_FUNCTIONS)
+    verify_clean(ctx, ws.root)
+    bare = "python -c pass"
+    label = f"basedb check --json, {SMALL_FUNCTIONS} functions"
+    samples = compare_processes({label: check_argv(ctx, ws.root),
+                                 bare: [ctx.python, "-c", "pass"]},
+                                runs=ctx.settings.startup_runs, env=ctx.env, ok=CHECK_EXIT)
+    return Figure("check small", samples[label], samples[bare], SMALL_TARGET)
 
 
 def verify_clean(ctx: BenchContext, root: Path) -> dict[str, Any]:

@@ -1,47 +1,104 @@
-"""`basedb deploy` (preview) of a 200-function workspace on the embedded platform, then a
-redeploy with nothing changed, against the floor `basedb deploy --dry-run`: the same CLI
-checking the workspace and building site.zip, with nothing sent.
+"""`basedb deploy` (preview) on the embedded platform at 200, 1,000 and 5,000 functions,
+then a redeploy with nothing changed, against the floor `basedb deploy --dry-run`: the
+same CLI checking the workspace and building site.zip, with nothing sent.
 
-The workspace is bench/deploy_artifact.py's (20 tables of plain field types, 60% SQL,
+The workspaces are bench/deploy_artifact.py's (20 tables of plain field types, 60% SQL,
 25% Mutations, 15% FaaS and a Page), bound to tables created on the platform with those
 names and types. Each measured first deploy goes to a site of its own, so it is a first
 deploy every time; the redeploy then sends the same files to that site again (a new
 preview: deploy never skips). All three run as fresh processes, one after the other in
 each round, so a burst of load hits all of them alike.
+
+Figures: each size's first deploy against its dry run; the no-change redeploy against
+the first deploy (≤ 0.15×: unchanged functions are neither re-sent nor re-planned); and
+linearity — the marginal time per function from the middle size to the largest against
+that from the smallest to the middle (≤ 1.25×; quadratic work shows as a growing ratio).
+A size the platform refuses (too many functions) is reported, not timed.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.deploy_artifact import measure_fingerprint_and_zip, write_generated_workspace
-from bench.registry import BenchContext, BenchError, BenchResult, Figure, register
+from bench.registry import BenchContext, BenchError, BenchResult, Figure, Target, register
 from bench.timing import Samples, run_process
 
-FUNCTIONS = 200
+SIZES = (200, 1_000, 5_000)
+QUICK_SIZES = (100, 200, 400)
+REDEPLOY_TARGET = Target(0.15, "ratio")
+LINEAR_TARGET = Target(1.25, "ratio")
 CONFIG_FILE = "base-database.jsonc"
 _APP_TOKEN_RE = re.compile(r'"appToken":\s*"[^"]*"')
 
 
-@register("deploy", "basedb deploy (preview) of 200 functions and a no-change redeploy vs. "
-                    "deploy --dry-run (check + site.zip), fresh processes")
+@dataclass(slots=True)
+class Size:
+    functions: int
+    first: Samples
+    again: Samples
+    floor: Samples
+    outcome: dict[str, Any] | None = None
+    refused: str | None = None
+
+
+@register("deploy", "basedb deploy (preview) at 200, 1,000 and 5,000 functions and a "
+                    "no-change redeploy vs. deploy --dry-run (check + site.zip), fresh "
+                    "processes")
 def deploy_benchmark(ctx: BenchContext) -> BenchResult:
-    root = write_generated_workspace(ctx.scratch / "deploy-workspace", FUNCTIONS)
-    sites = provision(ctx, root, count=ctx.settings.runs + 1)  # the first round warms up
+    sizes = [deploy_size(ctx, count, runs=_runs(ctx, count))
+             for count in (QUICK_SIZES if ctx.settings.quick else SIZES)]
+    measured = [size for size in sizes if size.refused is None]
+    if not measured:
+        raise BenchError(f"the platform refused every size: {sizes[0].refused}")
+    figures: list[Figure] = []
+    for size in measured:
+        figures.append(Figure(f"preview-{size.functions}", size.first, size.floor))
+        figures.append(Figure(f"redeploy-{size.functions}", size.again, size.first,
+                              REDEPLOY_TARGET))
+    if len(measured) == 3:
+        figures.append(linearity(*measured))
+    smallest = measured[0]
+    assert smallest.outcome is not None
+    artifact = measure_fingerprint_and_zip(smallest.functions,
+                                           root=ctx.scratch / "deploy-artifact")
+    details = {"sizes": [{"functions": size.functions, "refused": size.refused,
+                          "round": size.outcome} for size in sizes],
+               "tables": 20, "artifactInProcess": artifact}
+    notes = [f"deploy: {smallest.functions} functions, {smallest.outcome['files']} files, "
+             f"site.zip {smallest.outcome['bytes']:,} bytes; collect + fingerprint + zip "
+             f"alone take {artifact['totalSeconds'] * 1000:.1f} ms in-process. Each first "
+             "deploy goes to a new site; the redeploy sends the same files to it again."]
+    notes += [f"  {size.functions:,} functions: not measured, the platform refused the "
+              f"deploy: {size.refused}" for size in sizes if size.refused]
+    return BenchResult("deploy", figures, details=details, notes=notes)
+
+
+def _runs(ctx: BenchContext, count: int) -> int:
+    return ctx.settings.runs if count <= 1_000 else max(2, ctx.settings.runs // 3)
+
+
+def deploy_size(ctx: BenchContext, count: int, *, runs: int) -> Size:
+    """`runs` rounds (after one warm-up round) of deploy, redeploy and dry run."""
+    root = write_generated_workspace(ctx.scratch / f"deploy-workspace-{count}", count)
+    sites = provision(ctx, root, count=runs + 1)
     deploy = [*ctx.basedb, "deploy", "--json", "-C", str(root)]
     dry_run = [*ctx.basedb, "deploy", "--dry-run", "--json", "-C", str(root)]
-    first = Samples("basedb deploy (new site)", deploy)
-    again = Samples("basedb deploy, nothing changed", deploy)
-    floor = Samples("floor: deploy --dry-run", dry_run)
-    outcomes: list[dict[str, Any]] = []
-    ctx.log(f"deploy: {ctx.settings.runs} rounds of deploy, redeploy and dry run …")
+    size = Size(count, Samples(f"basedb deploy, {count:,} functions (new site)", deploy),
+                Samples(f"basedb deploy, {count:,} functions, nothing changed", deploy),
+                Samples(f"floor: deploy --dry-run, {count:,} functions", dry_run))
+    ctx.log(f"deploy: {count:,} functions, {runs} rounds of deploy, redeploy and dry run …")
     for round_number, app_token in enumerate(sites):
         point_workspace_at(root, app_token)
-        seconds_first, done_first = run_process(deploy, env=ctx.env, ok=frozenset({0}),
+        seconds_first, done_first = run_process(deploy, env=ctx.env, ok=frozenset({0, 1}),
                                                 capture=True)
+        if done_first.returncode != 0:
+            size.refused = _refusal(done_first.stdout, done_first.stderr)
+            return size
         seconds_again, done_again = run_process(deploy, env=ctx.env, ok=frozenset({0}),
                                                 capture=True)
         seconds_floor, done_floor = run_process(dry_run, env=ctx.env, ok=frozenset({0}),
@@ -49,20 +106,34 @@ def deploy_benchmark(ctx: BenchContext) -> BenchResult:
         outcome = _verified(app_token, done_first.stdout, done_again.stdout, done_floor.stdout)
         if round_number == 0:
             continue
-        first.seconds.append(seconds_first)
-        again.seconds.append(seconds_again)
-        floor.seconds.append(seconds_floor)
-        outcomes.append(outcome)
-    artifact = measure_fingerprint_and_zip(FUNCTIONS, root=ctx.scratch / "deploy-artifact")
-    details = {"functions": FUNCTIONS, "tables": len(_tables(root)), "rounds": outcomes[:1],
-               "artifactInProcess": artifact}
-    notes = [f"deploy: {FUNCTIONS} functions, {outcomes[0]['files']} files, site.zip "
-             f"{outcomes[0]['bytes']:,} bytes; collect + fingerprint + zip alone take "
-             f"{artifact['totalSeconds'] * 1000:.1f} ms in-process. Each first deploy goes "
-             "to a new site; the redeploy sends the same files to it again."]
-    return BenchResult("deploy", [Figure("preview", first, floor),
-                                  Figure("redeploy", again, floor)],
-                       details=details, notes=notes)
+        size.first.seconds.append(seconds_first)
+        size.again.seconds.append(seconds_again)
+        size.floor.seconds.append(seconds_floor)
+        size.outcome = size.outcome or outcome
+    return size
+
+
+def _refusal(stdout: str, stderr: str) -> str:
+    try:
+        error = json.loads(stdout).get("error") or {}
+    except (json.JSONDecodeError, AttributeError):
+        error = {}
+    text = error.get("message") or stderr.strip() or stdout.strip()
+    return text.splitlines()[0][:300] if text else "no message"
+
+
+def linearity(small: Size, middle: Size, large: Size) -> Figure:
+    """Marginal seconds per function, middle → large, against small → middle."""
+    def marginal(lower: Size, upper: Size) -> list[float]:
+        steps = upper.functions - lower.functions
+        return [(upper.first.median - lower.first.median) / steps]
+
+    return Figure("linearity",
+                  Samples(f"s per function, {middle.functions:,} → {large.functions:,}",
+                          seconds=marginal(middle, large)),
+                  Samples(f"s per function, {small.functions:,} → {middle.functions:,}",
+                          seconds=marginal(small, middle)),
+                  LINEAR_TARGET)
 
 
 def provision(ctx: BenchContext, root: Path, *, count: int) -> list[str]:

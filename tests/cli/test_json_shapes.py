@@ -52,6 +52,7 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["check --json"] = ok_json("check", "-C", site)
     out["contracts generate --json"] = ok_json("contracts", "generate", "-C", site)
     out["catalog pull --json"] = ok_json("catalog", "pull", "-C", site)
+    out.update(schema_outputs(Path(site)))
     out["deploy --dry-run --json"] = ok_json("deploy", "-C", site, "--dry-run")
     out["deploy --json"] = ok_json("deploy", "-C", site)
     out["deploy --production --dry-run --json"] = ok_json("deploy", "-C", site, "--production",
@@ -85,6 +86,29 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     assert failed.exit_code == 1 and failed.stdout == ""
     out["error envelope"] = json.loads(failed.stderr.strip().splitlines()[-1])
     assert error_json(failed)["type"] == "api_error"
+    return out
+
+
+def schema_outputs(site: Path) -> dict[str, dict[str, Any]]:
+    """The schema and binding commands, run in `site` (the example site)."""
+    out: dict[str, dict[str, Any]] = {}
+    out["base create --json"] = ok_json("base", "create", "Scratch")
+    workspace = ("-C", str(site))
+    out["table create --json"] = ok_json("table", "create", "任务", "--field", "标题:text",
+                                         *workspace)
+    out["table list --json"] = ok_json("table", "list", *workspace)
+    out["field create --json"] = ok_json("field", "create", "任务", "完成", "--type",
+                                         "checkbox", *workspace)
+    out["field update --json"] = ok_json("field", "update", "任务", "完成", "--name", "已完成",
+                                         *workspace)
+    out["field list --json"] = ok_json("field", "list", "任务", *workspace)
+    out["bind --json"] = ok_json("bind", "任务", *workspace)
+    out["field delete --yes --json"] = ok_json("field", "delete", "任务", "已完成", "--yes",
+                                               *workspace)
+    out["unbind --yes --json"] = ok_json("unbind", "任务", "--yes", *workspace)
+    out["table delete --yes --json"] = ok_json("table", "delete", "任务", "--yes", *workspace)
+    app = app_token_of(site)
+    out["link --json"] = ok_json("link", "--app-token", app, *workspace)
     return out
 
 

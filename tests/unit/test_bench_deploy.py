@@ -16,19 +16,24 @@ from bench.timing import BenchError
 pytestmark = pytest.mark.slow
 
 
-def test_a_round_deploys_twice_to_a_new_site_and_dry_runs(tmp_path: Path) -> None:
+def test_each_size_deploys_twice_to_a_new_site_and_dry_runs(tmp_path: Path) -> None:
     ctx = BenchContext(Settings(functions=200, runs=1, startup_runs=20, seed=7, quick=True,
                                 profile=False), tmp_path)
     result = deploy_benchmark(ctx)
-    preview, redeploy = result.figures
+    by_name = {figure.name: figure for figure in result.figures}
+    assert set(by_name) == {"preview-100", "redeploy-100", "preview-200", "redeploy-200",
+                            "preview-400", "redeploy-400", "linearity"}
+    preview, redeploy = by_name["preview-200"], by_name["redeploy-200"]
     assert len(preview.measure.seconds) == len(redeploy.measure.seconds) == 1
-    assert preview.peer is redeploy.peer and preview.peer is not None
+    assert redeploy.peer is preview.measure  # the redeploy is judged against the first
+    assert preview.peer is not None and "--dry-run" in preview.peer.command
     assert preview.measure.command[-4:-2] == ["deploy", "--json"]
-    assert "--dry-run" in preview.peer.command
-    [round_] = result.details["rounds"]
-    assert round_["files"] > 200 and round_["bytes"] > 0
-    config = json.loads((tmp_path / "deploy-workspace" / "base-database.jsonc").read_text())
-    assert config["appToken"] == round_["appToken"]  # the measured round's own site
+    rounds = {size["functions"]: size["round"] for size in result.details["sizes"]}
+    assert rounds[200]["files"] > 200 and rounds[200]["bytes"] > 0
+    config = json.loads((tmp_path / "deploy-workspace-200" / "base-database.jsonc")
+                        .read_text())
+    assert config["appToken"] == rounds[200]["appToken"]  # the measured round's own site
+    assert by_name["linearity"].measure.seconds[0] > 0
 
 
 def test_point_workspace_at_rewrites_only_the_app_token(tmp_path: Path) -> None:

@@ -86,3 +86,24 @@ def test_measured_processes_never_touch_the_users_basedb_dirs(
     # Bytecode is cached as for an installed basedb, but outside the checkout.
     assert "PYTHONDONTWRITEBYTECODE" not in env
     assert Path(env["PYTHONPYCACHEPREFIX"]).parent == tmp_path
+
+
+def test_memory_figures_print_in_megabytes_and_compare_as_ratios() -> None:
+    rss = Figure("rss", Samples("peak RSS, check", seconds=[96 * 2**20], unit="bytes"),
+                 Samples("peak RSS, floor", seconds=[32 * 2**20], unit="bytes"),
+                 Target(2.0, "ratio"))
+    assert rss.ratio == pytest.approx(3.0) and rss.passed is False
+    text = render_table([BenchResult("check", [rss])], {})
+    assert "96.0 MB" in text and "32.0 MB" in text and "3.00×" in text
+    assert rss.measure.to_json()["unit"] == "bytes"
+
+
+def test_peak_rss_is_the_childs_own() -> None:
+    import sys
+
+    from bench.timing import peak_rss
+
+    small = peak_rss([sys.executable, "-c", "pass"], env={})
+    big = peak_rss([sys.executable, "-c", "x = bytearray(200 * 2**20); x[::4096] = b'1' * "
+                                          "len(x[::4096])"], env={})
+    assert 0 < small < big and big - small > 150 * 2**20

@@ -112,3 +112,47 @@ def test_set_string_replaces_or_inserts() -> None:
 def test_unusable_documents_raise(source: str) -> None:
     with pytest.raises(JsoncEditError):
         merge_string_array(source, TABLE_IDS, ["t"])
+
+
+# ------------------------------------------------------------------ removing items
+
+HAND_WRITTEN = """\
+// notes
+{
+  "binding": {
+    "tableIds": [
+      "t1", // first
+      "t2",
+      "t3",
+    ],
+  },
+}
+"""
+
+
+@pytest.mark.parametrize(("remove", "left"), [
+    (["t1"], ["t2", "t3"]), (["t2"], ["t1", "t3"]), (["t3"], ["t1", "t2"]),
+    (["t2", "t3"], ["t1"]), (["t1", "t2", "t3"], []), (["nope"], ["t1", "t2", "t3"]),
+])
+def test_remove_strings_keeps_layout_and_comments(remove: list[str], left: list[str]) -> None:
+    from basedb.workspace.files import parse_jsonc
+    from basedb.workspace.jsonc_edit import remove_strings
+
+    text, removed = remove_strings(HAND_WRITTEN, ("binding", "tableIds"), remove)
+    assert parse_jsonc(text, label="x")["binding"]["tableIds"] == left
+    assert removed == [v for v in ("t1", "t2", "t3") if v in remove]
+    assert text.startswith("// notes\n")
+    if "t1" not in remove:
+        assert '"t1", // first' in text
+    inline = '{"binding": {"tableIds": ["t1", "t2", "t3"]}}'
+    text, _ = remove_strings(inline, ("binding", "tableIds"), remove)
+    assert parse_jsonc(text, label="x")["binding"]["tableIds"] == left
+
+
+def test_set_string_array_replaces_the_list() -> None:
+    from basedb.workspace.files import parse_jsonc
+    from basedb.workspace.jsonc_edit import set_string_array
+
+    text = set_string_array(HAND_WRITTEN, ("binding", "tableIds"), ["x"])
+    assert parse_jsonc(text, label="x")["binding"]["tableIds"] == ["x"]
+    assert text.startswith("// notes\n")

@@ -242,7 +242,7 @@ def test_init_into_an_existing_empty_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("title", "expected"), [
-    ("   ", "--title is empty"),
+    ("   ", "--name is empty"),
     ("x" * 101, "at most 100"),
     ("a\nb", "control characters"),
 ])
