@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {problem}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     machine = machine_info()
     scratch = Path(tempfile.mkdtemp(prefix="basedb-bench-"))
     try:

@@ -7,9 +7,11 @@
 //
 // Every call POSTs {"params": ...} to the function invoke endpoint of the site and the
 // environment the page was served from (/sites/<app>/ is prod, /sites/<app>/preview/ is
-// preview), with the page's sign-in cookie and the X-Basedb-Page header that the
-// platform requires alongside it. A call resolves to the envelope's `data` when `code`
-// is 0 and otherwise rejects with a BasedbError carrying code, msg and logId.
+// preview), on the page's own origin (each site's pages live on a host of their own,
+// <app>.localhost), with the page's sign-in cookie and the X-Basedb-Page header that the
+// platform requires alongside it; the platform accepts the cookie only for this site and
+// only from this origin. A call resolves to the envelope's `data` when `code` is 0 and
+// otherwise rejects with a BasedbError carrying code, msg and logId.
 
 const API_PREFIX = "/open-apis/base/v3";
 const PAGE_HEADER = "X-Basedb-Page";

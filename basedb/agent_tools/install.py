@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -277,7 +277,7 @@ def install_record(planned: PlannedInstall, owner: SkillOwner, *,
         "name": planned.name, "path": str(planned.path), "kind": owner.kind,
         "appToken": owner.app_token, "endpoint": owner.endpoint,
         "deploymentId": deployment_id,
-        "installedAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "installedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "target": planned.target}
     if version is not None:
         record["version"] = version

@@ -62,9 +62,8 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
             code="SERVE_REMOTE_HOST",
             hint="Use --host 127.0.0.1, or pass --allow-remote if you really mean to expose "
                  "it to your network.")
-    import uvicorn
-
     from basedb.platform import open_platform
+    from basedb.platform.web import serving
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
@@ -79,9 +78,8 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     # spare workers start now so that the first call does not wait for Node.js.
     echo_err(app.state.context.faas.start())
     echo_err("Press Ctrl+C to stop.")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        serving.run(serving.server(app), sock)
     except KeyboardInterrupt:
         # uvicorn has already shut down gracefully and re-raises Ctrl+C; stopping the
         # server is what the user asked for, not an error.

@@ -41,8 +41,10 @@ class SiteApi:
     def _get(self, path: str, *, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return _data(self.client.request("GET", path, params=params))
 
-    def _send(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return _data(self.client.request(method, path, json=body))
+    def _send(self, method: str, path: str, body: Any = None, *,
+              revision: int | None = None) -> dict[str, Any]:
+        params = {"draftRevision": revision} if revision is not None else None
+        return _data(self.client.request(method, path, json=body, params=params))
 
     # ----------------------------------------------------------------------- site
 
@@ -75,33 +77,46 @@ class SiteApi:
         return self._send("DELETE", endpoints.secret(self.app_token, name))
 
     # --------------------------------------------------------------------- drafts
+    #
+    # A write given `revision` (the draftRevision the caller's previous write answered)
+    # is refused with 800004020 when someone else changed the drafts in between.
 
-    def put_draft_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", endpoints.draft_functions(self.app_token), body)
+    def put_draft_functions(self, body: dict[str, Any], *,
+                            revision: int | None = None) -> dict[str, Any]:
+        return self._send("PUT", endpoints.draft_functions(self.app_token), body,
+                          revision=revision)
 
     def draft_functions(self) -> dict[str, Any]:
         return self._get(endpoints.draft_functions(self.app_token))
 
-    def put_draft_ai_functions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._send("PUT", endpoints.draft_ai_functions(self.app_token), body)
+    def put_draft_ai_functions(self, body: dict[str, Any], *,
+                               revision: int | None = None) -> dict[str, Any]:
+        return self._send("PUT", endpoints.draft_ai_functions(self.app_token), body,
+                          revision=revision)
 
     def draft_ai_functions(self) -> dict[str, Any]:
         return self._get(endpoints.draft_ai_functions(self.app_token))
 
-    def put_draft_agent_tools(self, exclude: list[str]) -> dict[str, Any]:
+    def put_draft_agent_tools(self, exclude: list[str], *,
+                              revision: int | None = None) -> dict[str, Any]:
         return self._send("PUT", endpoints.draft_agent_tools(self.app_token),
-                          {"exclude": exclude})
+                          {"exclude": exclude}, revision=revision)
 
     def draft_agent_tools(self) -> dict[str, Any]:
         return self._get(endpoints.draft_agent_tools(self.app_token))
 
     # ---------------------------------------------------------------- deployments
 
-    def create_deployment(self, site_zip: bytes, fingerprint: str) -> dict[str, Any]:
+    def create_deployment(self, site_zip: bytes, fingerprint: str, *,
+                          revision: int | None = None) -> dict[str, Any]:
+        """A preview of the drafts as they are, refused (800004020) when they are no
+        longer at `revision`."""
+        fields = {"fingerprint": fingerprint}
+        if revision is not None:
+            fields["draftRevision"] = str(revision)
         return _data(self.client.request(
             "POST", endpoints.deployments(self.app_token),
-            files={"artifact": ("site.zip", site_zip, "application/zip")},
-            data={"fingerprint": fingerprint}))
+            files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields))
 
     def deployments(self) -> dict[str, Any]:
         return self._get(endpoints.deployments(self.app_token))
@@ -129,6 +144,12 @@ class SiteApi:
         return _data(self.client.request(
             "POST", endpoints.invoke(self.app_token, function_id),
             params={"env": env}, json={"params": params}))
+
+
+def draft_revision(data: dict[str, Any]) -> int | None:
+    """The draftRevision of a draft answer (None from a platform that has none)."""
+    value = data.get("draftRevision")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def deployment_list(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -51,7 +51,9 @@ class Code(IntEnum):
     # Transport-level failures reuse their HTTP status as the code, as Lark's gateway does.
     ROUTE_NOT_FOUND = 404
     METHOD_NOT_ALLOWED = 405
+    REQUEST_TIMEOUT = 408
     BODY_TOO_LARGE = 413
+    HOST_NOT_ALLOWED = 421
     INTERNAL_ERROR = 500
     PLATFORM_BUSY = 503
 

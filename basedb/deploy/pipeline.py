@@ -11,8 +11,12 @@
     deployment     POST deployments (multipart: site.zip + fingerprint)
 
 Writes go through `StageRunner.write`, so a timeout or 5xx is answered by reading the
-draft or the deployment list back, never by sending again. Promotion to production is
-in `basedb.deploy.production`.
+draft or the deployment list back, never by sending again. Each write after the first,
+and the deployment, carries the draft revision the previous write answered, so that
+another deploy of the same site at the same time (whose writes would mix with these) is
+refused by the platform (800004020) instead of deployed: the deployment is built from
+exactly the drafts this run uploaded. Promotion to production is in
+`basedb.deploy.production`.
 """
 
 from __future__ import annotations
@@ -20,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from basedb.check.reporters.locations import Positions
 from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client import endpoints
-from basedb.client.sites import SiteApi, deployment_list
+from basedb.client.sites import SiteApi, deployment_list, draft_revision
 from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.core.protocol import Code
@@ -51,11 +55,39 @@ if TYPE_CHECKING:
     from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
+T = TypeVar("T")
+
 FINDINGS_LISTED = 10
+CONCURRENT_DEPLOY = "another deploy of this site ran at the same time; run deploy again"
 AI_NOT_ENABLED_HINT = (
     "AI Functions are not enabled for this account (800004011). This is not a permission "
     "problem, so `basedb auth login` will not help. Deploy everything else with `basedb "
     "deploy --skip-ai-functions`, and report that AI Functions were not synced.")
+
+
+@dataclass(slots=True)
+class DraftChain:
+    """The draft revision this run's last write left (None: the platform has none)."""
+
+    revision: int | None = None
+
+    def follow(self, answer: dict[str, Any] | None) -> None:
+        self.revision = draft_revision(answer) if answer is not None else None
+
+
+def explained_conflicts(send: Callable[[], T]) -> T:
+    """Run a draft write or the deployment, telling a refused draft revision for what it
+    is: another deploy of the site wrote its drafts meanwhile."""
+    try:
+        return send()
+    except ApiError as error:
+        if error.code == Code.DEPLOYMENT_CONFLICT:
+            raise ConflictError(
+                f"The site's drafts changed while this deploy was uploading them: "
+                f"{CONCURRENT_DEPLOY}", code=Code.DEPLOYMENT_CONFLICT,
+                hint="Run `basedb deploy` again: it uploads the whole draft anew and "
+                     "deploys exactly that.", detail={"platform": error.message}) from error
+        raise
 
 
 @dataclass(slots=True)
@@ -177,14 +209,15 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     prepared = prepare(root, runner, skip_ai=skip_ai)
     api = SiteApi(client, prepared.app_token)
 
-    _sync_functions(api, runner, prepared)
+    chain = DraftChain()
+    _sync_functions(api, runner, prepared, chain)
     done.append("draft_functions")
-    ai_sync = _sync_ai(api, runner, prepared, skip_ai=skip_ai)
+    ai_sync = _sync_ai(api, runner, prepared, chain, skip_ai=skip_ai)
     if ai_sync.synced:
         done.append("ai_sync")
-    agent_tools = _sync_agent_tools(api, runner, prepared, ai_synced=ai_sync.synced)
+    agent_tools = _sync_agent_tools(api, runner, prepared, chain, ai_synced=ai_sync.synced)
     done.append("agent_tools")
-    deployment = _create_deployment(api, runner, prepared)
+    deployment = _create_deployment(api, runner, prepared, chain)
 
     notices = list(prepared.check.notices)
     recorded = record_locally(state, DeploymentRecord.from_api(
@@ -230,7 +263,8 @@ def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:
     return {**detail, "confirmedByReadBack": True} if confirmed else detail
 
 
-def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared) -> None:
+def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
+                    chain: DraftChain) -> None:
     body = runner.run("draft_functions",
                       lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids,
                                                       prepared.timezone))
@@ -238,10 +272,13 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared) -> No
     runner.start("draft_functions", {"counts": counts})
 
     def confirm() -> dict[str, Any] | None:
-        return {} if payloads.same_functions(body, api.draft_functions()) else None
+        stored = api.draft_functions()
+        return stored if payloads.same_functions(body, stored) else None
 
-    _, confirmed = runner.write("draft_functions", lambda: api.put_draft_functions(body),
-                                confirm)
+    # The first write replaces every function whatever the drafts were: no revision.
+    answer, confirmed = runner.write("draft_functions", lambda: api.put_draft_functions(body),
+                                     confirm)
+    chain.follow(answer)
     runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
 
 
@@ -254,7 +291,7 @@ def _ai_call(call: Callable[[], Any]) -> Any:
         raise
 
 
-def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
+def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, chain: DraftChain, *,
              skip_ai: bool) -> AiSync:
     if skip_ai:
         runner.skipped("ai_sync", "skip_ai_functions")
@@ -280,10 +317,12 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
     body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.inputs, local))
 
     def confirm() -> dict[str, Any] | None:
-        return {} if payloads.same_ai_functions(body, api.draft_ai_functions()) else None
+        stored = api.draft_ai_functions()
+        return stored if payloads.same_ai_functions(body, stored) else None
 
-    _, confirmed = runner.write("ai_sync", lambda: _ai_call(
-        lambda: api.put_draft_ai_functions(body)), confirm)
+    answer, confirmed = runner.write("ai_sync", lambda: explained_conflicts(lambda: _ai_call(
+        lambda: api.put_draft_ai_functions(body, revision=chain.revision))), confirm)
+    chain.follow(answer)
     runner.ok("ai_sync", _confirmed({"keys": local}, confirmed))
     return AiSync("synced", keys=tuple(local))
 
@@ -306,8 +345,8 @@ def _unsupported(error: BasedbError) -> bool:
     return isinstance(error, NetworkError) and error.detail.get("http_status") in (404, 405)
 
 
-def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
-                      ai_synced: bool) -> AgentToolsPolicy:
+def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared,
+                      chain: DraftChain, *, ai_synced: bool) -> AgentToolsPolicy:
     local = prepared.local_exclude
     ai_ids = set(prepared.ai_keys)
     omitted: list[str] = []
@@ -324,17 +363,20 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
 
     def send() -> dict[str, Any] | None:
         try:
-            return api.put_draft_agent_tools(exclude)
+            return explained_conflicts(
+                lambda: api.put_draft_agent_tools(exclude, revision=chain.revision))
         except BasedbError as error:
             if not present and not exclude and _unsupported(error):
                 return None
             raise
 
     def confirm() -> dict[str, Any] | None:
-        stored = api.draft_agent_tools().get("exclude")
-        return {"exclude": exclude} if sorted(stored or []) == sorted(exclude) else None
+        stored = api.draft_agent_tools()
+        return stored if sorted(stored.get("exclude") or []) == sorted(exclude) else None
 
     answer, confirmed = runner.write("agent_tools", send, confirm)
+    if answer is not None:
+        chain.follow(answer)
     if answer is None:
         runner.skipped("agent_tools", "unsupported_by_platform")
         return AgentToolsPolicy(
@@ -347,7 +389,7 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
 
 
 def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
-                       ) -> dict[str, Any]:
+                       chain: DraftChain) -> dict[str, Any]:
     fingerprint = prepared.fingerprint
     runner.start("deployment", {"fingerprint": fingerprint, "bytes": len(prepared.site_zip)})
     try:  # what exists before, so a read-back can tell a deployment of this attempt
@@ -372,6 +414,7 @@ def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
                 "createdAt": found.get("createdAt")}
 
     data, confirmed = runner.write(
-        "deployment", lambda: api.create_deployment(prepared.site_zip, fingerprint), confirm)
+        "deployment", lambda: explained_conflicts(lambda: api.create_deployment(
+            prepared.site_zip, fingerprint, revision=chain.revision)), confirm)
     runner.ok("deployment", _confirmed({"deploymentId": data["deploymentId"]}, confirmed))
     return data

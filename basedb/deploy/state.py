@@ -19,7 +19,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -52,13 +52,13 @@ _SECRET_KEYS = frozenset({"token", "accesstoken", "refreshtoken", "ownertoken",
 
 def utc_now() -> str:
     """The current time as ISO 8601 UTC with milliseconds, e.g. 2025-01-31T08:00:00.123Z."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
 
 
 def new_attempt_id() -> str:
     """A fresh id for one run of the deploy pipeline: sortable by time, unique."""
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
 class LocalState:

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 
+IN_PROCESS_HOST = "basedb.local"
+"""The host name the in-process client sends (its base URL, basedb.client.client
+EMBEDDED_BASE_URL); only this app, which no socket serves, answers to it."""
+
+
 class LocalPlatform:
     """One data dir's platform: its store, owner token and app."""
 
@@ -99,5 +104,6 @@ def _open(directory: Path) -> LocalPlatform:
         store.close()
         raise
     access_log = os.environ.get(environment.ACCESS_LOG, "") not in ("", "0")
-    app = build_app(store, data_dir=directory, access_log=access_log)
+    app = build_app(store, data_dir=directory, access_log=access_log,
+                    private_hosts=frozenset({IN_PROCESS_HOST}))
     return LocalPlatform(data_dir=directory, store=store, app=app, owner_token=owner_token)

@@ -141,7 +141,7 @@ def test_site_install_updates_its_own_install_from_anywhere(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     first = ok_json("agent-tools", "skill", "install", "--site", app, cwd=elsewhere)
-    link = f"http://127.0.0.1:8787/sites/{app}/"
+    link = f"http://{app.lower()}.localhost:8787/sites/{app}/"  # its baseAppUrl
     second = ok_json("agent-tools", "skill", "install", "--site", link, cwd=elsewhere)
     assert second["installed"] == first["installed"] and second["appToken"] == app
     assert len(records(isolated_dirs)) == 1

@@ -454,7 +454,7 @@ def test_embedded_platform_log_goes_to_the_data_dir_not_the_commands_stderr(
     """stderr of `basedb api` is its error envelope, one JSON document an agent parses;
     a FaaS stack (the platform log) goes to platform.log in the data dir, where the
     developer can look the log id up after the command has ended."""
-    with TestClient(platform.app) as http:
+    with TestClient(platform.app, base_url="http://localhost") as http:
         owner = Api(http, platform.owner_token)
         site = task_site(owner)
         explode = {"functionId": "explode", "handler": "export default async () => { "

@@ -17,7 +17,8 @@ def test_demo_creates_deploys_promotes_and_invokes(tmp_path: Path,
     assert result["ok"] is True and result["workspace"] == str(workspace.resolve())
     assert result["appToken"] == app_token_of(workspace)
     assert result["prodDeploymentId"] == result["previewDeploymentId"]
-    assert result["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{result['appToken']}/"
+    app = result["appToken"]
+    assert result["baseAppUrl"] == f"http://{app.lower()}.localhost:8787/sites/{app}/"
     invoked = result["invoked"]
     assert invoked["functionId"] == "listPeriods" and invoked["rowCount"] == 3
     assert [row["title"] for row in invoked["rows"]] == [
@@ -58,7 +59,7 @@ def test_text_output_shows_rows_url_and_what_to_try(tmp_path: Path) -> None:
         assert f"  {step} " in out
     assert "title=2027 春节休假报备" in out
     app = app_token_of(tmp_path / "basedb-demo")
-    assert f"Production URL: http://127.0.0.1:8787/sites/{app}/" in out
+    assert f"Production URL: http://{app.lower()}.localhost:8787/sites/{app}/" in out
     assert "basedb serve" in out and "agent-tools skill install" in out
 
 

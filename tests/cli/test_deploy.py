@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from basedb.client.sites import SiteApi
 from basedb.deploy.state import LocalState
 from tests.cli.deploy_support import (
     api_data,
@@ -38,7 +39,7 @@ def test_preview_result_document(site: Path) -> None:
     app = app_token_of(site)
     assert result["ok"] is True and result["env"] == "preview"
     assert result["appToken"] == app
-    assert result["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{app}/preview/"
+    assert result["baseAppUrl"] == f"http://{app.lower()}.localhost:8787/sites/{app}/preview/"
     assert result["fingerprint"].startswith("sha256:")
     assert result["functionHints"] == []
     assert result["aiSync"] == {"status": "synced", "keys": ["summarizeLeave"]}
@@ -172,8 +173,8 @@ def test_skip_ai_functions_keeps_excludes_only_for_ai_the_site_has(site: Path) -
     ok_json("deploy", "-C", str(site))  # now the site has summarizeLeave
     second = ok_json("deploy", "-C", str(site), "--skip-ai-functions")
     assert second["agentTools"] == {"exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}
-    assert remote(site, "/draft/agent-tools") == {
-        "exclude": ["debugSubmissionIntegrity", "summarizeLeave"]}
+    assert remote(site, "/draft/agent-tools")["exclude"] == [
+        "debugSubmissionIntegrity", "summarizeLeave"]
 
 
 def test_a_remote_ai_function_missing_locally_is_never_deleted(site: Path) -> None:
@@ -293,3 +294,27 @@ def test_init_creates_the_base_in_the_templates_time_zone(site: Path) -> None:
     created = api_data(site, "POST", f"/open-apis/base/v3/bases/{catalog['baseToken']}/tables/"
                        f"{periods['tableId']}/records", {"标题": "tz", "开始日期": ms})
     assert created["fields"]["开始日期"] == "2025-01-31 09:00:00"
+
+
+@pytest.mark.parametrize("stage", ["put_draft_ai_functions", "put_draft_agent_tools",
+                                   "create_deployment"])
+def test_a_deploy_whose_drafts_another_deploy_rewrote_is_refused(
+        site: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    before = remote(site, "/deployments")["deployments"]
+    original = getattr(SiteApi, stage)
+
+    def after_another_deploy(self: SiteApi, *args: Any, **kwargs: Any) -> Any:
+        # Another deploy of the site writes its functions just before this write.
+        with local_client() as client:
+            client.request("PUT", f"/sites/{app_token_of(site)}/draft/functions", json={})
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SiteApi, stage, after_another_deploy)
+    result = run("deploy", "-C", str(site), "--json")
+    assert result.exit_code == 1, result.stderr
+    error = error_json(result)
+    assert error["code"] == 800004020
+    assert "another deploy of this site ran at the same time; run deploy again" in (
+        error["message"])
+    # Nothing was deployed from drafts that mix two workspaces.
+    assert remote(site, "/deployments")["deployments"] == before

@@ -46,7 +46,7 @@ def test_production_promotes_the_preview_with_the_local_fingerprint(site: Path) 
     assert prod["env"] == "prod"
     assert prod["deploymentId"] == preview["deploymentId"]
     assert prod["fingerprint"] == preview["fingerprint"]
-    assert prod["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{app}/"
+    assert prod["baseAppUrl"] == f"http://{app.lower()}.localhost:8787/sites/{app}/"
     assert prod["nextAction"]["externalAgent"]["installation"] == {
         "available": True, "command": f"basedb agent-tools skill install --site {app}"}
     assert [s["stage"] for s in prod["stages"]] == ["build", "find_preview", "promote"]

@@ -104,11 +104,10 @@ def sweep(tmp_path: Path, isolated_dirs: dict[str, Path],
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     # The two long-running commands parse, validate and set up for real; only the
     # blocking loop is left out (serving is covered by test_serve and test_mcp).
-    import uvicorn
-
     import basedb.agent_tools.mcp_server as mcp_server
+    from basedb.platform.web import serving
 
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(serving, "run", lambda server, sock: None)
     monkeypatch.setattr(mcp_server, "run_stdio", lambda tools: None)
     dead_endpoint = f"http://127.0.0.1:{free_loopback_port()}"
     save_profile(Profile(DEAD_PROFILE, dead_endpoint, DEAD_TOKEN))

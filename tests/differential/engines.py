@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -34,7 +34,7 @@ from basedb.platform.storage.sql_query import read_only_authorizer
 from basedb.platform.storage.sql_results import column_decoder
 from basedb.workspace.model import Catalog
 
-NOW = datetime(2025, 1, 31, 1, 30, 15, 250000, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 31, 1, 30, 15, 250000, tzinfo=UTC)
 KIND_OIDS = {"TEXT": 25, "INT": 20, "NUMBER": 701, "BOOL": 16, "DATE": 1082,
              "DATETIME": 1114, "TEXT[]": 1009, "INT[]": 1016, "NUMBER[]": 1022}
 

@@ -92,7 +92,7 @@ def platform(tmp_path: Path) -> Iterator[LocalPlatform]:
 
 @pytest.fixture
 def client(platform: LocalPlatform) -> Iterator[TestClient]:
-    with TestClient(platform.app) as test_client:
+    with TestClient(platform.app, base_url="http://localhost") as test_client:
         yield test_client
 
 

@@ -14,7 +14,7 @@ from basedb.platform.web.app import build_app
 def test_one_line_per_request_without_the_token(platform: LocalPlatform,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         ok = client.get("/open-apis/base/v3/users/me",
                         headers={"Authorization": f"Bearer {platform.owner_token}"})
         denied = client.get("/open-apis/base/v3/users/me?x=1")

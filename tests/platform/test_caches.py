@@ -59,7 +59,7 @@ def test_each_platform_app_has_its_own_memos(tmp_path: Path, site: TaskSite,
     try:
         assert caches_of(other) is not caches_of(platform)
         assert len(caches_of(other).plans) == 0 and len(caches_of(platform).plans) > 0
-        with TestClient(other.app) as client:
+        with TestClient(other.app, base_url="http://localhost") as client:
             # The same app token means nothing on another platform's data.
             response = client.get(f"/open-apis/base/v3/sites/{site.app_token}/functions",
                                   headers={"Authorization": f"Bearer {other.owner_token}"})

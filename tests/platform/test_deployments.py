@@ -74,11 +74,18 @@ def test_deploy_creates_a_ready_preview(api: Api, site: TaskSite,
     created = deploy(api, site.app_token)
     assert created["env"] == "preview" and created["status"] == "ready"
     assert created["deploymentId"].startswith("dpl")
-    assert created["baseAppUrl"] == f"http://127.0.0.1:8787/sites/{site.app_token}/preview/"
+    # The site's own page origin, on the address the request came to (http://localhost).
+    label = site.app_token.lower()
+    assert created["baseAppUrl"] == \
+        f"http://{label}.localhost/sites/{site.app_token}/preview/"
     assert created["fingerprint"] == site_zip(SITE_FILES)[1]
-    monkeypatch.setenv("BASEDB_PUBLIC_URL", "http://localhost:9000/")
+    monkeypatch.setenv("BASEDB_PUBLIC_URL", "http://127.0.0.1:9000/")
     again = deploy(api, site.app_token)
-    assert again["baseAppUrl"] == f"http://localhost:9000/sites/{site.app_token}/preview/"
+    assert again["baseAppUrl"] == \
+        f"http://{label}.localhost:9000/sites/{site.app_token}/preview/"
+    monkeypatch.setenv("BASEDB_PUBLIC_URL", "https://basedb.example.com")
+    named = api.ok("GET", deployments_of(site) + "/" + again["deploymentId"])["baseAppUrl"]
+    assert named == f"https://{label}.basedb.example.com/sites/{site.app_token}/preview/"
     listed = api.ok("GET", deployments_of(site))
     assert [d["deploymentId"] for d in listed["deployments"]] == [again["deploymentId"],
                                                                   created["deploymentId"]]
@@ -194,7 +201,8 @@ def test_promote_and_rollback(api: Api, site: TaskSite, platform: LocalPlatform)
     first = deploy(api, site.app_token)["deploymentId"]
     promoted = api.ok("POST", f"{deployments_of(site)}/{first}/promote")
     assert promoted == {"deploymentId": first, "env": "prod",
-                        "baseAppUrl": f"http://127.0.0.1:8787/sites/{site.app_token}/"}
+                        "baseAppUrl": f"http://{site.app_token.lower()}.localhost/sites/"
+                        f"{site.app_token}/"}
     second = deploy(api, site.app_token)["deploymentId"]
     msg = refused(api.call("POST", f"{deployments_of(site)}/{first}/promote"),
                   Code.DEPLOYMENT_CONFLICT)

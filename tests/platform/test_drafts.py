@@ -23,6 +23,12 @@ from tests.platform.release_support import (
 )
 
 
+def drafts_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """A draft answer without its revision (tested on its own below)."""
+    assert isinstance(answer.pop("draftRevision"), int)
+    return answer
+
+
 @pytest.fixture
 def site(api: Api) -> TaskSite:
     return task_site(api)
@@ -52,7 +58,7 @@ def test_put_then_get_returns_the_same_document(api: Api, site: TaskSite) -> Non
     saved = api.ok("PUT", draft(site), json=body)
     assert saved["counts"] == {"database_function": 1, "mutation": 1, "faas": 1}
     assert saved["functionHints"] == []
-    assert api.ok("GET", draft(site)) == body
+    assert drafts_of(api.ok("GET", draft(site))) == body
 
 
 def test_a_put_replaces_every_function(api: Api, site: TaskSite) -> None:
@@ -60,11 +66,11 @@ def test_a_put_replaces_every_function(api: Api, site: TaskSite) -> None:
     only = {"databaseFunctions": [list_tasks(["Open"], function_id="openTasks")]}
     saved = api.ok("PUT", draft(site), json=only)
     assert saved["counts"] == {"database_function": 1, "mutation": 0, "faas": 0}
-    assert api.ok("GET", draft(site)) == {**only, "mutations": [], "faas": [],
-                                          "timezone": "UTC"}
+    assert drafts_of(api.ok("GET", draft(site))) == {**only, "mutations": [], "faas": [],
+                                                     "timezone": "UTC"}
     api.ok("PUT", draft(site), json={})
-    assert api.ok("GET", draft(site)) == {"databaseFunctions": [], "mutations": [], "faas": [],
-                                          "timezone": "UTC"}
+    assert drafts_of(api.ok("GET", draft(site))) == {"databaseFunctions": [], "mutations": [],
+                                                     "faas": [], "timezone": "UTC"}
 
 
 def test_the_time_zone_must_be_an_iana_zone(api: Api, site: TaskSite) -> None:
@@ -118,8 +124,8 @@ def test_errors_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: P
     assert sorted(codes(refused)) == ["ENUM_OUT_OF_DOMAIN", "FAAS_PROPERTY_DESCRIPTION_MISSING",
                                       "PARAM_DESCRIPTION_MISSING", "SQL_UNKNOWN_FIELD"]
     # Nothing was stored.
-    assert api.ok("GET", draft(site)) == {"databaseFunctions": [], "mutations": [], "faas": [],
-                                          "timezone": "UTC"}
+    assert drafts_of(api.ok("GET", draft(site))) == {"databaseFunctions": [], "mutations": [],
+                                                     "faas": [], "timezone": "UTC"}
 
 
 def test_hints_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: Path) -> None:
@@ -209,14 +215,14 @@ def test_ai_drafts_are_stored_without_an_ai_endpoint(api: Api, site: TaskSite,
     for name in ("BASEDB_AI_BASE_URL", "BASEDB_AI_API_KEY", "BASEDB_AI_MODEL"):
         monkeypatch.delenv(name, raising=False)
     body = {"aiFunctions": [summarize("summarize"), summarize("classify")]}
-    assert api.ok("PUT", draft(site, "ai-functions"), json=body) == {
+    assert drafts_of(api.ok("PUT", draft(site, "ai-functions"), json=body)) == {
         "keys": ["classify", "summarize"]}
-    assert api.ok("GET", draft(site, "ai-functions")) == body
+    assert drafts_of(api.ok("GET", draft(site, "ai-functions"))) == body
     # AI drafts and function drafts are separate overwrites.
     api.ok("PUT", draft(site), json=functions_body())
-    assert api.ok("GET", draft(site, "ai-functions")) == body
+    assert drafts_of(api.ok("GET", draft(site, "ai-functions"))) == body
     api.ok("PUT", draft(site, "ai-functions"), json={"aiFunctions": []})
-    assert api.ok("GET", draft(site, "ai-functions")) == {"aiFunctions": []}
+    assert drafts_of(api.ok("GET", draft(site, "ai-functions"))) == {"aiFunctions": []}
     assert len(api.ok("GET", draft(site))["mutations"]) == 1
 
 
@@ -235,14 +241,14 @@ def test_invalid_ai_drafts_are_refused(api: Api, site: TaskSite) -> None:
 
 
 def test_agent_tools_policy(api: Api, site: TaskSite) -> None:
-    assert api.ok("GET", draft(site, "agent-tools")) == {"exclude": []}
+    assert drafts_of(api.ok("GET", draft(site, "agent-tools"))) == {"exclude": []}
     api.ok("PUT", draft(site), json=functions_body())
     api.ok("PUT", draft(site, "ai-functions"), json={"aiFunctions": [summarize()]})
     saved = api.ok("PUT", draft(site, "agent-tools"), json={"exclude": ["closeTask",
                                                                         "summarize"]})
-    assert saved == {"exclude": ["closeTask", "summarize"]}
-    assert api.ok("GET", draft(site, "agent-tools")) == saved
-    assert api.ok("PUT", draft(site, "agent-tools"), json={}) == {"exclude": []}
+    assert drafts_of(saved) == {"exclude": ["closeTask", "summarize"]}
+    assert drafts_of(api.ok("GET", draft(site, "agent-tools"))) == saved
+    assert drafts_of(api.ok("PUT", draft(site, "agent-tools"), json={})) == {"exclude": []}
 
 
 @pytest.mark.parametrize(("policy", "expected"), [
@@ -261,7 +267,7 @@ def test_invalid_policies_answer_800004030(api: Api, site: TaskSite, policy: Any
     assert expected in refused["msg"]
     assert {e["code"] for e in refused["data"]["errors"]} == {"AGENT_TOOLS_INVALID"}
     # The previous policy stays.
-    assert api.ok("GET", draft(site, "agent-tools")) == {"exclude": ["closeTask"]}
+    assert drafts_of(api.ok("GET", draft(site, "agent-tools"))) == {"exclude": ["closeTask"]}
 
 
 def test_unknown_ids_list_the_legal_ones(api: Api, site: TaskSite) -> None:
@@ -286,8 +292,29 @@ def test_only_owners_and_admins_use_drafts(api: Api, site: TaskSite) -> None:
     outsider = api.as_user(api.ok("POST", "/users", json={"name": "outsider"})["token"])
     for what in ("functions", "ai-functions", "agent-tools"):
         users["admin"].ok("GET", draft(site, what))
-        for user in (users["member"], outsider):
-            user.fail("GET", draft(site, what), code=Code.PERMISSION_DENIED, status=403)
-            user.fail("PUT", draft(site, what), json={}, code=Code.PERMISSION_DENIED, status=403)
+        users["member"].fail("GET", draft(site, what), code=Code.PERMISSION_DENIED,
+                             status=403)
+        users["member"].fail("PUT", draft(site, what), json={},
+                             code=Code.PERMISSION_DENIED, status=403)
+        # To an outsider the site is not there.
+        outsider.fail("GET", draft(site, what), code=Code.BAD_REQUEST, status=404)
+        outsider.fail("PUT", draft(site, what), json={}, code=Code.BAD_REQUEST, status=404)
     users["admin"].ok("PUT", draft(site), json=functions_body(faas=[]))
     assert api.ok("GET", draft(site))["faas"] == []
+
+
+def test_every_write_moves_the_revision_and_a_stale_one_is_refused(api: Api,
+                                                                   site: TaskSite) -> None:
+    first = api.ok("PUT", draft(site), json=functions_body())["draftRevision"]
+    second = api.ok("PUT", draft(site, "ai-functions"), json={"aiFunctions": []},
+                    params={"draftRevision": first})["draftRevision"]
+    third = api.ok("PUT", draft(site, "agent-tools"), json={"exclude": []},
+                   params={"draftRevision": second})["draftRevision"]
+    assert (second, third) == (first + 1, first + 2)
+    for what in ("functions", "ai-functions", "agent-tools"):
+        assert api.ok("GET", draft(site, what))["draftRevision"] == third
+    # A write meant to follow `first` finds the drafts moved on: nothing is written.
+    msg = api.fail("PUT", draft(site, "agent-tools"), json={"exclude": ["closeTask"]},
+                   params={"draftRevision": first}, code=800004020, status=409)
+    assert f"changed since revision {first}" in msg and "run deploy again" in msg
+    assert api.ok("GET", draft(site, "agent-tools")) == {"exclude": [], "draftRevision": third}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 from pathlib import Path
@@ -52,9 +53,19 @@ ENDPOINTS = all_endpoints()
 IDS = [f"{e.method} {e.full_path}" for e in ENDPOINTS]
 
 
+def on_its_host(endpoint: Endpoint, client: TestClient) -> TestClient:
+    """The client, sending to a host the endpoint is served on: pages and page sessions
+    on the (bogus) site's page host, the rest on localhost."""
+    if endpoint.hosts == "page" or (endpoint.method, endpoint.path) in HTML_PAGES:
+        client.base_url = client.base_url.copy_with(host=f"{BOGUS['app_token'].lower()}"
+                                                    ".localhost")
+    return client
+
+
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
 def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
                                        platform: LocalPlatform) -> None:
+    client = on_its_host(endpoint, client)
     url = concrete(endpoint.full_path)
     if endpoint.auth:
         missing = client.request(endpoint.method, url)
@@ -85,6 +96,28 @@ def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
     assert wrong.status_code == 405 and wrong.json()["code"] == Code.METHOD_NOT_ALLOWED
     allowed = set(wrong.headers["allow"].replace(" ", "").split(","))
     assert allowed and allowed <= used | {"HEAD"}
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_a_route_exists_only_on_its_hosts(endpoint: Endpoint, client: TestClient,
+                                          platform: LocalPlatform) -> None:
+    """API routes are not served on page hosts, page sessions not on API hosts, and a
+    page host serves no other site's routes."""
+    owner = {"Authorization": f"Bearer {platform.owner_token}"}
+    url = concrete(endpoint.full_path)
+    elsewhere = []
+    if endpoint.hosts == "api":
+        elsewhere.append("prjnope.localhost")
+    if endpoint.hosts == "page":
+        elsewhere.append("localhost")
+    if endpoint.hosts != "api" and "{app_token}" in endpoint.path:
+        elsewhere.append("prjother.localhost")
+    for host in elsewhere:
+        client.base_url = client.base_url.copy_with(host=host)
+        response = client.request(endpoint.method, url, headers=owner)
+        assert_error_shape(response)
+        assert response.status_code == 404 and response.json()["code"] == \
+            Code.ROUTE_NOT_FOUND, (host, response.text)
 
 
 def test_method_not_allowed_lists_every_method_of_the_path(api: Any) -> None:
@@ -118,7 +151,8 @@ def test_unexpected_errors_become_a_safe_500(platform: LocalPlatform,
     def explode(call: Call) -> Any:
         raise KeyError("SELECT secret FROM t_tblX")
 
-    with TestClient(_app_with(platform, explode, monkeypatch)) as client:
+    with TestClient(_app_with(platform, explode, monkeypatch),
+                    base_url="http://localhost") as client:
         response = client.get("/open-apis/base/v3/boom",
                               headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert_error_shape(response)
@@ -135,7 +169,8 @@ def test_a_busy_database_is_a_503(platform: LocalPlatform,
     def locked(call: Call) -> Any:
         raise sqlite3.OperationalError("database is locked")
 
-    with TestClient(_app_with(platform, locked, monkeypatch)) as client:
+    with TestClient(_app_with(platform, locked, monkeypatch),
+                    base_url="http://localhost") as client:
         response = client.get("/open-apis/base/v3/boom",
                               headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert_error_shape(response)
@@ -156,9 +191,10 @@ def test_the_middleware_catches_what_escapes_routing(tmp_path: Path,
 
 def test_body_size_limit_is_an_envelope(api: Any, monkeypatch: pytest.MonkeyPatch,
                                         platform: LocalPlatform) -> None:
-    monkeypatch.setattr("basedb.platform.web.http.MAX_BODY_BYTES", 1000)
+    small = [dataclasses.replace(e, body_limit=1000) for e in ENDPOINTS]
+    monkeypatch.setattr("basedb.platform.web.app.all_endpoints", lambda: small)
     app = build_app(platform.store, data_dir=platform.data_dir)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         response = client.post("/open-apis/base/v3/bases", content=b"x" * 5000,
                                headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert_error_shape(response)

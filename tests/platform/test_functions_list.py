@@ -130,7 +130,10 @@ def test_preview_is_for_owners_and_admins(site: TaskSite) -> None:
 
 def test_strangers_are_refused(site: TaskSite, api: Api) -> None:
     created = api.ok("POST", "/users", json={"name": "Stranger"})
-    api.as_user(created["token"]).fail("GET", site.url(), code=Code.PERMISSION_DENIED, status=403)
+    stranger = api.as_user(created["token"])
+    hidden = stranger.fail("GET", site.url(), code=Code.BAD_REQUEST, status=404)
+    nope = stranger.fail("GET", "/sites/PrjNope/functions", code=Code.BAD_REQUEST, status=404)
+    assert hidden.replace(site.app_token, "PrjNope") == nope
 
 
 def test_a_site_without_a_prod_deployment_says_how_to_publish(api: Api) -> None:

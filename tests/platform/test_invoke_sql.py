@@ -4,7 +4,7 @@ messages, the caller's identity, limits and failures."""
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -92,7 +92,7 @@ def test_dates_and_times_are_normalised(site: TaskSite) -> None:
     assert due_before("2025-03-01T10:00:00.500") == ["Fix bug"]
     # An explicit offset is converted to the platform's local time, as cells are stored.
     moment = datetime(2025, 3, 5, 9, 0, 1).astimezone()
-    utc = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert due_before(utc) == ["Fix bug", "Write API", "Draw pages"]
     assert titles(site.invoke("tasksDueOn", {"day": "2025-03-05"})) == ["Draw pages"]
     msg = site.invoke_fails("tasksDueOn", {"day": "2025-02-30"}, code=Code.PARAMETER_INVALID)

@@ -31,7 +31,8 @@ from tests.platform.release_support import (
     task_site,
 )
 
-PAGE = {"X-Basedb-Page": "1"}
+# What the runtime's same-origin fetch carries: the page header, and what a browser adds.
+PAGE = {"X-Basedb-Page": "1", "Sec-Fetch-Site": "same-origin"}
 
 
 @pytest.fixture
@@ -39,6 +40,17 @@ def site(api: Api) -> TaskSite:
     found = task_site(api)
     api.ok("PUT", f"/sites/{found.app_token}/draft/functions", json=functions_body())
     return found
+
+
+def page_host(app_token: str) -> str:
+    return f"{app_token.lower()}.localhost"
+
+
+@pytest.fixture
+def page(platform: LocalPlatform, site: TaskSite) -> Iterator[TestClient]:
+    """A browser tab on the site's page host."""
+    with TestClient(platform.app, base_url=f"http://{page_host(site.app_token)}") as tab:
+        yield tab
 
 
 def sign_in(client: TestClient, token: str) -> str:
@@ -58,10 +70,10 @@ def new_member(api: Api, site: TaskSite, role: str) -> str:
 # ------------------------------------------------------------------- sign in
 
 
-def test_pages_need_a_session_and_show_the_sign_in_page(client: TestClient, api: Api,
+def test_pages_need_a_session_and_show_the_sign_in_page(page: TestClient, api: Api,
                                                         site: TaskSite) -> None:
     deploy(api, site.app_token)
-    response = client.get(f"/sites/{site.app_token}/preview/")
+    response = page.get(f"/sites/{site.app_token}/preview/")
     assert response.status_code == 401
     assert response.headers["content-type"].startswith("text/html")
     assert response.headers["cache-control"] == "no-store"
@@ -69,20 +81,29 @@ def test_pages_need_a_session_and_show_the_sign_in_page(client: TestClient, api:
     assert "Tasks" not in response.text  # nothing about the site before signing in
 
 
-def test_sign_in_sets_a_strict_http_only_cookie(client: TestClient, api: Api,
+def test_page_urls_on_the_api_host_move_to_the_page_host(client: TestClient,
+                                                         site: TaskSite) -> None:
+    moved = client.get(f"/sites/{site.app_token}/preview/app.js?x=1", follow_redirects=False)
+    assert moved.status_code == 308
+    assert moved.headers["location"] == \
+        f"http://{page_host(site.app_token)}/sites/{site.app_token}/preview/app.js?x=1"
+
+
+def test_sign_in_sets_a_strict_http_only_cookie(page: TestClient, api: Api,
                                                 platform: LocalPlatform,
                                                 site: TaskSite) -> None:
     deploy(api, site.app_token)
-    response = client.post("/_basedb/session", json={"token": platform.owner_token},
-                           headers=PAGE)
+    response = page.post("/_basedb/session", json={"token": platform.owner_token},
+                         headers=PAGE)
     cookie = response.headers["set-cookie"]
     assert f"{COOKIE_NAME}=" in cookie and "HttpOnly" in cookie and "Path=/" in cookie
     assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+    assert "domain" not in cookie.lower()  # this page host only
     assert platform.owner_token not in cookie
     me = api.ok("GET", "/users/me")
     assert response.json()["data"] == {"userId": me["user_id"], "name": me["name"]}
-    page = client.get(f"/sites/{site.app_token}/preview/")
-    assert page.status_code == 200 and page.text == SITE_FILES["src/index.html"].decode()
+    shown = page.get(f"/sites/{site.app_token}/preview/")
+    assert shown.status_code == 200 and shown.text == SITE_FILES["src/index.html"].decode()
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
@@ -95,112 +116,120 @@ def test_the_sign_in_script_parses(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_sign_in_refusals(client: TestClient) -> None:
-    without_header = client.post("/_basedb/session", json={"token": "bdb_x"})
+def test_sign_in_refusals(page: TestClient, api: Api, site: TaskSite) -> None:
+    without_header = page.post("/_basedb/session", json={"token": "bdb_x"})
     assert_error_shape(without_header)
     assert "X-Basedb-Page" in without_header.json()["msg"]
-    wrong = client.post("/_basedb/session", json={"token": "bdb_wrongwrong"}, headers=PAGE)
+    wrong = page.post("/_basedb/session", json={"token": "bdb_wrongwrong"}, headers=PAGE)
     assert_error_shape(wrong)
     assert wrong.json()["code"] == Code.TOKEN_INVALID and "set-cookie" not in wrong.headers
     assert "wrongwrong" not in wrong.text
-    empty = client.post("/_basedb/session", json={"token": " "}, headers=PAGE)
+    empty = page.post("/_basedb/session", json={"token": " "}, headers=PAGE)
     assert "/token" in empty.json()["msg"]
+    outsider = api.ok("POST", "/users", json={"name": "outsider"})["token"]
+    refused = page.post("/_basedb/session", json={"token": outsider}, headers=PAGE)
+    assert_error_shape(refused)
+    assert refused.json()["code"] == Code.PERMISSION_DENIED and "set-cookie" not in \
+        refused.headers
 
 
-def test_the_cookie_needs_the_page_header(client: TestClient, platform: LocalPlatform,
+def test_the_cookie_needs_the_page_header(page: TestClient, platform: LocalPlatform,
                                           api: Api, site: TaskSite) -> None:
-    sign_in(client, platform.owner_token)
-    refused = client.get("/_basedb/session")
+    sign_in(page, platform.owner_token)
+    refused = page.get("/_basedb/session")
     assert_error_shape(refused)
     assert refused.json()["code"] == Code.TOKEN_MISSING
     assert "X-Basedb-Page: 1" in refused.json()["msg"]
-    assert client.get("/_basedb/session", headers=PAGE).json()["data"]["userId"] == \
+    assert page.get("/_basedb/session", headers=PAGE).json()["data"]["userId"] == \
         api.ok("GET", "/users/me")["user_id"]
     # Invoking functions: the same guard (the endpoint opts in to page sessions).
     invoke = f"/open-apis/base/v3/sites/{site.app_token}/functions/listTasks/invoke"
-    refused = client.post(invoke, params={"env": "preview"}, json={"params": {}})
+    refused = page.post(invoke, params={"env": "preview"}, json={"params": {}})
     assert refused.json()["code"] == Code.TOKEN_MISSING
-    # Endpoints that did not opt in ignore the cookie altogether.
-    assert client.get("/open-apis/base/v3/users/me", headers=PAGE).json()["code"] == \
-        Code.TOKEN_MISSING
+    # API routes are not served on a page host at all.
+    assert page.get("/open-apis/base/v3/users/me", headers=PAGE).json()["code"] == \
+        Code.ROUTE_NOT_FOUND
 
 
-def test_sign_out_and_expiry(client: TestClient, platform: LocalPlatform) -> None:
-    secret = sign_in(client, platform.owner_token)
-    signed_out = client.delete("/_basedb/session", headers=PAGE)
+def test_sign_out_and_expiry(page: TestClient, platform: LocalPlatform) -> None:
+    secret = sign_in(page, platform.owner_token)
+    signed_out = page.delete("/_basedb/session", headers=PAGE)
     assert signed_out.json()["data"] == {"signedOut": True}
     assert 'basedb_session=""' in signed_out.headers["set-cookie"] or \
         "Max-Age=0" in signed_out.headers["set-cookie"]
-    client.cookies.set(COOKIE_NAME, secret)
-    assert client.get("/_basedb/session", headers=PAGE).json()["code"] == Code.TOKEN_INVALID
-    sign_in(client, platform.owner_token)
+    page.cookies.set(COOKIE_NAME, secret)
+    assert page.get("/_basedb/session", headers=PAGE).json()["code"] == Code.TOKEN_INVALID
+    sign_in(page, platform.owner_token)
     with platform.store.write() as conn:
         conn.execute("UPDATE page_sessions SET expires_at = 0")
-    expired = client.get("/_basedb/session", headers=PAGE).json()
+    expired = page.get("/_basedb/session", headers=PAGE).json()
     assert expired["code"] == Code.TOKEN_INVALID and "expired" in expired["msg"]
 
 
 # ------------------------------------------------------------------- serving
 
 
-def test_files_types_etags_and_directories(client: TestClient, api: Api,
+def test_files_types_etags_and_directories(page: TestClient, api: Api,
                                            platform: LocalPlatform, site: TaskSite) -> None:
     deploy(api, site.app_token)
-    sign_in(client, platform.owner_token)
+    sign_in(page, platform.owner_token)
     root = f"/sites/{site.app_token}/preview/"
     expected = {"app.js": "text/javascript", "style.css": "text/css",
                 "data/logo.svg": "image/svg+xml", "docs/": "text/html", "": "text/html"}
     for path, content_type in expected.items():
-        response = client.get(root + path)
+        response = page.get(root + path)
         assert response.status_code == 200, path
         assert response.headers["content-type"].startswith(content_type), path
         assert response.headers["x-content-type-options"] == "nosniff"
-    script = client.get(root + "app.js")
+    script = page.get(root + "app.js")
     assert script.content == SITE_FILES["src/app.js"]
     etag = script.headers["etag"]
-    assert client.get(root + "app.js", headers={"If-None-Match": etag}).status_code == 304
-    assert client.get(root + "app.js", headers={"If-None-Match": '"other"'}).status_code == 200
+    assert page.get(root + "app.js", headers={"If-None-Match": etag}).status_code == 304
+    assert page.get(root + "app.js", headers={"If-None-Match": '"other"'}).status_code == 200
 
-    directory = client.get(root + "docs?x=1", follow_redirects=False)
+    directory = page.get(root + "docs?x=1", follow_redirects=False)
     assert directory.status_code == 307 and directory.headers["location"] == root + "docs/?x=1"
-    missing = client.get(root + "nope.js")
+    missing = page.get(root + "nope.js")
     assert missing.status_code == 404 and "Page not found" in missing.text
-    bare = client.get(f"/sites/{site.app_token}/preview", follow_redirects=False)
+    bare = page.get(f"/sites/{site.app_token}/preview", follow_redirects=False)
     assert bare.status_code == 307 and bare.headers["location"] == root
 
 
-def test_prod_and_preview_serve_their_own_snapshots(client: TestClient, api: Api,
+def test_prod_and_preview_serve_their_own_snapshots(page: TestClient, api: Api,
                                                     platform: LocalPlatform,
                                                     site: TaskSite) -> None:
-    sign_in(client, platform.owner_token)
+    sign_in(page, platform.owner_token)
     prod, preview = f"/sites/{site.app_token}/", f"/sites/{site.app_token}/preview/"
-    nothing = client.get(prod)
+    nothing = page.get(prod)
     assert nothing.status_code == 404 and "no production release" in nothing.text
-    assert "no preview" in client.get(preview).text
+    assert "no preview" in page.get(preview).text
     first = deploy(api, site.app_token)["deploymentId"]
     api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
     deploy(api, site.app_token, {**SITE_FILES, "src/index.html": b"<p>second</p>"})
-    assert client.get(prod).content == SITE_FILES["src/index.html"]
-    assert client.get(preview).text == "<p>second</p>"
+    assert page.get(prod).content == SITE_FILES["src/index.html"]
+    assert page.get(preview).text == "<p>second</p>"
 
 
-def test_who_may_see_which_pages(client: TestClient, api: Api, site: TaskSite) -> None:
+def test_who_may_see_which_pages(page: TestClient, api: Api, site: TaskSite) -> None:
     first = deploy(api, site.app_token)["deploymentId"]
     api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
     prod, preview = f"/sites/{site.app_token}/", f"/sites/{site.app_token}/preview/"
     member = {"Authorization": f"Bearer {new_member(api, site, 'member')}"}
-    assert client.get(prod, headers=member).status_code == 200
-    denied = client.get(preview, headers=member)
-    assert denied.status_code == 403 and "owner or admin" in denied.text
+    assert page.get(prod, headers=member).status_code == 200
+    denied = page.get(preview, headers=member)
+    assert denied.status_code == 403 and "owners and admins" in denied.text
     admin = {"Authorization": f"Bearer {new_member(api, site, 'admin')}"}
-    assert client.get(preview, headers=admin).status_code == 200
-    outsider = api.ok("POST", "/users", json={"name": "outsider"})["token"]
-    sign_in(client, outsider)
-    assert client.get(prod).status_code == 403
-    assert client.get("/sites/PrjNope/").status_code == 404
+    assert page.get(preview, headers=admin).status_code == 200
+    outsider = {"Authorization": "Bearer " + api.ok("POST", "/users",
+                                                    json={"name": "outsider"})["token"]}
+    # To an outsider the site is not there: the same page as for no site at all.
+    hidden = page.get(prod, headers=outsider)
+    assert hidden.status_code == 404 and "Tasks" not in hidden.text
+    nope = TestClient(page.app, base_url="http://prjnope.localhost")
+    assert nope.get("/sites/PrjNope/", headers=member).text == hidden.text
 
 
-def test_a_page_calls_functions_excluded_from_agents(client: TestClient, api: Api,
+def test_a_page_calls_functions_excluded_from_agents(page: TestClient, api: Api,
                                                      site: TaskSite) -> None:
     """agent-tools.json hides functions from agents; it does not restrict the page entry
     (upstream agent-tools.md), so a member's page still reaches a page-only function."""
@@ -217,13 +246,13 @@ def test_a_page_calls_functions_excluded_from_agents(client: TestClient, api: Ap
     member.fail("POST", invoke, json=body, params={"env": "prod", "includeInternal": "true"},
                 code=800004001)
     # The same member's page does.
-    sign_in(client, member_token)
-    answered = client.post("/open-apis/base/v3" + invoke, params={"env": "prod"}, json=body,
+    sign_in(page, member_token)
+    answered = page.post("/open-apis/base/v3" + invoke, params={"env": "prod"}, json=body,
                            headers=PAGE).json()
     assert answered["code"] == 0 and answered["data"]["rows"] == []
 
 
-async def _raw_get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
+async def _raw_get(app: Any, path: str, cookie: str, host: str) -> tuple[int, bytes]:
     """GET `path` exactly as given (an HTTP client would normalize the dots away)."""
     sent: list[dict[str, Any]] = []
 
@@ -236,9 +265,9 @@ async def _raw_get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
              "method": "GET", "scheme": "http", "path": path,
              "raw_path": path.encode("latin-1"), "query_string": b"", "root_path": "",
-             "headers": [(b"host", b"testserver"),
+             "headers": [(b"host", host.encode()),
                          (b"cookie", f"{COOKIE_NAME}={cookie}".encode())],
-             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+             "client": ("127.0.0.1", 1), "server": (host, 80)}
     await app(scope, receive, send)
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return sent[0]["status"], body
@@ -249,19 +278,19 @@ async def _raw_get(app: Any, path: str, cookie: str) -> tuple[int, bytes]:
     "..%2f..%2fetc%2fpasswd", "%2e%2e/%2e%2e/etc/passwd", "..\\..\\etc\\passwd",
     "docs//index.html", "app.js\x00.html", "/etc/passwd",
 ])
-def test_traversal_attempts_find_nothing(client: TestClient, api: Api,
+def test_traversal_attempts_find_nothing(page: TestClient, api: Api,
                                          platform: LocalPlatform, site: TaskSite,
                                          suffix: str) -> None:
     deploy(api, site.app_token, {**SITE_FILES, "README.md": b"secret readme"})
-    secret = sign_in(client, platform.owner_token)
+    secret = sign_in(page, platform.owner_token)
     path = f"/sites/{site.app_token}/preview/{suffix}"
-    status, body = asyncio.run(_raw_get(platform.app, path, secret))
+    status, body = asyncio.run(_raw_get(platform.app, path, secret, page_host(site.app_token)))
     assert status == 404, (suffix, body[:200])
     assert b"root:" not in body and b"secret readme" not in body
     if suffix.isprintable():
         # Through an HTTP client too, which normalizes dot segments first (so ./app.js
         # is just app.js); nothing outside src/ comes back either way.
-        response = client.get(path)
+        response = page.get(path)
         assert response.status_code in (200, 404) and "secret readme" not in response.text
 
 
@@ -274,14 +303,14 @@ def test_safe_path(path: str, safe: str | None) -> None:
     assert pages.safe_path(path) == safe
 
 
-def test_only_src_is_served(client: TestClient, api: Api, platform: LocalPlatform,
+def test_only_src_is_served(page: TestClient, api: Api, platform: LocalPlatform,
                             site: TaskSite) -> None:
     deploy(api, site.app_token, {**SITE_FILES, "README.md": b"secret readme"})
-    sign_in(client, platform.owner_token)
+    sign_in(page, platform.owner_token)
     for path in ("README.md", "../README.md", "base-database.jsonc", ".basedb/manifest.json"):
         status, body = asyncio.run(_raw_get(
             platform.app, f"/sites/{site.app_token}/preview/{path}",
-            client.cookies[COOKIE_NAME]))
+            page.cookies[COOKIE_NAME], page_host(site.app_token)))
         assert status == 404 and b"secret" not in body and b"appToken" not in body
 
 
@@ -327,14 +356,38 @@ def server(platform: LocalPlatform) -> Iterator[str]:
 
 
 NODE_PAGE = """
+import http from "node:http";
 import { pathToFileURL } from "node:url";
 
 const [runtimeFile, pageUrl, cookie] = process.argv.slice(2);
-// What a browser provides: the page's location, and its cookie on same-origin requests.
+// What a browser provides: the page's location, *.localhost resolved to the loopback
+// address, and on same-origin requests the cookie and the Origin / Sec-Fetch-Site
+// headers.
 globalThis.location = new URL(pageUrl);
-const browserFetch = globalThis.fetch;
-globalThis.fetch = (url, init = {}) =>
-  browserFetch(url, { ...init, headers: { ...init.headers, Cookie: cookie } });
+globalThis.fetch = (url, init = {}) => new Promise((resolve, reject) => {
+  const target = new URL(url);
+  const sameOrigin = target.origin === location.origin;
+  const headers = { ...init.headers, "Sec-Fetch-Site": sameOrigin ? "same-origin" : "cross-site" };
+  if (sameOrigin) headers.Cookie = cookie;
+  if ((init.method || "GET") !== "GET") headers.Origin = location.origin;
+  const request = http.request(target, {
+    method: init.method || "GET", headers,
+    lookup: (host, options, callback) => options.all
+      ? callback(null, [{ address: "127.0.0.1", family: 4 }])
+      : callback(null, "127.0.0.1", 4),
+  }, (response) => {
+    const chunks = [];
+    response.on("data", (chunk) => chunks.push(chunk));
+    response.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      resolve({ status: response.statusCode,
+                headers: { get: (name) => response.headers[name.toLowerCase()] ?? null },
+                json: async () => JSON.parse(text) });
+    });
+  });
+  request.on("error", reject);
+  request.end(init.body);
+});
 
 const runtime = await import(pathToFileURL(runtimeFile).href);
 const caught = async (promise) => {
@@ -363,19 +416,20 @@ def test_runtime_calls_functions_from_node(server: str, api: Api, platform: Loca
     api.ok("POST", f"/bases/{site.base_token}/tables/{site.table_id}/records",
            json={"Title": "Ship it", "Status": "Done"})
     deploy(api, site.app_token)
+    origin = server.replace("127.0.0.1", page_host(site.app_token))
     with httpx.Client(base_url=server, timeout=10) as http:
         runtime = http.get("/_basedb/runtime.js")
         signed_in = http.post("/_basedb/session", json={"token": platform.owner_token},
-                              headers=PAGE)
+                              headers={**PAGE, "Host": origin.split("//")[1]})
     (tmp_path / "runtime.mjs").write_bytes(runtime.content)
     (tmp_path / "page.mjs").write_text(NODE_PAGE)
     cookie = f"{COOKIE_NAME}={signed_in.cookies[COOKIE_NAME]}"
-    page_url = f"{server}/sites/{site.app_token}/preview/index.html"
+    page_url = f"{origin}/sites/{site.app_token}/preview/index.html"
     done = subprocess.run(["node", str(tmp_path / "page.mjs"), str(tmp_path / "runtime.mjs"),
                            page_url, cookie], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["context"] == {"origin": server, "appToken": site.app_token,
+    assert result["context"] == {"origin": origin, "appToken": site.app_token,
                                  "env": "preview"}
     assert result["user"]["userId"] == api.ok("GET", "/users/me")["user_id"]
     assert [row["Title"] for row in result["rows"]["ok"]["rows"]] == ["Write docs"]

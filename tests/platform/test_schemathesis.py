@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,27 @@ PAGE_PATHS = ["", "index.html", "app.js", "style.css", "docs", "docs/", "data/lo
               "preview", "missing.html", "../base-database.jsonc"]
 
 
+class AsBrowsersAddressIt:
+    """The app as a browser or client reaches it: schemathesis sends every request to
+    the made-up host `testserver`, which the platform refuses (it answers only to its own
+    names). Pages go to their site's page host, everything else to localhost."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            parts = scope["path"].split("/")
+            host = "localhost"
+            if len(parts) > 2 and parts[1] == "sites" and re.fullmatch(r"[\w-]+", parts[2],
+                                                                       re.ASCII):
+                host = f"{parts[2].lower()}.localhost"
+            scope = {**scope, "headers": [
+                (name, host.encode("latin-1") if name == b"host" else value)
+                for name, value in scope["headers"]]}
+        await self.app(scope, receive, send)
+
+
 @dataclass(frozen=True)
 class Fuzzing:
     platform: LocalPlatform
@@ -83,11 +105,12 @@ def fuzzing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzing]:
     platform = open_platform(tmp_path_factory.mktemp("fuzz") / "data")
     try:
         # The document as the app serves it, and the app itself as the transport.
-        schema = schemathesis.openapi.from_asgi("/openapi.json", platform.app)
+        schema = schemathesis.openapi.from_asgi("/openapi.json",
+                                                AsBrowsersAddressIt(platform.app))
         # Every call carries the owner's token: the token tests cover a missing or bad
         # one, and here the examples are better spent past authentication.
         schema.config.generation.update(with_security_parameters=False)
-        with TestClient(platform.app) as client:
+        with TestClient(platform.app, base_url="http://localhost") as client:
             yield Fuzzing(platform, schema, Api(client, platform.owner_token))
     finally:
         platform.close()
@@ -185,7 +208,7 @@ def test_invoke_with_params_from_each_description(fuzzing: Fuzzing,
     function_ids = real_objects.by_parameter["function_id"]
     schema = schemathesis.openapi.from_dict(
         described_invoke_document(fuzzing.api, app_token, function_ids))
-    schema.app = fuzzing.platform.app
+    schema.app = AsBrowsersAddressIt(fuzzing.platform.app)
     schema.config.generation.update(with_security_parameters=False)
     headers = {"Authorization": f"Bearer {fuzzing.platform.owner_token}"}
     query = {"env": "prod", "includeInternal": "true"}

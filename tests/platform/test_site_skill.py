@@ -177,7 +177,7 @@ def test_members_get_the_same_skill(site: TaskSite) -> None:
     assert skill(site, member)["markdown"] == skill(site)["markdown"]
     outsider = site.api.as_user(site.api.ok("POST", "/users", json={"name": "Eve"})["token"])
     site.api.as_user(outsider.token).fail("GET", f"/sites/{site.app_token}/skill",
-                                          code=Code.PERMISSION_DENIED)
+                                          code=Code.BAD_REQUEST, status=404)
 
 
 def test_markdown_lists_functions_by_access_and_the_calling_protocol(site: TaskSite) -> None:

@@ -32,7 +32,7 @@ def platform(tmp_path: Path) -> Iterator[LocalPlatform]:
 
 @pytest.fixture
 def http(platform: LocalPlatform) -> Iterator[TestClient]:
-    with TestClient(platform.app) as client:
+    with TestClient(platform.app, base_url="http://localhost") as client:
         yield client
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -109,7 +109,7 @@ def _fraction(digits: str | None) -> int:
 
 def _offset(text: str) -> timezone:
     if text in ("Z", "z"):
-        return timezone.utc
+        return UTC
     sign = -1 if text[0] == "-" else 1
     digits = text[1:].replace(":", "")
     hours, minutes = (int(digits), 0) if len(digits) <= 2 else (int(digits[:-2]),
@@ -179,7 +179,7 @@ def zone_info(name: str) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        return timezone.utc
+        return UTC
 
 
 # ------------------------------------------------------------------------- numbers
@@ -352,7 +352,7 @@ def add_interval(moment: datetime, interval: Interval, zone: tzinfo | None = Non
             if zone is None:
                 moment += timedelta(microseconds=interval.micros)
             else:
-                aware = moment.replace(tzinfo=zone).astimezone(timezone.utc)
+                aware = moment.replace(tzinfo=zone).astimezone(UTC)
                 aware += timedelta(microseconds=interval.micros)
                 moment = aware.astimezone(zone).replace(tzinfo=None)
     except (OverflowError, ValueError):

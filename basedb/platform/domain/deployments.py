@@ -16,14 +16,12 @@ only returns to a deployment that was prod before.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.core import environment
 from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
@@ -43,19 +41,6 @@ from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import FUNCTION_KINDS, Catalog
 
 DEPLOYMENT_ID = ("dpl", 16)
-DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
-PUBLIC_URL_ENV = environment.PUBLIC_URL
-
-
-def public_origin() -> str:
-    """Where `basedb serve` is reached: $BASEDB_PUBLIC_URL, else the default address."""
-    return (os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL).rstrip("/")
-
-
-def base_app_url(app_token: str, env: str) -> str:
-    """The page URL of the site's prod or preview release."""
-    suffix = "preview/" if env == "preview" else ""
-    return f"{public_origin()}/sites/{app_token}/{suffix}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +56,17 @@ class Deployment:
     created_by: str
     created_at: str
     timezone: str  # the site's time zone, frozen with the functions
+    draft_revision: int | None  # the draft revision it was built from
 
 
 _COLUMNS = ("deployment_id, app_token, seq, fingerprint, exclude, function_hints, "
-            "artifact_sha256, artifact_size, created_by, created_at, timezone")
+            "artifact_sha256, artifact_size, created_by, created_at, timezone, "
+            "draft_revision")
 
 
 def _row(row: Sequence[Any]) -> Deployment:
     return Deployment(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]),
-                      row[6], row[7], row[8], row[9], row[10])
+                      row[6], row[7], row[8], row[9], row[10], row[11])
 
 
 # ------------------------------------------------------------------------- create
@@ -125,13 +112,16 @@ def _judge(state: _DraftState) -> list[dict[str, Any]]:
 
 
 def create(store: Store, caches: DomainCaches, user: User, app_token: str,
-           artifact: VerifiedArtifact) -> Deployment:
-    """A new preview deployment of the site's current drafts and `artifact`."""
+           artifact: VerifiedArtifact, *, draft_revision: int | None = None) -> Deployment:
+    """A new preview deployment of the site's current drafts and `artifact`; refused
+    (800004020) when `draft_revision` is given and the drafts are no longer at it."""
     with store.read() as conn:
         seen = _draft_state(conn, caches, user, app_token)
+        drafts.require_revision(conn, app_token, draft_revision)
     hints = _judge(seen)
     with store.write() as conn:
         state = _draft_state(conn, caches, user, app_token)
+        drafts.require_revision(conn, app_token, draft_revision)
         if state.revisions != seen.revisions:
             hints = _judge(state)
         deployment = _insert(conn, user, state, artifact, hints)
@@ -165,15 +155,17 @@ def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
         deployment_id=ids.new_id(DEPLOYMENT_ID), app_token=app_token, seq=seq,
         fingerprint=artifact.fingerprint, exclude=list(state.exclude), function_hints=hints,
         artifact_sha256=artifact.sha256, artifact_size=len(artifact.content),
-        created_by=user.user_id, created_at=ids.now_text(), timezone=state.timezone)
+        created_by=user.user_id, created_at=ids.now_text(), timezone=state.timezone,
+        draft_revision=state.revisions[0])
     conn.execute(
         f"INSERT INTO deployments ({_COLUMNS}, catalog) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (deployment.deployment_id, app_token, seq, deployment.fingerprint,
          json.dumps(deployment.exclude, ensure_ascii=False),
          json.dumps(hints, ensure_ascii=False), deployment.artifact_sha256,
          deployment.artifact_size, deployment.created_by, deployment.created_at,
-         deployment.timezone, json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))
+         deployment.timezone, deployment.draft_revision,
+         json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))
     conn.executemany(
         "INSERT INTO deployment_functions (deployment_id, function_id, kind, declaration, "
         "sql, handler) VALUES (?, ?, ?, ?, ?, ?)",

@@ -13,8 +13,10 @@ The site's time zone travels with the functions: `PUT draft/functions` carries
 `timezone` (an IANA name; UTC when absent), the zone its functions run in. A deployment
 snapshots it with the functions, so a release keeps its zone until another is promoted.
 
-Every draft write bumps the site's draft revision, which lets a deployment notice that
-the drafts changed between validating them and writing the snapshot.
+Every draft write bumps the site's draft revision by one. A deploy sends each of its
+writes, and then the deployment, with the revision its previous write left
+(`require_revision`), so a deploy of the same site by someone else in between (whose
+writes would mix into this one's drafts) is refused instead of deployed.
 """
 
 from __future__ import annotations
@@ -350,6 +352,19 @@ def bump_revision(conn: sqlite3.Connection, app_token: str) -> None:
         "INSERT INTO site_drafts (app_token, revision, updated_at) VALUES (?, 1, ?) "
         "ON CONFLICT (app_token) DO UPDATE SET revision = revision + 1, "
         "updated_at = excluded.updated_at", (app_token, ids.now_text()))
+
+
+def require_revision(conn: sqlite3.Connection, app_token: str, expected: int | None) -> int:
+    """The site's draft revision, which must be `expected` when one is given (800004020
+    otherwise: another writer changed the drafts since)."""
+    current = draft_revision(conn, app_token)
+    if expected is not None and expected != current:
+        raise ApiFailure(Code.DEPLOYMENT_CONFLICT, unexecuted_message(
+            f"The site's drafts changed since revision {expected} (they are at revision "
+            f"{current} now): another deploy of this site ran at the same time",
+            parameter="/draftRevision", received=expected,
+            fix="run deploy again (it uploads the whole draft anew)"), status=409)
+    return current
 
 
 def draft_revision(conn: sqlite3.Connection, app_token: str) -> int:

@@ -270,20 +270,31 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
                     include_internal: bool, from_page: bool, log_id: str,
                     faas: FaasRuntime) -> Any:
     """Run one function of a site's `env` deployment for `caller`: the invoke data."""
-    # Resolution, validation and (for a Database Function) the query share one read
-    # snapshot of a read-only connection.
-    with sql_runtime.read_only_pool(store).transaction() as conn:
-        target = resolve_target(conn, caches, caller, app_token, env, function_id,
-                                include_internal, from_page=from_page)
-        plan = target.plan
-        require_callable(plan)
-        checked = checked_input(plan, params)
-        zone = target.deployed.snapshot.timezone
-        if plan.compiled is not None:
-            return sql_runtime.run_query(conn, plan.compiled,
-                                         list(param_values(plan, checked, zone).values()),
+    for attempt in range(2):
+        # Resolution and validation share one read snapshot; a Database Function's
+        # statement then runs in a worker, which checks that the catalog is still the
+        # one it was compiled for (else this resolves again, once).
+        with sql_runtime.read_only_pool(store).transaction() as conn:
+            target = resolve_target(conn, caches, caller, app_token, env, function_id,
+                                    include_internal, from_page=from_page)
+            plan = target.plan
+            require_callable(plan)
+            checked = checked_input(plan, params)
+            zone = target.deployed.snapshot.timezone
+            values = (list(param_values(plan, checked, zone).values()) if plan.compiled
+                      else [])
+        if plan.compiled is None:
+            break
+        try:
+            return sql_runtime.run_query(store.path, plan.compiled, values,
+                                         catalog_revision=target.live.revision,
                                          user_id=caller.user_id, function_id=function_id,
-                                         log_id=log_id)
+                                         log_id=log_id, site=target.deployed.site.app_token)
+        except sql_runtime.StaleCatalog:
+            if attempt:
+                raise ApiFailure(Code.PLATFORM_BUSY, "The site's tables changed while the "
+                                 "call was being run; nothing was changed. Executed: no. "
+                                 "Retry: retry later.", status=503) from None
     if plan.kind == "mutation":
         return _run_mutation(store, caches, caller, target, checked)
     item = target.deployed.snapshot.functions[function_id]

@@ -29,7 +29,12 @@ class SiteRow:
 
 
 def create_site(conn: sqlite3.Connection, title: str, owner_id: str) -> SiteRow:
-    site = SiteRow(ids.new_id(ids.APP_TOKEN), title, owner_id, None)
+    while True:
+        site = SiteRow(ids.new_id(ids.APP_TOKEN), title, owner_id, None)
+        # A site's page host is its token in lower case, which must be its own.
+        if conn.execute("SELECT 1 FROM sites WHERE lower(app_token) = lower(?)",
+                        (site.app_token,)).fetchone() is None:
+            break
     conn.execute("INSERT INTO sites (app_token, title, owner_id, base_token, created_at) "
                  "VALUES (?, ?, ?, NULL, ?)", (site.app_token, title, owner_id, ids.now_text()))
     conn.execute("INSERT INTO site_members (app_token, user_id, role) VALUES (?, ?, 'owner')",
@@ -40,6 +45,13 @@ def create_site(conn: sqlite3.Connection, title: str, owner_id: str) -> SiteRow:
 def get_site(conn: sqlite3.Connection, app_token: str) -> SiteRow | None:
     row = conn.execute("SELECT app_token, title, owner_id, base_token FROM sites "
                        "WHERE app_token = ?", (app_token,)).fetchone()
+    return SiteRow(*row) if row else None
+
+
+def site_for_label(conn: sqlite3.Connection, label: str) -> SiteRow | None:
+    """The site whose page host label (its token in lower case) is `label`."""
+    row = conn.execute("SELECT app_token, title, owner_id, base_token FROM sites "
+                       "WHERE lower(app_token) = lower(?)", (label,)).fetchone()
     return SiteRow(*row) if row else None
 
 
@@ -88,7 +100,8 @@ def unbind_tables(conn: sqlite3.Connection, site: SiteRow,
                      "(SELECT value FROM json_each(?))", (site.app_token, json.dumps(table_ids)))
     remaining = bound_table_ids(conn, site.app_token)
     if not remaining:
-        conn.execute("UPDATE sites SET base_token = NULL WHERE app_token = ?", (site.app_token,))
+        conn.execute("UPDATE sites SET base_token = NULL, bound_by = NULL, bound_via = NULL "
+                     "WHERE app_token = ?", (site.app_token,))
     return remaining
 
 

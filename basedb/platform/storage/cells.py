@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from basedb.check.sql.pgvalues import zone_info
@@ -119,7 +119,7 @@ def _datetime(field: Field, value: Any, at: str, zone: str) -> Any:
     fix = 'send "YYYY-MM-DD HH:mm:ss", "YYYY-MM-DD" or milliseconds since 1970 as an integer'
     if isinstance(value, int) and not isinstance(value, bool):
         try:
-            moment = datetime.fromtimestamp(value / 1000, timezone.utc)
+            moment = datetime.fromtimestamp(value / 1000, UTC)
             return moment.astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)
         except (OverflowError, OSError, ValueError):
             raise _expect(field, at, value, "a date and time", fix) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from basedb.check.sql.pgvalues import zone_info
 
@@ -65,4 +65,4 @@ def now_text() -> str:
 def now_in(zone: str) -> str:
     """The current time in the IANA zone `zone`, as a Base datetime cell
     ('YYYY-MM-DD HH:MM:SS'): what created/updated time cells hold."""
-    return datetime.now(timezone.utc).astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)
+    return datetime.now(UTC).astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)

@@ -243,6 +243,53 @@ CREATE TABLE site_secrets (
 );
 """
 
+_PAGE_ORIGINS = """
+DELETE FROM page_sessions;
+ALTER TABLE page_sessions ADD COLUMN app_token TEXT
+    REFERENCES sites(app_token) ON DELETE CASCADE;
+CREATE INDEX page_sessions_by_site_user ON page_sessions(app_token, user_id);
+CREATE UNIQUE INDEX sites_by_page_host ON sites(lower(app_token));
+"""
+# Sessions were platform-wide; each now belongs to one site (its page origin), so the
+# old ones end. Page hosts are case-insensitive: no two sites may share one.
+
+
+_BASE_GRANTS = """
+CREATE TABLE base_grants (
+    base_token TEXT NOT NULL REFERENCES bases(base_token) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    via TEXT NOT NULL DEFAULT '',  -- '': given by the Base's owner; else the app token of
+                                   -- the site (bound to the Base) the user manages
+    granted_by TEXT NOT NULL REFERENCES users(user_id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (base_token, user_id, via)
+);
+CREATE INDEX base_grants_by_user ON base_grants(user_id);
+ALTER TABLE sites ADD COLUMN bound_by TEXT REFERENCES users(user_id);
+ALTER TABLE sites ADD COLUMN bound_via TEXT;  -- 'owner', 'grant' or an app token
+UPDATE sites SET bound_by = owner_id, bound_via = CASE WHEN owner_id =
+    (SELECT b.owner_id FROM bases b WHERE b.base_token = sites.base_token)
+    THEN 'owner' ELSE 'grant' END WHERE base_token IS NOT NULL;
+INSERT OR IGNORE INTO base_grants (base_token, user_id, via, granted_by, created_at)
+    SELECT s.base_token, s.owner_id, '', b.owner_id, datetime('now', 'localtime')
+    FROM sites s JOIN bases b ON b.base_token = s.base_token WHERE s.bound_via = 'grant';
+INSERT OR IGNORE INTO base_grants (base_token, user_id, via, granted_by, created_at)
+    SELECT s.base_token, m.user_id, s.app_token, s.bound_by, datetime('now', 'localtime')
+    FROM sites s JOIN site_members m ON m.app_token = s.app_token
+    JOIN bases b ON b.base_token = s.base_token
+    WHERE m.role IN ('owner', 'admin') AND m.user_id != b.owner_id
+"""
+# Base access was "owns or administers a site bound to the Base", which outlived the
+# role that gave it. It is now held as grants (basedb.platform.domain.grants). Existing
+# bindings keep working: a site owner who bound someone else's Base gets a direct grant
+# from that Base's owner, who can take it back (DELETE /bases/:b/grants).
+
+
+_DEPLOYMENT_REVISION = """
+ALTER TABLE deployments ADD COLUMN draft_revision INTEGER
+"""
+# The draft revision a deployment was built from (NULL for older deployments).
+
 
 # The IANA time zone datetime cells are written in: a Base's for the Base API, a site's
 # (sent with its draft, frozen into each deployment) for everything its functions do.
@@ -260,7 +307,10 @@ MIGRATIONS: list[Migration] = [
     Migration(4, "the Lark stand-in: app credentials, token kinds and expiry, device "
                  "grants, refresh tokens, throttling", _LARK_STAND_IN),
     Migration(5, "site secrets for FaaS handlers", _SECRETS),
-    Migration(6, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
+    Migration(6, "page sessions belong to one site; one page host per site", _PAGE_ORIGINS),
+    Migration(7, "Base access as grants; bindings record their basis", _BASE_GRANTS),
+    Migration(8, "deployments record their draft revision", _DEPLOYMENT_REVISION),
+    Migration(9, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
 ]
 
 

@@ -14,7 +14,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from basedb.check.sql import functions
@@ -70,7 +70,7 @@ class CompiledQuery:
 
 def site_now(zone: str, at: datetime | None = None) -> str:
     """The current time (or `at`) as wall-clock time in `zone`, in PostgreSQL's text."""
-    moment = (at or datetime.now(timezone.utc)).astimezone(V.zone_info(zone))
+    moment = (at or datetime.now(UTC)).astimezone(V.zone_info(zone))
     text = moment.isoformat(sep=" ")  # …HH:MM:SS[.ffffff]+HH:MM
     return text[:26].rstrip("0") if moment.microsecond else text[:19]
 
@@ -114,9 +114,9 @@ _SELECT, _READ, _FUNCTION, _RECURSIVE = 21, 20, 31, 33
 # The largest string a query may build, in bytes. SQLite's own limit is a gigabyte, which
 # a query like replace(repeat('x', 1e6), 'x', repeat('y', 1e6)) reaches in seconds; the
 # platform's functions stop at a million characters (`sql_udf_values.MAX_TEXT`), and a
-# stored row is far smaller than this. (Python 3.10 cannot set it: SQLite's default holds.)
+# stored row is far smaller than this. A Database Function's statement runs under
+# tighter limits still (`runtimes.sql.STATEMENT_LIMITS`); this bounds every other use.
 MAX_VALUE_BYTES = 64 * 1024 * 1024
-_LIMIT_LENGTH = 0  # SQLITE_LIMIT_LENGTH, which the sqlite3 module names from Python 3.11
 
 
 def prepare_connection(conn: sqlite3.Connection) -> None:
@@ -125,9 +125,7 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
     `sql_functions`), and let SQLite declare the json_each virtual table, which it does
     on first use through an internal schema write that the read-only authorizer would
     (rightly) refuse."""
-    setlimit = getattr(conn, "setlimit", None)
-    if setlimit is not None:
-        setlimit(_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     register_functions(conn)
     conn.execute("SELECT value FROM json_each('[]')").fetchall()
 

@@ -6,7 +6,7 @@ PostgreSQL's text of dates and timestamps, timestamptz in the site's zone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from basedb.check.sql import pgvalues as V
@@ -92,7 +92,7 @@ def bdb_extract(field: Any, moment: Any, kind: str, zone: Any) -> Any:
     seconds = value.second + value.microsecond / 1_000_000
     if word == "epoch":
         if kind == "timestamptz" and zone:
-            instant = value.replace(tzinfo=V.zone_info(zone)).astimezone(timezone.utc)
+            instant = value.replace(tzinfo=V.zone_info(zone)).astimezone(UTC)
             delta = instant.replace(tzinfo=None) - _EPOCH
         else:
             delta = value - _EPOCH
@@ -147,7 +147,7 @@ def bdb_to_timestamp(seconds: Any, zone: Any) -> Any:
     if seconds is None:
         return None
     try:
-        instant = datetime.fromtimestamp(0, timezone.utc) + timedelta(seconds=seconds)
+        instant = datetime.fromtimestamp(0, UTC) + timedelta(seconds=seconds)
     except (OverflowError, ValueError):
         raise fail("timestamp out of range") from None
     return V.format_timestamp(instant.astimezone(V.zone_info(zone)).replace(tzinfo=None))

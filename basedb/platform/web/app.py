@@ -16,6 +16,9 @@ from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
     AppContext,
+    BodyGuardMiddleware,
+    BodyTimeouts,
+    HostGuardMiddleware,
     RequestLogMiddleware,
     asgi_handler,
     http_exception_handler,
@@ -26,9 +29,14 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
+              private_hosts: frozenset[str] = frozenset(),
+              body_timeouts: BodyTimeouts | None = None,
               faas: FaasRuntime | None = None) -> Starlette:
-    """The ASGI app over `store`; `access_log` writes one JSON line per request; `faas`
-    runs its FaaS calls (default: the process's shared runtime)."""
+    """The ASGI app over `store`; `access_log` writes one JSON line per request.
+    `private_hosts` are host names it answers besides its public ones (the name the
+    in-process client uses; never a name a network can send); `body_timeouts` bound
+    how long a request body may take to arrive; `faas` runs its FaaS calls (default:
+    the process's shared runtime)."""
     context = (AppContext(store=store, data_dir=data_dir) if faas is None
                else AppContext(store=store, data_dir=data_dir, faas=faas))
     by_path: dict[str, dict[str, Handler]] = {}
@@ -43,7 +51,9 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
-                               context=context)],
+                               context=context),
+                    Middleware(BodyGuardMiddleware, timeouts=body_timeouts),
+                    Middleware(HostGuardMiddleware, private_names=private_hosts)],
         exception_handlers={HTTPException: http_exception_handler},
     )
     app.state.context = context

@@ -2,10 +2,16 @@
 error handling, and the log-id / access-log middleware.
 
 A handler is a plain function `handler(call: Call) -> data`; the layer authenticates,
-parses the JSON body, runs sync handlers in the thread pool (SQLite calls block), wraps
-the result as `{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or
-anything unexpected) into the error envelope of `basedb.core.protocol`. A handler may
-also return a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
+then (and only then) reads and parses the JSON body within the endpoint's size limit,
+runs sync handlers in the thread pool (SQLite calls block), wraps the result as
+`{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or anything
+unexpected) into the error envelope of `basedb.core.protocol`. A handler may also return
+a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
+
+A request body is never read before the caller is known, never buffered past its
+endpoint's limit, and must keep arriving (`BodyGuardMiddleware`): a body that stalls
+is answered 408, and a response sent before the whole body was read closes the
+connection rather than reading on.
 """
 
 from __future__ import annotations
@@ -15,11 +21,12 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
@@ -36,12 +43,18 @@ from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
+from basedb.platform.web.origins import HOST_KEY, classify_host, request_host
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 from basedb.platform.web.sessions import page_session_user
+
+HostScope = Literal["api", "page", "any"]
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"
 JSON = "application/json"
+KIB = 1024
+MIB = 1024 * KIB
+DEFAULT_BODY_LIMIT = 1 * MIB
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +91,13 @@ class Endpoint:
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.web.sessions).
     page_session: bool = False
+    # Which hosts serve it (basedb.platform.web.origins): the API hosts, the sites' page
+    # hosts, or both. Elsewhere the route does not exist.
+    hosts: HostScope = "api"
+    # Set when some requests are answered with a redirect: what it says.
+    redirect: str | None = None
+    # The largest request body accepted, in bytes (refused with 413 as it streams in).
+    body_limit: int = DEFAULT_BODY_LIMIT
 
     @property
     def full_path(self) -> str:
@@ -219,26 +239,29 @@ def _unexpected_response(exc: Exception, log_id: str, method: str, path: str) ->
 # -------------------------------------------------------------------------- handlers
 
 
-MAX_BODY_BYTES = 64 * 1024 * 1024  # room for a site.zip upload
+def too_large(limit: int) -> ApiFailure:
+    return ApiFailure(protocol.Code.BODY_TOO_LARGE, f"The request body is larger than {limit} "
+                      "bytes. Fix: send a smaller body. Executed: no. Retry: retry after "
+                      "fixing.", status=413, headers={"Connection": "close"})
 
 
-async def read_body(request: Request, limit: int | None = None) -> bytes:
-    """The request body, refused with HTTP 413 once it grows past `limit` bytes."""
-    limit = MAX_BODY_BYTES if limit is None else limit
-    too_large = ApiFailure(protocol.Code.BODY_TOO_LARGE, f"The request body is larger than {limit} "
-                           "bytes. Fix: send a smaller body. Executed: no. Retry: retry after "
-                           "fixing.", status=413)
+async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+    """The request body as it arrives, refused with HTTP 413 once it grows past `limit`
+    bytes (or declares more up front)."""
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise too_large
-    chunks: list[bytes] = []
+        raise too_large(limit)
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+            raise too_large(limit)
+        yield chunk
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The whole request body (at most `limit` bytes)."""
+    return b"".join([chunk async for chunk in body_chunks(request, limit)])
 
 
 def parse_json_body(raw: bytes) -> Any:
@@ -264,7 +287,7 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
     authorization = call.request.headers.get("authorization")
     user = None
     if page_session and not authorization:
-        user = page_session_user(conn, call.request)
+        user = page_session_user(conn, call.request, call.path.get("app_token"))
         call.from_page = user is not None
     if user is None:
         user = identity.authenticate(conn, authorization)
@@ -272,8 +295,8 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
     call.request.scope[USER_ID_KEY] = user.user_id
 
 
-def _run_sync(endpoint: Endpoint, call: Call) -> Any:
-    if endpoint.auth:
+def _run_sync(endpoint: Endpoint, call: Call, authenticate: bool) -> Any:
+    if authenticate:
         _authenticate(call, endpoint.page_session)
     return endpoint.handler(call)
 
@@ -283,20 +306,27 @@ def asgi_handler(endpoint: Endpoint,
     """The Starlette endpoint function for one Endpoint."""
     is_async = inspect.iscoroutinefunction(endpoint.handler)
     reads_json = endpoint.body is not None and endpoint.body_media_type == JSON
+    # Authenticate in its own step when a body comes next (nothing is read before the
+    # caller is known), else together with the handler in one thread-pool hop.
+    auth_first = endpoint.auth and (reads_json or is_async)
 
     async def handle(request: Request) -> Response:
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
         call = Call(request=request, context=context, log_id=log_id,
                     path=request.path_params, query=request.query_params)
+        if not serves_host(endpoint, request):
+            return failure_response(http_failure(request.method, request.url.path,
+                                                 HTTPException(404)), log_id)
         try:
+            if auth_first:
+                await run_in_threadpool(_authenticate, call, endpoint.page_session)
             if reads_json:
-                call.body = parse_json_body(await read_body(request))
+                call.body = parse_json_body(await read_body(request, endpoint.body_limit))
             if is_async:
-                if endpoint.auth:
-                    await run_in_threadpool(_authenticate, call, endpoint.page_session)
                 result = await endpoint.handler(call)
             else:
-                result = await run_in_threadpool(_run_sync, endpoint, call)
+                result = await run_in_threadpool(_run_sync, endpoint, call,
+                                                 endpoint.auth and not auth_first)
             return result if isinstance(result, Response) else envelope(result)
         except ApiFailure as failure:
             return failure_response(failure, log_id)
@@ -307,7 +337,109 @@ def asgi_handler(endpoint: Endpoint,
     return handle
 
 
+def serves_host(endpoint: Endpoint, request: Request) -> bool:
+    """Whether the endpoint exists on the request's host (API or a site's page host)."""
+    host = request_host(request)
+    if host is None or host.kind == "api":
+        return endpoint.hosts != "page"
+    if endpoint.hosts == "api":
+        return False
+    # A page host serves its own site only.
+    app_token = request.path_params.get("app_token")
+    return app_token is None or str(app_token).lower() == host.site
+
+
 # ------------------------------------------------------------------------ middleware
+
+
+@dataclass(frozen=True, slots=True)
+class BodyTimeouts:
+    """How long a request body may take: `idle_s` between two chunks, `total_s` in all."""
+
+    idle_s: float = 10.0
+    total_s: float = 120.0
+
+
+class BodyGuardMiddleware:
+    """Bounds the time a request body may take to arrive (slowloris): a body that stalls
+    for `idle_s`, or is still arriving after `total_s`, fails the read with 408. A
+    response that starts before the whole body was read says `Connection: close`, so
+    the server closes the connection instead of reading (or waiting for) the rest."""
+
+    def __init__(self, app: ASGIApp, *, timeouts: BodyTimeouts | None = None) -> None:
+        self.app = app
+        self.timeouts = timeouts or BodyTimeouts()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", ()))
+        length = headers.get(b"content-length", b"")
+        complete = b"transfer-encoding" not in headers and length in (b"", b"0")
+        started = time.monotonic()
+        timeouts = self.timeouts
+
+        async def guarded_receive() -> Message:
+            nonlocal complete
+            if complete:
+                return await receive()
+            wait = min(timeouts.idle_s, timeouts.total_s - (time.monotonic() - started))
+            try:
+                with anyio.fail_after(max(wait, 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                raise ApiFailure(
+                    protocol.Code.REQUEST_TIMEOUT, "The request body stopped arriving before "
+                    "it was complete. Fix: send the whole body without pauses. Executed: "
+                    "no. Retry: retry after fixing.", status=408,
+                    headers={"Connection": "close"}) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                complete = True
+            return message
+
+        async def send_closing_early(message: Message) -> None:
+            if message["type"] == "http.response.start" and not complete:
+                headers = list(message.get("headers", ()))
+                if not any(name.lower() == b"connection" for name, _ in headers):
+                    message["headers"] = [*headers, (b"connection", b"close")]
+            await send(message)
+
+        await self.app(scope, guarded_receive, send_closing_early)
+
+
+class HostGuardMiddleware:
+    """Answers only to the platform's own host names (basedb.platform.web.origins): any
+    other `Host` — a DNS-rebinding page's, say — gets 421 before routing. Records the
+    classified host in the scope for the routes."""
+
+    def __init__(self, app: ASGIApp, *, private_names: frozenset[str] = frozenset()) -> None:
+        self.app = app
+        self.private_names = private_names
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = next((value for name, value in scope.get("headers", ())
+                       if name == b"host"), None)
+        host = None
+        if header is not None:
+            host = classify_host(header.decode("latin-1"), private_names=self.private_names)
+        if host is None:
+            failure = ApiFailure(
+                protocol.Code.HOST_NOT_ALLOWED,
+                "This platform does not answer to the host name the request was sent to. "
+                "Fix: use the address `basedb serve` printed (127.0.0.1 or localhost), a "
+                "site's page address (<app>.localhost), or set BASEDB_PUBLIC_URL to the "
+                "name it is reached by. Executed: no. Retry: retry after fixing.", status=421)
+            log_id = scope.get(LOG_ID_KEY) or new_log_id()
+            await failure_response(failure, log_id)(scope, receive, send)
+            return
+        scope[HOST_KEY] = host
+        await self.app(scope, receive, send)
+
+
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from typing import Any
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
 from basedb.platform.web.routes import all_endpoints
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
@@ -55,8 +56,11 @@ _ERROR_ENVELOPE = {
                    "Candidates: <≤3>. Executed: no. Retry: <…>.`",
     "properties": {
         "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
-                 "99991663 token invalid, 99991672 permission denied, 404/405 unknown "
-                 "route or method, 500 internal error, 503 busy; 8000040xx for functions."},
+                 "99991663 token invalid, 99991672 permission denied, 99991400 too many "
+                 "slow queries at once (retry later), 404/405 unknown route or method, "
+                 "408 body too slow, 413 body too large, 421 unknown host name, 500 "
+                 "internal error, 503 busy; 8000040xx for functions (800004005: failed "
+                 "or stopped at a limit while running)."},
         "msg": {"type": "string", "maxLength": 500},
         "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
                   "required": ["log_id"]},
@@ -65,6 +69,16 @@ _ERROR_ENVELOPE = {
     "required": ["code", "msg", "error"],
 }
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
+_API_SERVER = {"url": DEFAULT_PUBLIC_URL, "description": "An API host: 127.0.0.1, localhost, "
+               "or the host of $BASEDB_PUBLIC_URL."}
+_PAGE_SERVER = {
+    "url": "http://{site}.localhost:8787",
+    "description": "A site's page host: its own browser origin (on a public URL, "
+                   "{site}.<public host>). It serves only that site's pages, the page "
+                   "runtime, the page session and that site's invoke endpoint.",
+    "variables": {"site": {"default": "prjexample", "description": "The site's appToken "
+                           "in lower case."}},
+}
 
 
 def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
@@ -89,7 +103,7 @@ def build_document(endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [{"url": "http://127.0.0.1:8787"}],
+        "servers": [_API_SERVER],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {
@@ -116,6 +130,9 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     }
     if endpoint.description:
         operation["description"] = endpoint.description
+    if endpoint.hosts != "api":
+        operation["servers"] = ([_PAGE_SERVER] if endpoint.hosts == "page"
+                                else [_API_SERVER, _PAGE_SERVER])
     if not endpoint.auth:
         operation["security"] = []
     elif endpoint.page_session:
@@ -134,6 +151,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         operation["parameters"] = parameters
     if endpoint.body is not None:
         operation["requestBody"] = {
+            "description": _size(endpoint.body_limit),
             "required": endpoint.body_required,
             "content": {endpoint.body_media_type: {"schema": dict(endpoint.body)}},
         }
@@ -159,9 +177,19 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
     operation["responses"] = {
         "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success},
-        "default": failure,
     }
+    if endpoint.redirect is not None:
+        operation["responses"]["3XX"] = {
+            "description": endpoint.redirect,
+            "headers": {**_LOG_ID_HEADER, "Location": {"schema": {"type": "string"}}}}
+    operation["responses"]["default"] = failure
     return operation
+
+
+def _size(limit: int) -> str:
+    shown = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
+    return (f"At most {shown}; a larger body is refused (413) as it arrives, and a body "
+            "that stops arriving (408). It is read only once the caller is authenticated.")
 
 
 def openapi_path(path: str) -> str:

@@ -13,6 +13,8 @@ of the most recently served deployments).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import io
 import json
@@ -161,6 +163,36 @@ _STYLE = ("body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem a
           "input{width:100%;box-sizing:border-box;font:inherit;padding:.5rem}"
           "button{font:inherit;padding:.5rem 1rem;margin-top:.75rem}"
           ".error{color:#d83931}")
+
+
+def _csp_hash(source: str) -> str:
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+SITE_FILE_HEADERS = {
+    # A site's pages may frame each other, never be framed by another origin
+    # (clickjacking a page whose buttons call Mutations as the viewer).
+    "Content-Security-Policy": "frame-ancestors 'self'",
+    "X-Frame-Options": "SAMEORIGIN",
+    "X-Content-Type-Options": "nosniff",
+}
+_PLATFORM_PAGE_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def platform_page_headers(*, script: str | None = None) -> dict[str, str]:
+    """Headers of the platform's own HTML pages (sign-in, messages): nothing but their
+    own inline style and script may run, nothing may frame them, and a form posts
+    nowhere."""
+    scripts = f"script-src {_csp_hash(script)}; connect-src 'self'; " if script else ""
+    policy = (f"default-src 'none'; style-src {_csp_hash(_STYLE)}; {scripts}"
+              "img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
+    return {"Content-Security-Policy": policy, **_PLATFORM_PAGE_HEADERS}
 
 
 def message_page(title: str, paragraphs: list[str]) -> str:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import bad_request, quote
-from basedb.platform.domain import bases
+from basedb.core.protocol import bad_request, not_found, quote
+from basedb.platform.domain import bases, grants, identity
 from basedb.platform.domain.access import require_base
-from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.paths import path_table
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
@@ -59,6 +59,59 @@ def create_base(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         base = bases.create_base(conn, name, call.caller.user_id, timezone)
     return {"base_token": base.base_token, "name": base.name, "timezone": base.timezone}
+
+
+# -------------------------------------------------------------------------- grants
+
+
+def list_grants(call: Call) -> dict[str, Any]:
+    with call.store.read() as conn:
+        base = require_base(conn, call.caller, call.path["base_token"])
+        found = grants.list_grants(conn, base.base_token)
+    return {"owner_id": base.owner_id,
+            "grants": [{"user_id": g.user_id, "name": g.name, "via_app_token": g.via,
+                        "granted_by": g.granted_by, "created_at": g.created_at}
+                       for g in found],
+            "total": len(found)}
+
+
+def _grantee(call: Call) -> str:
+    user_id = call.body.get("user_id") if isinstance(call.body, dict) else None
+    if user_id is None:
+        user_id = call.query.get("user_id")
+    if not isinstance(user_id, str) or not user_id:
+        raise bad_request("user_id is missing", parameter="/user_id", received=user_id,
+                          fix="send the user's id (ou_…)")
+    return user_id
+
+
+def add_grant(call: Call) -> dict[str, Any]:
+    call.body_object({"user_id"})
+    user_id = _grantee(call)
+    with call.store.write() as conn:
+        base = require_base(conn, call.caller, call.path["base_token"], owner=True)
+        if identity.get_user(conn, user_id) is None:
+            raise not_found(f"User {user_id}", "/user_id", user_id,
+                            "use a user id from POST /users or GET /users/me")
+        if user_id == base.owner_id:
+            raise bad_request("The Base's owner needs no grant", parameter="/user_id",
+                              received=user_id, fix="grant access to another user")
+        grants.grant_directly(conn, base.base_token, user_id, call.caller.user_id)
+    return {"user_id": user_id, "granted": True}
+
+
+def remove_grant(call: Call) -> dict[str, Any]:
+    if call.body is not None:
+        call.body_object({"user_id"})
+    user_id = _grantee(call)
+    with call.store.write() as conn:
+        base = require_base(conn, call.caller, call.path["base_token"], owner=True)
+        if not grants.revoke_direct(conn, base.base_token, user_id):
+            raise not_found(f"A direct grant to {user_id} on Base {base.base_token}",
+                            "/user_id", user_id, f"see GET /bases/{base.base_token}/grants "
+                            "(access held through a site ends with the site role)")
+        done = grants.reconcile(conn, base.base_token)
+    return {"user_id": user_id, "revoked": True, "unbound_app_tokens": done.unbound}
 
 
 # -------------------------------------------------------------------------- tables
@@ -170,6 +223,15 @@ _FIELD = _FIELDS + "/{field_id}"
 _DELETED = obj({"id": STRING, "deleted": BOOLEAN}, ("id", "deleted"))
 _FIELD_UPDATE = {k: v for k, v in FIELD_BODY.items() if k != "required"}
 
+_GRANTS = "/bases/{base_token}/grants"
+_GRANT = obj({"user_id": STRING, "name": STRING,
+              "via_app_token": {"type": ["string", "null"],
+                                "description": "null: given by the Base's owner; else the "
+                                "site whose owner or admin the user is (bound to the Base)."},
+              "granted_by": STRING, "created_at": STRING},
+             ("user_id", "name", "via_app_token", "granted_by", "created_at"))
+_GRANTEE = obj({"user_id": STRING}, ("user_id",))
+
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
              description="`timezone` (an IANA name, UTC when absent) is the zone the record "
@@ -178,6 +240,23 @@ ENDPOINTS = [
              body=obj({"name": STRING, "timezone": STRING}, ("name",)),
              response=obj({"base_token": STRING, "name": STRING, "timezone": STRING},
                           ("base_token", "name", "timezone"))),
+    Endpoint("GET", _GRANTS, list_grants, "Who may use the Base besides its owner.", "bases",
+             description="Direct grants (given by the owner) and grants held through a site "
+             "bound to the Base (its owner and admins, while they hold the role).",
+             response=obj({"owner_id": STRING, "grants": array(_GRANT), "total": INTEGER},
+                          ("owner_id", "grants", "total"))),
+    Endpoint("POST", _GRANTS, add_grant, "Let a user use the Base (its owner only).", "bases",
+             body=_GRANTEE,
+             response=obj({"user_id": STRING, "granted": BOOLEAN}, ("user_id", "granted"))),
+    Endpoint("DELETE", _GRANTS, remove_grant, "Take a direct grant back (its owner only).",
+             "bases", description="The user id comes in the body or as ?user_id=. Sites the "
+             "user bound on that access, and that rest on no other access of theirs, are "
+             "unbound from the Base (unbound_app_tokens).",
+             body=_GRANTEE, body_required=False,
+             query=(QueryParam("user_id", STRING, "The user (instead of the body)."),),
+             response=obj({"user_id": STRING, "revoked": BOOLEAN,
+                           "unbound_app_tokens": array(STRING)},
+                          ("user_id", "revoked", "unbound_app_tokens"))),
     Endpoint("GET", _TABLES, list_tables, "List the Base's tables.", "tables",
              query=PAGE_QUERY,
              response=obj({"tables": array(obj({"id": STRING, "name": STRING})),

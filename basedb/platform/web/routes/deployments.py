@@ -14,15 +14,23 @@ from basedb.core.protocol import bad_request
 from basedb.platform.domain import deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
-from basedb.platform.domain.deployments import Deployment, base_app_url
+from basedb.platform.domain.deployments import Deployment
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
-from basedb.platform.web.http import Call, Endpoint, read_body
-from basedb.platform.web.multipart import parse_form
+from basedb.platform.web import origins
+from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
+from basedb.platform.web.uploads import read_form
 
 ZIP = "application/zip"
-FORM_FIELDS = ("artifact", "fingerprint")
+# The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
+MAX_UPLOAD_BYTES = 64 * MIB
+
+
+def base_app_url(call: Call, app_token: str, env: str) -> str:
+    """Where the release's pages are: the site's page origin (basedb.platform.web.origins)
+    on the address this request came to, or $BASEDB_PUBLIC_URL."""
+    return origins.page_url(app_token, env, base=origins.request_base(call.request))
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -35,28 +43,39 @@ def _manage(call: Call) -> sites.SiteRow:
 async def create_deployment(call: Call) -> dict[str, Any]:
     # Refuse non-managers before reading a body of up to 64 MB.
     await run_in_threadpool(_manage, call)
-    body = await read_body(call.request)
-    return await run_in_threadpool(_create, call, body)
+    form = await read_form(call.request, limit=MAX_UPLOAD_BYTES,
+                           texts=("fingerprint", "draftRevision"), files=("artifact",))
+    try:
+        if "artifact" not in form.files:
+            raise bad_request("The artifact file is missing", parameter="/artifact",
+                              fix="send site.zip as the file field \"artifact\"")
+        fingerprint = check_fingerprint_field(form.texts.get("fingerprint"))
+        revision = _revision_field(form.texts.get("draftRevision"))
+        content = await form.files["artifact"].read()
+    finally:
+        await form.close()
+    return await run_in_threadpool(_create, call, content, fingerprint, revision)
 
 
-def _create(call: Call, body: bytes) -> dict[str, Any]:
-    form = parse_form(body, call.request.headers.get("content-type"))
-    for name in form:
-        if name not in FORM_FIELDS:
-            raise bad_request(f"Unknown form field {name}", parameter=f"/{name}",
-                              fix="send only artifact (site.zip) and fingerprint",
-                              candidates=FORM_FIELDS)
-    if "artifact" not in form:
-        raise bad_request("The artifact file is missing", parameter="/artifact",
-                          fix="send site.zip as the file field \"artifact\"")
-    fingerprint = check_fingerprint_field(form["fingerprint"].text()
-                                          if "fingerprint" in form else None)
-    artifact = verify_artifact(form["artifact"].data, fingerprint)
+def _revision_field(value: str | None) -> int | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise bad_request("draftRevision must be a whole number", parameter="/draftRevision",
+                          received=value, fix="send the draftRevision your last draft write "
+                          "answered, or leave the field out")
+    return int(text)
+
+
+def _create(call: Call, content: bytes, fingerprint: str,
+            revision: int | None) -> dict[str, Any]:
+    artifact = verify_artifact(content, fingerprint)
     deployment = deployments.create(call.store, call.caches, call.caller,
-                                    call.path["app_token"], artifact)
+                                    call.path["app_token"], artifact, draft_revision=revision)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
-            "fingerprint": deployment.fingerprint,
-            "baseAppUrl": base_app_url(deployment.app_token, "preview"),
+            "fingerprint": deployment.fingerprint, "draftRevision": deployment.draft_revision,
+            "baseAppUrl": base_app_url(call, deployment.app_token, "preview"),
             "functionHints": deployment.function_hints, "createdAt": deployment.created_at,
             "timezone": deployment.timezone}
 
@@ -67,7 +86,7 @@ def _summary(deployment: Deployment, prod_id: str | None,
             "createdAt": deployment.created_at, "createdBy": deployment.created_by,
             "status": "ready", "isProd": deployment.deployment_id == prod_id,
             "promotedAt": promoted.get(deployment.deployment_id),
-            "timezone": deployment.timezone}
+            "draftRevision": deployment.draft_revision, "timezone": deployment.timezone}
 
 
 def list_deployments(call: Call) -> dict[str, Any]:
@@ -92,9 +111,9 @@ def get_deployment(call: Call) -> dict[str, Any]:
         functions = deployments.function_ids_by_kind(conn, deployment.deployment_id)
     is_preview = deployment.deployment_id == preview_id
     if deployment.deployment_id == prod_id:
-        url: str | None = base_app_url(site.app_token, "prod")
+        url: str | None = base_app_url(call, site.app_token, "prod")
     else:
-        url = base_app_url(site.app_token, "preview") if is_preview else None
+        url = base_app_url(call, site.app_token, "preview") if is_preview else None
     return {**_summary(deployment, prod_id, promoted), "isPreview": is_preview,
             "functions": functions, "agentTools": {"exclude": deployment.exclude},
             "functionHints": deployment.function_hints,
@@ -122,7 +141,7 @@ def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         deployment = action(conn, call.caller, site.app_token, call.path["deployment_id"])
     return {"deploymentId": deployment.deployment_id, "env": "prod",
-            "baseAppUrl": base_app_url(site.app_token, "prod")}
+            "baseAppUrl": base_app_url(call, site.app_token, "prod")}
 
 
 def download_artifact(call: Call) -> Response:
@@ -146,6 +165,8 @@ _SUMMARY_PROPERTIES: dict[str, Schema] = {
     "deploymentId": STRING, "fingerprint": STRING, "createdAt": STRING, "createdBy": STRING,
     "status": {"type": "string", "enum": ["ready"]}, "isProd": BOOLEAN,
     "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
+    "draftRevision": {"type": ["integer", "null"], "description": "The draft revision it "
+                      "was built from (null for deployments made before it was recorded)."},
     "timezone": {**STRING, "description": "The time zone its functions run in (sent with "
                  "the draft; a release keeps it)."},
 }
@@ -163,16 +184,21 @@ ENDPOINTS = [
              description="The drafts are judged again against the live catalog (9499 with "
              "data.errors), the agent-tools policy against the draft ids (800004030), and "
              "site.zip must carry .basedb/manifest.json whose fingerprint equals the form "
-             "field (9499).",
+             "field (9499). With draftRevision, refused (800004020) unless the drafts are "
+             "still at that revision: another deploy of the site wrote them meanwhile.",
              body=obj({"artifact": {"type": "string", "format": "binary",
                                     "description": "site.zip"},
-                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"}},
+                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"},
+                       "draftRevision": {**STRING, "pattern": "^[0-9]+$",
+                                         "description": "The draftRevision the deploy's "
+                                         "last draft write answered."}},
                       ("artifact", "fingerprint")),
-             body_media_type="multipart/form-data",
+             body_media_type="multipart/form-data", body_limit=MAX_UPLOAD_BYTES,
              response=obj({"deploymentId": STRING, "env": {"type": "string",
                                                            "enum": ["preview"]},
                            "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
-                           "functionHints": _HINTS, "createdAt": STRING},
+                           "functionHints": _HINTS, "createdAt": STRING,
+                           "draftRevision": {"type": "integer"}},
                           ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
                            "functionHints", "createdAt"))),
     Endpoint("GET", _DEPLOYMENTS, list_deployments, "The site's deployments, newest first.",

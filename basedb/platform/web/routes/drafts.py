@@ -1,5 +1,9 @@
 """Site drafts: functions, AI Functions and the agent-tools policy (full overwrites,
-owners and admins only)."""
+owners and admins only).
+
+Every answer carries the drafts' `draftRevision`; a write sent with `?draftRevision=N`
+is refused (800004020) unless the drafts are still at N, which is how a deploy keeps
+another deploy's writes from mixing into its own."""
 
 from __future__ import annotations
 
@@ -10,9 +14,16 @@ from basedb.core.protocol import Code
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.revision import live_catalog
-from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS
+
+
+def expected_revision(call: Call) -> int | None:
+    """?draftRevision=N: the revision the caller's previous write left, if sent."""
+    if call.query.get("draftRevision") in (None, ""):
+        return None
+    return call.query_int("draftRevision", default=0, minimum=0, maximum=2**62)
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -35,12 +46,16 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
     result = drafts.validate(functions, catalog)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The draft")
+    expected = expected_revision(call)
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        drafts.require_revision(conn, site.app_token, expected)
         drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
         drafts.save_timezone(conn, site.app_token, timezone)
+        revision = drafts.draft_revision(conn, site.app_token)
     counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
-    return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts}
+    return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
+            "draftRevision": revision}
 
 
 def get_draft_functions(call: Call) -> dict[str, Any]:
@@ -48,7 +63,9 @@ def get_draft_functions(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         functions = drafts.load_functions(conn, site.app_token, drafts.CODE_KINDS)
         timezone = drafts.load_timezone(conn, site.app_token)
-    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone}
+        revision = drafts.draft_revision(conn, site.app_token)
+    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone,
+            "draftRevision": revision}
 
 
 # --------------------------------------------------------------- AI Functions
@@ -61,17 +78,22 @@ def put_draft_ai_functions(call: Call) -> dict[str, Any]:
     result = drafts.validate(functions, EMPTY_CATALOG)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The AI Function draft")
+    expected = expected_revision(call)
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        drafts.require_revision(conn, site.app_token, expected)
         drafts.replace_functions(conn, site.app_token, drafts.AI_KINDS, functions)
-    return {"keys": sorted(f.function_id for f in functions)}
+        revision = drafts.draft_revision(conn, site.app_token)
+    return {"keys": sorted(f.function_id for f in functions), "draftRevision": revision}
 
 
 def get_draft_ai_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
         functions = drafts.load_functions(conn, site.app_token, drafts.AI_KINDS)
-    return drafts.functions_body(functions, {"aiFunctions": "ai_function"})
+        revision = drafts.draft_revision(conn, site.app_token)
+    return {**drafts.functions_body(functions, {"aiFunctions": "ai_function"}),
+            "draftRevision": revision}
 
 
 # ----------------------------------------------------------------- agent tools
@@ -79,8 +101,10 @@ def get_draft_ai_functions(call: Call) -> dict[str, Any]:
 
 def put_draft_agent_tools(call: Call) -> dict[str, Any]:
     site = _manage(call)
+    expected = expected_revision(call)
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
+        drafts.require_revision(conn, site.app_token, expected)
         legal = {f.function_id for f in drafts.load_functions(conn, site.app_token,
                                                               FUNCTION_KINDS)}
         findings = validate_exclude(call.body, legal, file="agent-tools.json")
@@ -88,13 +112,15 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
             raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
         exclude = list(call.body.get("exclude", []))
         drafts.save_exclude(conn, site.app_token, exclude)
-    return {"exclude": exclude}
+        revision = drafts.draft_revision(conn, site.app_token)
+    return {"exclude": exclude, "draftRevision": revision}
 
 
 def get_draft_agent_tools(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        return {"exclude": drafts.load_exclude(conn, site.app_token)}
+        return {"exclude": drafts.load_exclude(conn, site.app_token),
+                "draftRevision": drafts.draft_revision(conn, site.app_token)}
 
 
 # ------------------------------------------------------------------- schemas
@@ -120,6 +146,16 @@ _HINTS = array({"type": "object", "description": "A functionHints entry, as `bas
 _AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
                                               ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
+_REVISION: Schema = {**INTEGER, "description": "The drafts' revision (after this write)."}
+_EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0},
+                       "Refuse the write (800004020) unless the drafts are still at this "
+                       "revision: the one the caller's previous write answered.")
+
+
+def _with_revision(schema: Schema) -> Schema:
+    properties = {**schema["properties"], "draftRevision": _REVISION}
+    return {**schema, "properties": properties,
+            "required": [*schema.get("required", ()), "draftRevision"]}
 _FAILURES = ("Errors answer 9499 with data.errors (the findings of `basedb check`); the msg "
              "names the first and where it is in the request body.")
 
@@ -130,24 +166,27 @@ ENDPOINTS = [
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
              "validators of `basedb check`. " + _FAILURES,
-             body=_FUNCTIONS,
+             body=_FUNCTIONS, body_limit=32 * MIB, query=(_EXPECTED,),
              response=obj({"functionHints": _HINTS,
-                           "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS})},
-                          ("functionHints", "counts"))),
+                           "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS}),
+                           "draftRevision": _REVISION},
+                          ("functionHints", "counts", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/functions", get_draft_functions,
              "The draft Database Functions, Mutations and FaaS.", "drafts",
-             response=_FUNCTIONS),
+             response=_with_revision(_FUNCTIONS)),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
              description="Stored even when no AI endpoint is configured. " + _FAILURES,
-             body=_AI_FUNCTIONS, response=obj({"keys": STRINGS}, ("keys",))),
+             body=_AI_FUNCTIONS, body_limit=8 * MIB, query=(_EXPECTED,),
+             response=obj({"keys": STRINGS, "draftRevision": _REVISION},
+                          ("keys", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
-             "The draft AI Functions.", "drafts", response=_AI_FUNCTIONS),
+             "The draft AI Functions.", "drafts", response=_with_revision(_AI_FUNCTIONS)),
     Endpoint("PUT", _DRAFT + "/agent-tools", put_draft_agent_tools,
              "Replace the draft agent-tools policy.", "drafts",
              description="Every id in exclude must be a draft function or AI Function; "
              "otherwise 800004030 with data.errors.",
-             body=_EXCLUDE, response=_EXCLUDE),
+             body=_EXCLUDE, query=(_EXPECTED,), response=_with_revision(_EXCLUDE)),
     Endpoint("GET", _DRAFT + "/agent-tools", get_draft_agent_tools,
-             "The draft agent-tools policy.", "drafts", response=_EXCLUDE),
+             "The draft agent-tools policy.", "drafts", response=_with_revision(_EXCLUDE)),
 ]

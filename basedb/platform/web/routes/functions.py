@@ -22,7 +22,7 @@ from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.invoke import invoke_function, resolve_deployment, resolve_target
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.domain.snapshots import ENVIRONMENTS
-from basedb.platform.web.http import Call, Endpoint, QueryParam
+from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
 DEFAULT_PAGE_SIZE = 50
@@ -208,13 +208,18 @@ ENDPOINTS = [
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
              description="800004002 names the parameter that failed validation (nothing "
              "ran); 800004004 when the function's schema is not ready; 800004005 when it "
-             "failed while running. Mutations: check record_not_found, "
+             "failed while running or a Database Function hit a limit (5 s, 1 MiB per "
+             "value, memory); 99991400 when its site already runs its share of slow "
+             "queries (retry later). A Database Function answers at most 5,000 rows and "
+             "8 MiB (truncated: true). Mutations: check record_not_found, "
              "precondition_failed and ignored_fields even when code is 0. A page calling "
-             "through its sign-in session also reaches functions agent-tools.json excludes.",
-             query=(_ENV, _INTERNAL),
+             "through its sign-in session also reaches functions agent-tools.json excludes; "
+             "the session is accepted only on that site's page host, from its own origin "
+             "(Sec-Fetch-Site / Origin) and with the header X-Basedb-Page: 1.",
+             query=(_ENV, _INTERNAL), hosts="any",
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
-             body_required=False, page_session=True,
+             body_required=False, page_session=True, body_limit=4 * MIB,
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "

@@ -1,9 +1,13 @@
 """Pages: a deployment's static site at its baseAppUrl, the page runtime, and the
 browser sign-in session. These routes live outside the API prefix.
 
-A page needs a signed-in viewer (the session cookie, or a bearer token for tools such as
-curl); without one the sign-in page is served in its place. Prod pages are open to every
-site member, preview pages to owners and admins.
+Each site's pages are served on the site's own page host (`<app>.localhost`, see
+`basedb.platform.web.origins`) at `/sites/<appToken>/` (prod) and
+`/sites/<appToken>/preview/`; the same paths on an API host redirect there. A page needs
+a signed-in viewer (the site's session cookie, or a bearer token for tools such as
+curl); without one the sign-in page is served in its place. Prod pages are open to
+every site member, preview pages to owners and admins; to anyone else a site is not
+there at all (the same page as for a site that does not exist).
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from typing import Any
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from basedb.core.protocol import ApiFailure, Code, bad_request
+from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denied
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
-from basedb.platform.web import pages, sessions
-from basedb.platform.web.http import Call, Endpoint, envelope
+from basedb.platform.web import origins, pages, sessions
+from basedb.platform.web.http import KIB, Call, Endpoint, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
 RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
@@ -27,7 +31,8 @@ JAVASCRIPT = "text/javascript; charset=utf-8"
 HTML = "text/html; charset=utf-8"
 # A page route answers any file of the site, typed by its extension (pages.content_type).
 SITE_FILE = "*/*"
-_NO_STORE = {"Cache-Control": "no-store"}
+NO_SUCH_SITE = ("This platform has no such site, or you are not one of its members. Ask "
+                "the site's owner to add you, or check the address.")
 
 
 # -------------------------------------------------------------------------- pages
@@ -45,20 +50,28 @@ def serve_prod_page(call: Call) -> Response:
 
 def _serve(call: Call, env: str, raw_path: str) -> Response:
     app_token = call.path["app_token"]
+    host = origins.request_host(call.request)
+    if not origins.has_page_host(app_token):
+        return _page(404, "No such site", NO_SUCH_SITE)
+    if host is None or host.kind == "api":
+        return _to_page_host(call, app_token)
+    if host.site != origins.site_label(app_token):
+        return _page(404, "No such site", NO_SUCH_SITE)
     with call.store.read() as conn:
-        viewer = _viewer(call)
+        viewer = _viewer(call, app_token)
         if viewer is None:
-            return HTMLResponse(pages.sign_in_page(), status_code=401, headers=_NO_STORE)
+            return HTMLResponse(pages.sign_in_page(), status_code=401,
+                                headers=pages.platform_page_headers(
+                                    script=pages.SIGN_IN_SCRIPT))
         site = sites.get_site(conn, app_token)
-        if site is None:
-            return _page(404, "No such site", f"There is no site {app_token} on this platform.")
-        role = sites.role_of(conn, app_token, viewer.user_id)
-        allowed = sites.MANAGER_ROLES if env == "preview" else sites.ROLES
-        if role not in allowed:
-            needed = "an owner or admin" if env == "preview" else "a member"
-            return _page(403, "No access", f"You are signed in as {viewer.name}, who is not "
-                         f"{needed} of {site.title}; this page needs that role. Ask the site's "
-                         "owner to add you.")
+        role = sites.role_of(conn, app_token, viewer.user_id) if site else None
+        if site is None or role is None:
+            return _page(404, "No such site", NO_SUCH_SITE)
+        if env == "preview" and role not in sites.MANAGER_ROLES:
+            return _page(403, "No access", f"You are signed in as {viewer.name}, a member "
+                         f"of {site.title}; its preview is open to owners and admins. Open "
+                         "the production page instead, or ask the site's owner for the "
+                         "admin role.")
         path = pages.safe_path(raw_path)
         if path is None:
             return _not_found()
@@ -74,20 +87,33 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
     return _file_response(call, resolved.file)
 
 
-def _viewer(call: Call) -> identity.User | None:
-    """Who is looking: a bearer token if one is sent, else the session cookie (no page
-    header needed: loading a page only reads the deployed files)."""
+def _to_page_host(call: Call, app_token: str) -> Response:
+    """A page URL on an API host (as printed before sites had origins of their own):
+    the same path on the site's page host."""
+    url = call.request.url
+    target = origins.page_origin(app_token, base=origins.request_base(call.request)) + url.path
+    if url.query:
+        target += "?" + url.query
+    return RedirectResponse(target, status_code=308)
+
+
+def _viewer(call: Call, app_token: str) -> identity.User | None:
+    """Who is looking: a bearer token if one is sent, else the site's session cookie (no
+    page header needed: loading a page only reads the deployed files)."""
     conn = call.store.connection()
     authorization = call.request.headers.get("authorization")
     if authorization:
         return identity.authenticate(conn, authorization)
     secret = sessions.session_secret(call.request)
-    return sessions.user_for_session(conn, secret) if secret else None
+    found = sessions.session_of(conn, secret) if secret else None
+    if found is None or found[1] != app_token:
+        return None
+    return found[0]
 
 
 def _file_response(call: Call, file: pages.SiteFile) -> Response:
     etag = f'"{file.sha256}"'
-    headers = {"ETag": etag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    headers = {"ETag": etag, "Cache-Control": "no-cache", **pages.SITE_FILE_HEADERS}
     if etag in _etags(call.request.headers.get("if-none-match", "")):
         return Response(status_code=304, headers=headers)
     return Response(file.data, media_type=file.content_type, headers=headers)
@@ -107,7 +133,7 @@ def _redirect(call: Call, suffix: str) -> Response:
 
 def _page(status: int, title: str, text: str) -> Response:
     return HTMLResponse(pages.message_page(title, [text]), status_code=status,
-                        headers=_NO_STORE)
+                        headers=pages.platform_page_headers())
 
 
 def _not_found() -> Response:
@@ -142,23 +168,26 @@ def get_runtime(call: Call) -> Response:
 
 
 def sign_in(call: Call) -> Response:
-    # Only a script of a platform page can add this header (see basedb.platform.web.sessions),
-    # so another site cannot sign a browser in under its own account.
-    if call.request.headers.get(sessions.PAGE_HEADER) != "1":
-        raise bad_request(f"Sign-in needs the header {sessions.PAGE_HEADER}: 1",
-                          parameter=f"header {sessions.PAGE_HEADER}",
-                          fix="sign in from the sign-in page a site page shows")
+    # Only a script of this page host can send this request (see
+    # basedb.platform.web.sessions), so no other page signs a browser in here.
+    sessions.require_page_request(call.request)
     token = call.body_object({"token"}).get("token")
     if not isinstance(token, str) or not token.strip():
         raise bad_request("token is missing", parameter="/token",
                           fix="paste the output of `basedb auth token`")
+    host = origins.request_host(call.request)
+    label = host.site if host is not None else None
     with call.store.write() as conn:
         user = identity.user_for_token(conn, token.strip())
         if user is None:
             raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: it is unknown to this "
                              "platform. Fix: paste the output of `basedb auth token`. "
                              "Executed: no. Retry: retry after fixing.", status=401)
-        secret = sessions.open_session(conn, user)
+        site = sites.site_for_label(conn, label) if label else None
+        if site is None or sites.role_of(conn, site.app_token, user.user_id) is None:
+            raise permission_denied(f"User {user.user_id} cannot sign in here: "
+                                    f"{NO_SUCH_SITE}", "sign in with the token of a member")
+        secret = sessions.open_session(conn, user, site.app_token)
     response = envelope(_user(user))
     sessions.set_session_cookie(response, secret, secure=call.request.url.scheme == "https")
     return response
@@ -183,33 +212,42 @@ def _user(user: identity.User) -> dict[str, Any]:
 
 
 _USER = obj({"userId": STRING, "name": STRING}, ("userId", "name"))
-_PAGE_DESCRIPTION = ("Serves src/<path> of the deployment's site.zip (index.html for a "
-                     "directory). Needs the page session cookie or a bearer token; without "
-                     "one, answers 401 with the sign-in page.")
+_PAGE_DESCRIPTION = ("On the site's page host (<app>.localhost, or <app>.<public host>): "
+                     "serves src/<path> of the deployment's site.zip (index.html for a "
+                     "directory). Needs the site's page session cookie or a bearer token; "
+                     "without one, answers 401 with the sign-in page. On an API host, "
+                     "redirects (308) to the same path on the site's page host.")
+_MOVED = ("A redirect (Location): 308 on an API host to the same path on the site's page "
+          "host; 307 from a directory's path to the path with a closing slash.")
+_SESSION = ("On a site's page host only; needs the header X-Basedb-Page: 1 and a "
+            "same-origin request (Sec-Fetch-Site / Origin).")
 
 ENDPOINTS = [
     # The preview route comes first: the prod route's {path} would match preview/… too.
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
-             description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=SITE_FILE, error_page_media_type=HTML),
+             description=_PAGE_DESCRIPTION, auth=False, absolute=True, hosts="any",
+             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML),
     Endpoint("GET", "/sites/{app_token}/{path:path}", serve_prod_page,
              "A page of the site's production release (members).", "pages",
-             description=_PAGE_DESCRIPTION, auth=False, absolute=True,
-             response_media_type=SITE_FILE, error_page_media_type=HTML),
+             description=_PAGE_DESCRIPTION, auth=False, absolute=True, hosts="any",
+             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
              "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
              "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,
-             response_media_type=JAVASCRIPT),
-    Endpoint("POST", "/_basedb/session", sign_in, "Sign a browser in with a platform token.",
-             "pages", description="Needs the header X-Basedb-Page: 1. Sets an HttpOnly, "
-             "SameSite=Strict session cookie, which endpoints marked for pages accept "
-             "together with that header.",
-             auth=False, absolute=True, body=obj({"token": STRING}, ("token",)),
+             hosts="any", response_media_type=JAVASCRIPT),
+    Endpoint("POST", "/_basedb/session", sign_in,
+             "Sign a browser in to this page host's site with a platform token.",
+             "pages", description=_SESSION + " The token's user must be a member of the "
+             "site. Sets an HttpOnly, SameSite=Strict session cookie for this host, which "
+             "endpoints marked for pages accept for this site only.",
+             auth=False, absolute=True, hosts="page", body=obj({"token": STRING}, ("token",)),
+             body_limit=16 * KIB,
              response=_USER),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
-             "pages", absolute=True, page_session=True, response=_USER),
+             "pages", description=_SESSION, absolute=True, hosts="page", page_session=True,
+             response=_USER),
     Endpoint("DELETE", "/_basedb/session", sign_out, "Sign the browser out.", "pages",
-             absolute=True, page_session=True,
+             description=_SESSION, absolute=True, hosts="page", page_session=True,
              response=obj({"signedOut": {"type": "boolean"}}, ("signedOut",))),
 ]

@@ -9,7 +9,7 @@ from basedb.core.findings import pointer
 from basedb.core.protocol import bad_request, not_found
 from basedb.platform.domain import bases, records
 from basedb.platform.domain.records import MAX_BATCH
-from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.paths import path_table, path_table_and_zone
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
@@ -24,6 +24,10 @@ from basedb.platform.web.routes.schemas import (
     obj,
 )
 from basedb.workspace.model import Table
+
+# A record holds up to a few hundred fields of up to 100,000 characters each.
+RECORD_BODY_LIMIT = 8 * MIB
+BATCH_BODY_LIMIT = 32 * MIB
 
 
 def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str, Any]:
@@ -157,10 +161,10 @@ ENDPOINTS = [
                           ("fields", "field_id_list", "record_id_list", "data", "has_more",
                            "total"))),
     Endpoint("POST", _RECORDS, create_record, "Create a record.", "records", body=_FLAT,
-             response=RECORD),
+             body_limit=RECORD_BODY_LIMIT, response=RECORD),
     Endpoint("GET", _RECORD, get_record, "One record.", "records", response=RECORD),
     Endpoint("PATCH", _RECORD, patch_record, "Update some fields of a record.", "records",
-             body=_FLAT, response=RECORD),
+             body=_FLAT, body_limit=RECORD_BODY_LIMIT, response=RECORD),
     Endpoint("DELETE", _RECORD, delete_record, "Delete a record (and links to it).",
              "records", response=obj({"record_id": STRING, "deleted": BOOLEAN},
                                      ("record_id", "deleted"))),
@@ -168,6 +172,7 @@ ENDPOINTS = [
              f"Create up to {MAX_BATCH} records.", "records",
              body=obj({"fields": {**STRINGS, "description": "Field names or ids."},
                        "rows": array(array(CELL), maxItems=MAX_BATCH)}, ("fields", "rows")),
+             body_limit=BATCH_BODY_LIMIT,
              response=obj({"fields": STRINGS, "field_id_list": STRINGS,
                            "record_id_list": STRINGS, "data": array(array(CELL))},
                           ("fields", "field_id_list", "record_id_list", "data"))),
@@ -175,6 +180,7 @@ ENDPOINTS = [
              f"Apply one patch to up to {MAX_BATCH} records.", "records",
              body=obj({"record_id_list": {**STRINGS, "maxItems": MAX_BATCH}, "patch": _FLAT},
                       ("record_id_list", "patch")),
+             body_limit=RECORD_BODY_LIMIT,
              response=obj({"record_id_list": STRINGS,
                            "update": {"type": "object", "additionalProperties": CELL,
                                       "description": "The values written, by field name."}},

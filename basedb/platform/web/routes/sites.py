@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from basedb.core.protocol import bad_request, not_found, permission_denied
-from basedb.platform.domain import bases, identity, sites
+from basedb.platform.domain import bases, grants, identity, sites
 from basedb.platform.domain.access import require_base, require_site
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import (
@@ -25,6 +25,7 @@ from basedb.platform.web.routes.schemas import (
     array,
     obj,
 )
+from basedb.platform.web.sessions import close_member_sessions
 from basedb.workspace.catalog import catalog_to_dict
 
 MAX_BOUND_TABLES = 100
@@ -112,14 +113,23 @@ def bind_base(call: Call) -> dict[str, Any]:
                 "one Base", parameter="/baseToken", received=base_token,
                 fix=f"bind tables of {site.base_token}, or unbind its tables first "
                 f"(POST /sites/{site.app_token}/unbind_base)")
-        require_base(conn, call.caller, base_token)
+        base = require_base(conn, call.caller, base_token)
         known = [tid for tid, _ in bases.list_tables(conn, base_token, 0, 10**6)[0]]
         for index, table_id in enumerate(table_ids):
             if table_id not in known:
                 raise not_found(f"Table {table_id} of Base {base_token}",
                                 f"/tableIds/{index}", table_id,
                                 f"use ids from GET /bases/{base_token}/tables")
+        if not current:
+            # A new binding rests on the binder's own access, and ends with it.
+            basis = grants.binding_basis(conn, base_token, base.owner_id,
+                                         call.caller.user_id, excluding=site.app_token)
+            if basis is None:
+                raise not_found(f"Base {base_token}", "/baseToken", base_token,
+                                "bind a Base you own or were granted")
+            grants.record_binding(conn, site.app_token, call.caller.user_id, basis)
         bound = sites.bind_tables(conn, site, base_token, table_ids)
+        grants.reconcile(conn, base_token)
     return {"appToken": site.app_token, "baseToken": base_token, "tableIds": bound}
 
 
@@ -135,6 +145,7 @@ def unbind_base(call: Call) -> dict[str, Any]:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
         remaining = sites.unbind_tables(conn, site, table_ids)
+        grants.reconcile(conn, site.base_token)
     return {"appToken": site.app_token, **_binding(site, remaining)}
 
 
@@ -187,6 +198,7 @@ def add_member(call: Call) -> dict[str, Any]:
             raise permission_denied("Only the site owner grants or revokes the admin role",
                                     "ask the site owner")
         sites.set_member(conn, site.app_token, user_id, role)
+        grants.reconcile(conn, site.base_token)
     return {"userId": user_id, "role": role}
 
 
@@ -209,6 +221,10 @@ def remove_member(call: Call) -> dict[str, Any]:
             raise permission_denied(f"A site {my_role} cannot remove a site {current}",
                                     "ask the site owner")
         sites.remove_member(conn, site.app_token, user_id)
+        # Everything held through the membership ends with it: page sessions on the
+        # site, and Base access through it (with what was bound on that access).
+        close_member_sessions(conn, site.app_token, user_id)
+        grants.reconcile(conn, site.base_token)
     return {"userId": user_id, "removed": True}
 
 

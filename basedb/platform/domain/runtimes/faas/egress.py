@@ -147,8 +147,8 @@ class EgressProxy:
             if target is not None:
                 upstream_reader, upstream = target
                 await asyncio.gather(_relay(reader, upstream), _relay(upstream_reader, writer))
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
-                asyncio.TimeoutError, ValueError):
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                ValueError):
             pass
         finally:
             grant.tunnels -= 1
@@ -178,7 +178,7 @@ class EgressProxy:
                                  f"{host}:{port} is not in this function's network.allow")
         try:
             addresses = await asyncio.wait_for(self.resolver(host, port), CONNECT_TIMEOUT_S)
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             grant.note(f"refused {host}:{port}: the name does not resolve")
             return await _refused(writer, "502 Bad Gateway", f"{host} does not resolve")
         private = [address for address in addresses if not self.permit(address)]
@@ -191,7 +191,7 @@ class EgressProxy:
             try:
                 upstream = await asyncio.wait_for(asyncio.open_connection(address, port),
                                                   CONNECT_TIMEOUT_S)
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 continue
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await writer.drain()

@@ -14,6 +14,7 @@ import pytest
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
+from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
@@ -192,11 +193,13 @@ def test_the_runtime_refuses_writes_even_in_a_compiled_statement(
         "SELECT changes()", f"VACUUM INTO '/tmp/stolen-{site.app_token}.db'",
     ]
     before = fingerprint(platform)
-    pool = read_only_pool(platform.store)
+    with platform.store.read() as conn:
+        revision = catalog_revision(conn)
     for sql in statements:
         compiled = CompiledQuery(sql=sql, slots=(), columns=(), tables=frozenset({tasks}))
-        with pool.transaction() as conn, pytest.raises(ApiFailure) as refused:
-            run_query(conn, compiled, [], user_id="ou_x", function_id="evil", log_id="L1")
+        with pytest.raises(ApiFailure) as refused:
+            run_query(platform.store.path, compiled, [], catalog_revision=revision,
+                      user_id="ou_x", function_id="evil", log_id="L1")
         assert refused.value.code == Code.EXECUTION_FAILED, sql
         assert sql not in refused.value.msg and "sqlite" not in refused.value.msg.lower()
     assert fingerprint(platform) == before
@@ -273,8 +276,6 @@ GROWING_SQL = {
 @pytest.mark.parametrize("name", sorted(GROWING_SQL))
 def test_a_query_that_grows_a_value_without_bound_fails_the_call_not_the_server(
         name: str, api: Api, platform: LocalPlatform) -> None:
-    if not hasattr(sqlite3.Connection, "setlimit"):
-        pytest.skip("Python 3.10's sqlite3 cannot lower SQLite's limits")
     site = released_site(api, database_functions=[
         *DATABASE_FUNCTIONS, sql_function("grow", GROWING_SQL[name])])
     site.invoke_fails("grow", {}, code=Code.EXECUTION_FAILED)
