@@ -4,7 +4,8 @@ against the invoke floor: the same compiled query in raw sqlite3 on the same dat
 In-process (no HTTP: the invoke benchmark measures that), on the orders table of the
 invoke benchmark, each call paired with its floor in alternating order:
 - runtime: the platform's query path (`run_query`: parameters bound by type, the
-  read-only authorizer, cells decoded by type) for the invoke benchmark's query;
+  statement run in a query worker under the read-only authorizer and SQLite's limits,
+  cells decoded by type) for the invoke benchmark's query;
 - timezone: the per-call work the site's zone adds, alone — now() in the zone and a
   DATETIME parameter converted as a timestamp (`CompiledQuery.parameters`) — for a
   query that uses both;
@@ -36,6 +37,7 @@ ZONED_TARGET = Target(1.1, "ratio")
                           "in Database Function calls, against the raw sqlite3 floor")
 def sql_semantics_benchmark(ctx: BenchContext) -> BenchResult:
     from basedb.check.sql.analysis import analyze_sql
+    from basedb.platform.domain.revision import catalog_revision
     from basedb.platform.domain.runtimes.sql import QueryLimits, run_query
     from basedb.platform.storage.sql_compile import compile_for_sqlite
     from basedb.platform.storage.sql_query import prepare_connection
@@ -56,30 +58,34 @@ def sql_semantics_benchmark(ctx: BenchContext) -> BenchResult:
     raw = sqlite3.connect(uri, uri=True, isolation_level=None)
     platform = sqlite3.connect(uri, uri=True, isolation_level=None)
     prepare_connection(platform)
+    revision = catalog_revision(platform)
     limits = QueryLimits()
 
     def floor(values: list[Any]) -> Any:
         return raw.execute(site.compiled.sql, site.compiled.parameters(values, None)).fetchall()
 
     def runtime(values: list[Any]) -> Any:
-        return run_query(platform, site.compiled, values, user_id="ou_bench",
-                         function_id="bench", log_id="bench", limits=limits)
+        return run_query(site.database, site.compiled, values, catalog_revision=revision,
+                         user_id="ou_bench", function_id="bench", log_id="bench",
+                         limits=limits)
 
     def zone_work(values: list[Any]) -> Any:
         return zoned.parameters([*values, SINCE], "ou_bench")
 
     def zoned_call(values: list[Any]) -> Any:
-        return run_query(platform, zoned, [*values, SINCE], user_id="ou_bench",
-                         function_id="bench", log_id="bench", limits=limits)
+        return run_query(site.database, zoned, [*values, SINCE], catalog_revision=revision,
+                         user_id="ou_bench", function_id="bench", log_id="bench",
+                         limits=limits)
 
     def utc_call(values: list[Any]) -> Any:
-        return run_query(platform, utc, [*values, SINCE], user_id="ou_bench",
-                         function_id="bench", log_id="bench", limits=limits)
+        return run_query(site.database, utc, [*values, SINCE], catalog_revision=revision,
+                         user_id="ou_bench", function_id="bench", log_id="bench",
+                         limits=limits)
 
     try:
         ctx.log(f"sqlsemantics: {calls:,} calls per measure …")
-        runtime_pair = _pairs(runtime, floor, params, "run_query (typed binding, authorizer, "
-                              "decoding)", "raw sqlite3, same compiled query")
+        runtime_pair = _pairs(runtime, floor, params, "run_query (typed binding, query worker, "
+                              "authorizer, decoding)", "raw sqlite3, same compiled query")
         zone_pair = _pairs(zone_work, floor, params, "now() and a DATETIME param in "
                            "Asia/Shanghai, bound (per call)", "raw sqlite3, same compiled query")
         zoned_pair = _pairs(zoned_call, utc_call, params, "run_query, query with now() and a "
