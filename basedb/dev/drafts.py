@@ -45,7 +45,9 @@ class DevDraftBody:
                 body[key].append(item)
         for stale in set(self._items) - wanted:
             del self._items[stale]
-        return body
+        config = ws.config
+        # The development draft runs in the site's time zone, as a deployment does.
+        return {**body, "timezone": (config.timezone if config is not None else None) or "UTC"}
 
     def _read(self, kind: FunctionKind, function_id: str) -> dict[str, Any]:
         decl_path = declaration_file(kind, function_id)

@@ -57,8 +57,10 @@ class DevDrafts:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
 
-    def put(self, app_token: str, functions: Sequence[DraftFunction]) -> DevDraft:
-        """Replace the site's dev draft by `functions` (already validated)."""
+    def put(self, app_token: str, functions: Sequence[DraftFunction], *,
+            timezone: str = "UTC") -> DevDraft:
+        """Replace the site's dev draft by `functions` (already validated), to run in
+        `timezone` (the site's)."""
         size = draft_size(functions)
         if size > MAX_DRAFT_BYTES:
             raise ValueError(f"a dev draft of {size} bytes exceeds {MAX_DRAFT_BYTES}")
@@ -68,7 +70,7 @@ class DevDrafts:
             self._revisions[app_token] = revision
         snapshot = make_snapshot(
             deployment_id=f"{DEV_ENV}:{app_token}:{number}", app_token=app_token,
-            fingerprint="", exclude=frozenset(), created_at=ids.now_text(),
+            fingerprint="", exclude=frozenset(), created_at=ids.now_text(), timezone=timezone,
             functions={item.function_id: FunctionSnapshot(
                 function_id=item.function_id, kind=item.kind, declaration=item.declaration,
                 sql=item.sql, handler=item.handler) for item in functions})

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
@@ -217,10 +218,12 @@ def _is_encodable(text: str) -> bool:
     return True
 
 
-def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any]:
+def param_values(plan: FunctionPlan, params: Mapping[str, Any],
+                 zone: str = "UTC") -> dict[str, Any]:
     """Validated params of a Database Function or Mutation, normalised for running:
     integers within SQLite's range, DATE as 'YYYY-MM-DD', DATETIME as the cell format
-    'YYYY-MM-DD HH:mm:ss' (an ISO time with an offset converted to local time)."""
+    'YYYY-MM-DD HH:mm:ss' in the site's time zone `zone` (an ISO time with an offset or
+    `Z` is converted to it; one without is already site time)."""
     values: dict[str, Any] = {}
     for spec in plan.specs:
         value = params.get(spec.name)
@@ -228,13 +231,14 @@ def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any
         if value is None:
             values[spec.name] = None
         elif spec.is_array:
-            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}") for i, v in enumerate(value)]
+            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}", zone)
+                                 for i, v in enumerate(value)]
         else:
-            values[spec.name] = _scalar(spec.kind, value, at)
+            values[spec.name] = _scalar(spec.kind, value, at, zone)
     return values
 
 
-def _scalar(kind: str, value: Any, at: str) -> Any:
+def _scalar(kind: str, value: Any, at: str, zone: str) -> Any:
     if kind == "INT" and isinstance(value, float):
         value = int(value)  # the schema lets 3.0 through as an integer
     if kind in ("INT", "NUMBER") and isinstance(value, int) and abs(value) > MAX_SQL_INT:
@@ -248,25 +252,25 @@ def _scalar(kind: str, value: Any, at: str) -> Any:
                            "send a date YYYY-MM-DD that exists, e.g. 2025-02-28") from None
         return value
     if kind == "DATETIME":
-        return _datetime_text(value, at)
+        return _datetime_text(value, at, zone)
     return value
 
 
-def _datetime_text(value: str, at: str) -> str:
+def _datetime_text(value: str, at: str, zone: str) -> str:
     match = _DATETIME_RE.match(value)
     fix = 'send "YYYY-MM-DD HH:mm:ss" (site time), or ISO 8601 such as 2025-01-31T09:00:00Z'
     if match is None:
         raise _invalid("The value is not a date and time", at, value, fix)
-    day, hour, minute, second, zone = match.groups()
+    day, hour, minute, second, written_offset = match.groups()
     try:
         moment = datetime.strptime(f"{day} {hour or '00'}:{minute or '00'}:{second or '00'}",
                                    DATETIME_FORMAT)
-        if zone:
-            offset = "+00:00" if zone == "Z" else zone
+        if written_offset:
+            offset = "+00:00" if written_offset == "Z" else written_offset
             if ":" not in offset:
                 offset = f"{offset[:3]}:{offset[3:]}"
             aware = datetime.fromisoformat(moment.isoformat() + offset)
-            moment = aware.astimezone().replace(tzinfo=None)
+            moment = aware.astimezone(zone_info(zone)).replace(tzinfo=None)
     except (ValueError, OverflowError):
         raise _invalid("The value is not a real date and time", at, value, fix) from None
     return moment.strftime(DATETIME_FORMAT)
@@ -295,7 +299,9 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
             plan = target.plan
             require_callable(plan)
             checked = checked_input(plan, params)
-            values = list(param_values(plan, checked).values()) if plan.compiled else []
+            zone = target.deployed.snapshot.timezone
+            values = (list(param_values(plan, checked, zone).values()) if plan.compiled
+                      else [])
         if plan.compiled is None:
             break
         try:
@@ -334,7 +340,7 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
                                              function_id=target.function_id, log_id=log_id)
     return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
                     function=function, input=checked, log_id=log_id, env=env,
-                    secret_values=values)
+                    secret_values=values, timezone=snapshot.timezone)
 
 
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,
@@ -350,5 +356,6 @@ def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, tar
             require_callable(plan)
             params = checked_input(plan, params)
         assert plan.mutation is not None
-        return run_mutation(conn, plan.mutation, param_values(plan, params),
-                            caller_id=caller.user_id)
+        zone = target.deployed.snapshot.timezone
+        return run_mutation(conn, plan.mutation, param_values(plan, params, zone),
+                            caller_id=caller.user_id, zone=zone)

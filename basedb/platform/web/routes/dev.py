@@ -31,7 +31,9 @@ def put_dev_functions(call: Call) -> dict[str, Any]:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
         catalog = live_catalog(conn, site, call.caches.catalogs).catalog
-    functions = drafts.parse_lists(call.body, DEV_LISTS, drafts.MAX_FUNCTIONS)
+    functions = drafts.parse_lists(call.body, DEV_LISTS, drafts.MAX_FUNCTIONS,
+                                   extra=(drafts.TIMEZONE_KEY,))
+    timezone = drafts.parse_timezone(call.body)
     size = draft_size(functions)
     if size > MAX_DRAFT_BYTES:
         raise bad_request(f"The development draft holds {size} bytes; at most "
@@ -40,7 +42,7 @@ def put_dev_functions(call: Call) -> dict[str, Any]:
     result = drafts.validate(functions, catalog)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The development draft")
-    draft = call.caches.dev.put(site.app_token, functions)
+    draft = call.caches.dev.put(site.app_token, functions, timezone=timezone)
     counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in DEV_LISTS.values()}
     return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
             "revision": draft.revision}

@@ -42,6 +42,7 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         catalog = live_catalog(conn, site, call.caches.catalogs).catalog
     functions = drafts.parse_functions_body(call.body)
+    timezone = drafts.parse_timezone(call.body)
     result = drafts.validate(functions, catalog)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The draft")
@@ -50,6 +51,7 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
         drafts.require_revision(conn, site.app_token, expected)
         drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
+        drafts.save_timezone(conn, site.app_token, timezone)
         revision = drafts.draft_revision(conn, site.app_token)
     counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
     return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
@@ -60,8 +62,10 @@ def get_draft_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
         functions = drafts.load_functions(conn, site.app_token, drafts.CODE_KINDS)
+        timezone = drafts.load_timezone(conn, site.app_token)
         revision = drafts.draft_revision(conn, site.app_token)
-    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "draftRevision": revision}
+    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone,
+            "draftRevision": revision}
 
 
 # --------------------------------------------------------------- AI Functions
@@ -130,7 +134,11 @@ _FAAS = obj({"functionId": STRING, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
 FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
-                  "faas": array(_FAAS)},
+                  "faas": array(_FAAS),
+                  "timezone": {**STRING, "description": "The IANA time zone the functions "
+                               "run in (base-database.jsonc `timezone`; UTC when absent): "
+                               "now(), CURRENT_DATE and datetime values in SQL, datetime "
+                               "params, and the datetimes Mutations and FaaS write."}},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
                  "left out counts as empty.")
 FUNCTION_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
