@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -35,3 +36,20 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     waited: list[float] = []
     monkeypatch.setattr("basedb.client.retry.pause", waited.append)
     return waited
+
+
+# The differential SQL suite's counts (tests/differential/conftest.py), carried from
+# pytest-xdist workers: the controller never loads that conftest, so it prints them here.
+_WORKER_SUMMARIES: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _WORKER_SUMMARIES.extend(getattr(node, "workeroutput", {}).get("sql_differential", []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _WORKER_SUMMARIES:
+        terminalreporter.section("SQL compared with PostgreSQL")
+        for line in sorted(_WORKER_SUMMARIES):
+            terminalreporter.write_line(line)

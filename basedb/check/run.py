@@ -19,19 +19,22 @@ layer sits above check, so a caller that has generated files to compare hands it
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None,
-                    cache: bool = False) -> CheckResult:
+                    cache: bool | AnalysisCache = False) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
     `contracts`, when given, compares generated contract files on disk with what
     `contracts generate` would write; it runs only when nothing else is wrong (stale
     contracts of broken declarations would only repeat those errors). `cache` reuses SQL
-    analyses of unchanged queries from the workspace's local cache (same results).
+    analyses of unchanged queries from the workspace's local cache (same results); an
+    `AnalysisCache` passed in is used and kept in memory across runs (`basedb dev`).
     """
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai)
     ctx.extend(ws.load_findings)
     declarations.check_declarations(ctx)
     if cache:
-        analysis_cache = AnalysisCache.open(ws.root, ws.catalog)
+        analysis_cache = (cache if isinstance(cache, AnalysisCache)
+                          else AnalysisCache.open(ws.root, ws.catalog))
+        analysis_cache.start_run()
         sql_rules.check_database_functions(ctx, cache=analysis_cache)
         analysis_cache.save()
     else:

@@ -54,6 +54,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "api": ("basedb.cli.api", "api_command", "Call any Open API endpoint (lark-cli conventions)."),
     "lark-cli": ("basedb.cli.api", "lark_cli_command",
                  "Run lark-cli with the workspace profile (falls back to `basedb api`)."),
+    "dev": ("basedb.cli.dev", "dev_command",
+            "Serve the page from disk with live reload; re-check and sync on save."),
     "serve": ("basedb.cli.serve", "serve_command", "Run the local platform over HTTP."),
     "demo": ("basedb.cli.demo", "demo_command",
              "Run the whole journey on the embedded local platform."),

@@ -1,10 +1,12 @@
-"""Render the command reference (docs/cli.md) and the check reference (docs/checks.md).
+"""Render the command reference (docs/cli.md), the check reference (docs/checks.md) and
+the SQL subset of Database Functions (docs/sql.md).
 
-    python -m basedb.cli.reference --write   # regenerate both files
-    python -m basedb.cli.reference --check   # exit 1 when either is out of date
+    python -m basedb.cli.reference --write   # regenerate the files
+    python -m basedb.cli.reference --check   # exit 1 when one is out of date
 
-Both are generated from the code (click commands, the check rule table), and a test
-keeps the committed files in step, so the documentation cannot drift from the CLI.
+They are generated from the code (click commands, the check rule table, the SQL
+function and construct tables), and a test keeps the committed files in step, so the
+documentation cannot drift from the CLI.
 """
 
 from __future__ import annotations
@@ -110,8 +112,11 @@ def _cell(text: str) -> str:
 
 
 def expected_files() -> dict[Path, str]:
+    from basedb.check.sql.reference import render_sql_reference
+
     return {DOCS / "cli.md": render_cli_reference(),
-            DOCS / "checks.md": render_check_reference()}
+            DOCS / "checks.md": render_check_reference(),
+            DOCS / "sql.md": render_sql_reference()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,6 +114,12 @@ def draft_agent_tools(app_token: str) -> str:
     return site(app_token) + "/draft/agent-tools"
 
 
+def dev_functions(app_token: str) -> str:
+    """PUT (replace), GET, DELETE: the development draft `basedb dev` keeps current
+    (basedb's local platform; no known equivalent on Lark)."""
+    return site(app_token) + "/dev/functions"
+
+
 def deployments(app_token: str) -> str:
     """POST multipart (site.zip + fingerprint) -> a preview; GET -> the list."""
     return site(app_token) + "/deployments"

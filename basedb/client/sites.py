@@ -135,6 +135,15 @@ class SiteApi:
     def draft_agent_tools(self) -> dict[str, Any]:
         return self._get(endpoints.draft_agent_tools(self.app_token))
 
+    # ----------------------------------------------------------- development draft
+
+    def put_dev_functions(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Replace the development draft (what env=dev calls run)."""
+        return self._send("PUT", endpoints.dev_functions(self.app_token), body)
+
+    def discard_dev_functions(self) -> dict[str, Any]:
+        return self._send("DELETE", endpoints.dev_functions(self.app_token))
+
     # ---------------------------------------------------------------- deployments
 
     def create_deployment(self, site_zip: bytes, fingerprint: str, *,

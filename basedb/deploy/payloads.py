@@ -23,6 +23,7 @@ CODE_LISTS: dict[str, FunctionKind] = {
     "faas": "faas",
 }
 AI_LIST = "aiFunctions"
+TIMEZONE = "timezone"
 
 
 def ids_of_kind(ids: Mapping[str, list[FunctionKind]], kind: FunctionKind) -> list[str]:
@@ -51,10 +52,11 @@ def _document(by_path: Mapping[str, bytes], path: str) -> Any:
 
 
 def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
-                   ) -> dict[str, list[dict[str, Any]]]:
-    """The PUT draft/functions body: every Database Function, Mutation and FaaS."""
+                   timezone: str = "UTC") -> dict[str, Any]:
+    """The PUT draft/functions body: every Database Function, Mutation and FaaS, and the
+    time zone they run in."""
     by_path = {item.path: item.data for item in inputs}
-    body: dict[str, list[dict[str, Any]]] = {key: [] for key in CODE_LISTS}
+    body: dict[str, Any] = {key: [] for key in CODE_LISTS}
     for key, kind in CODE_LISTS.items():
         for function_id in ids_of_kind(ids, kind):
             item: dict[str, Any] = {
@@ -66,6 +68,7 @@ def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
             elif kind == "faas":
                 item["handler"] = _text(by_path, handler_file(function_id))
             body[key].append(item)
+    body[TIMEZONE] = timezone
     return body
 
 
@@ -77,7 +80,7 @@ def ai_body(inputs: list[InputFile], keys: list[str]) -> dict[str, list[dict[str
                       for key in sorted(keys)]}
 
 
-def function_counts(body: Mapping[str, list[dict[str, Any]]]) -> dict[str, int]:
+def function_counts(body: Mapping[str, Any]) -> dict[str, int]:
     return {kind: len(body.get(key, [])) for key, kind in CODE_LISTS.items()}
 
 
@@ -103,7 +106,8 @@ def same_lists(sent: Mapping[str, Any], stored: Mapping[str, Any], keys: list[st
 
 
 def same_functions(sent: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
-    return same_lists(sent, stored, list(CODE_LISTS), "functionId")
+    return same_lists(sent, stored, list(CODE_LISTS), "functionId") and sent.get(
+        TIMEZONE, "UTC") == stored.get(TIMEZONE, "UTC")
 
 
 def same_ai_functions(sent: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:

@@ -106,6 +106,12 @@ class Prepared:
         return payloads.ids_of_kind(self.workspace.ids, "ai_function")
 
     @property
+    def timezone(self) -> str:
+        """The site's time zone (base-database.jsonc; UTC when it names none)."""
+        config = self.workspace.config
+        return (config.timezone if config is not None else None) or "UTC"
+
+    @property
     def local_exclude(self) -> list[str]:
         config = self.workspace.agent_tools
         return list(config.exclude) if config.present else []
@@ -160,7 +166,8 @@ def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
     runner = StageRunner(None, new_attempt_id())
     prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
-    body = payloads.functions_body(prepared.inputs, prepared.workspace.ids)
+    body = payloads.functions_body(prepared.inputs, prepared.workspace.ids,
+                                   prepared.timezone)
     if skip_ai:
         ai_sync = AiSync("skipped", reason="skip_ai_functions")
     elif not prepared.ai_keys:
@@ -259,7 +266,8 @@ def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:
 def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
                     chain: DraftChain) -> None:
     body = runner.run("draft_functions",
-                      lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids))
+                      lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids,
+                                                      prepared.timezone))
     counts = payloads.function_counts(body)
     runner.start("draft_functions", {"counts": counts})
 

@@ -102,8 +102,8 @@ class PlatformProvisioner:
     def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         return _data(self.client.request(method, path, json=body))
 
-    def provision(self, schema: TemplateSchema, *, title: str,
-                  base_token: str | None) -> ProvisionedSite:
+    def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
+                  timezone: str | None = None) -> ProvisionedSite:
         # A given Base is read before the site is created, so that a mistyped token
         # leaves nothing behind on the platform.
         table_ids = self._tables_of(base_token) if base_token is not None else []
@@ -111,7 +111,7 @@ class PlatformProvisioner:
         self.created["appToken"] = app_token
         try:
             if base_token is None:
-                base_token, table_ids = self._create_base(schema, title)
+                base_token, table_ids = self._create_base(schema, title, timezone)
             self._call("POST", endpoints.bind_base(app_token),
                        {"baseToken": base_token, "tableIds": table_ids})
             catalog = self._call("GET", endpoints.catalog(app_token))
@@ -138,8 +138,10 @@ class PlatformProvisioner:
                                 "to create a Base from the template.")
         return ids
 
-    def _create_base(self, schema: TemplateSchema, title: str) -> tuple[str, list[str]]:
-        created_base = self._call("POST", endpoints.BASES, {"name": title})
+    def _create_base(self, schema: TemplateSchema, title: str,
+                     timezone: str | None) -> tuple[str, list[str]]:
+        body = {"name": title} if timezone is None else {"name": title, "timezone": timezone}
+        created_base = self._call("POST", endpoints.BASES, body)
         base = str(created_base.get("base_token") or created_base["app_token"])
         self.created["baseToken"] = base
         tables_path = endpoints.tables(base)

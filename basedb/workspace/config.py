@@ -37,7 +37,7 @@ def build_config(doc: Any, *, file: str = CONFIG_FILE,
                 f"Set \"{key}\" in {file}.")
             continue
         strings[key] = value
-    if "timezone" in strings and not _is_timezone(strings["timezone"]):
+    if "timezone" in strings and not is_timezone(strings["timezone"]):
         bad("/timezone", f"/timezone {strings['timezone']!r} is not an IANA time zone.",
             "Use a zone such as \"Asia/Shanghai\" or \"UTC\".")
         del strings["timezone"]
@@ -79,7 +79,8 @@ def build_config(doc: Any, *, file: str = CONFIG_FILE,
     ), findings
 
 
-def _is_timezone(name: str) -> bool:
+def is_timezone(name: str) -> bool:
+    """Whether `name` is an IANA time zone this machine knows."""
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,18 @@ def find_root(start: Path | str | None = None) -> Path:
     raise WorkspaceNotFound(str(here))
 
 
-def load_workspace(root: Path | str, *, skip_ai: bool = False) -> Workspace:
-    """Load everything under `root`. Problems become findings; nothing here raises."""
+DeclarationLoader = Callable[[Path, FunctionKind, str],
+                             tuple[AnyDeclaration | None, list[Finding]]]
+"""Reads one function's declaration: (root, kind, functionId) -> (declaration, findings)."""
+
+
+def load_workspace(root: Path | str, *, skip_ai: bool = False,
+                   load_declaration: DeclarationLoader | None = None) -> Workspace:
+    """Load everything under `root`. Problems become findings; nothing here raises.
+    `load_declaration` reads each function (default: from its files; `WorkspaceLoader`
+    passes one that re-reads only what changed)."""
     root = Path(root)
+    read_declaration = load_declaration or _load_declaration
     findings: list[Finding] = []
 
     config = None
@@ -70,7 +80,7 @@ def load_workspace(root: Path | str, *, skip_ai: bool = False) -> Workspace:
             ids.setdefault(function_id, []).append(kind)
             if kind == "ai_function" and skip_ai:
                 continue  # skipping AI sync means not parsing AI drafts at all
-            decl, found = _load_declaration(root, kind, function_id)
+            decl, found = read_declaration(root, kind, function_id)
             findings += found
             if decl is not None and function_id not in declarations:
                 declarations[function_id] = decl
@@ -164,3 +174,45 @@ def _file_finding(code: str, file: str, problem: files.FileProblem, *,
 def read_declaration_document(root: Path, kind: FunctionKind, function_id: str) -> Any:
     rel = declaration_file(kind, function_id)
     return files.read_json(root / rel, label=rel, limit=files.LIMIT_DECLARATION)
+
+
+class WorkspaceLoader:
+    """Loads one workspace again and again (`basedb dev`): the small workspace files
+    every time, a function's files only when it is new or named as changed.
+
+        loader = WorkspaceLoader(root)
+        ws = loader.load()                      # everything
+        ws = loader.load(changed={"listTasks"})  # re-reads listTasks only
+    """
+
+    def __init__(self, root: Path, *, skip_ai: bool = False) -> None:
+        self.root = root
+        self.skip_ai = skip_ai
+        self._read: dict[tuple[FunctionKind, str],
+                         tuple[AnyDeclaration | None, list[Finding]]] = {}
+        self.reread: list[str] = []  # the functions the last load read from disk
+
+    def load(self, changed: Collection[str] | None = None) -> Workspace:
+        """The workspace now; `changed` None re-reads every function."""
+        if changed is None:
+            self._read.clear()
+        else:
+            for key in [key for key in self._read if key[1] in changed]:
+                del self._read[key]
+        self.reread = []
+        seen: set[tuple[FunctionKind, str]] = set()
+
+        def read(root: Path, kind: FunctionKind, function_id: str,
+                 ) -> tuple[AnyDeclaration | None, list[Finding]]:
+            key = (kind, function_id)
+            seen.add(key)
+            found = self._read.get(key)
+            if found is None:
+                found = self._read[key] = _load_declaration(root, kind, function_id)
+                self.reread.append(function_id)
+            return found
+
+        ws = load_workspace(self.root, skip_ai=self.skip_ai, load_declaration=read)
+        for key in [key for key in self._read if key not in seen]:
+            del self._read[key]  # the directory is gone
+        return ws

@@ -76,10 +76,12 @@ class ProvisionedSite:
 
 
 class Provisioner(Protocol):
-    """Creates the site (and, unless `base_token` is given, a Base) on a platform."""
+    """Creates the site (and, unless `base_token` is given, a Base) on a platform; a
+    Base it creates writes datetimes in `timezone` (the template's; the platform's default
+    when None)."""
 
-    def provision(self, schema: TemplateSchema, *, title: str,
-                  base_token: str | None) -> ProvisionedSite: ...
+    def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
+                  timezone: str | None = None) -> ProvisionedSite: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,8 @@ def init_workspace(target: Path | str, template: str, *, provisioner: Provisione
                          code="BASE_TOKEN_INVALID",
                          hint="Pass the token from the Base URL, e.g. basXXXXXXXXXXXXXXXX.")
     ensure_empty_target(target)  # before a provisioner creates anything remotely
-    site = provisioner.provision(schema, title=site_title, base_token=base_token)
+    site = provisioner.provision(schema, title=site_title, base_token=base_token,
+                                 timezone=template_timezone(template))
     written = write_workspace_files(
         target, template, title=site_title, app_token=site.app_token,
         base_token=site.base_token, table_ids=list(site.table_ids), catalog=site.catalog,
@@ -239,6 +242,15 @@ def _base62(data: bytes) -> str:
         number, digit = divmod(number, 62)
         out.append(_BASE62[digit])
     return "".join(out) or "0"
+
+
+def template_timezone(template: str) -> str | None:
+    """The `timezone` the template's base-database.jsonc sets, if any."""
+    rendered = _render_config(template_dir(template) / CONFIG_FILE, template,
+                              {name: "x" if name != "tableIds" else [] for name in
+                               _CONFIG_VALUES})
+    config, _ = build_config(files.parse_jsonc(rendered, label=CONFIG_FILE))
+    return config.timezone if config is not None else None
 
 
 def _render_config(path: Path, template: str, values: dict[str, Any]) -> str:

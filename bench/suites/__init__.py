@@ -6,7 +6,7 @@ from bench.suites import check, contracts, startup
 
 # isort: split
 # Imported after the ones above: registration order is the order of the table.
-from bench.suites import deploy, faas, invoke, lark, records, sql_bounds
+from bench.suites import deploy, dev, faas, invoke, lark, records, sql_bounds, sql_semantics
 
-__all__ = ["check", "contracts", "deploy", "faas", "invoke", "lark", "records", "sql_bounds",
-           "startup"]
+__all__ = ["check", "contracts", "deploy", "dev", "faas", "invoke", "lark", "records",
+           "sql_bounds", "sql_semantics", "startup"]

@@ -89,7 +89,7 @@ def stats_by_status(n: Naming, t: GenTable) -> Draft:
 SELECT {a}.{q(status.name)} AS status,
        COUNT(*) AS total,
        SUM({a}.{q(amount.name)}) AS {column_alias(amount)}_sum,
-       ROUND(AVG({a}.{q(amount.name)}), 2) AS {column_alias(amount)}_avg,
+       ROUND(AVG({a}.{q(amount.name)})::numeric, 2) AS {column_alias(amount)}_avg,
        MIN({a}.{q(due.name)}) AS first_due,
        MAX({a}.{q(due.name)}) AS last_due
 FROM {q(t.name)} AS {a}

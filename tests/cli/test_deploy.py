@@ -13,6 +13,7 @@ import pytest
 from basedb.client.sites import SiteApi
 from basedb.deploy.state import LocalState
 from tests.cli.deploy_support import (
+    api_data,
     app_token_of,
     error_json,
     init_site,
@@ -271,6 +272,28 @@ def test_a_workspace_option_naming_no_directory_is_a_usage_error(site: Path,
     result = run(*command, "-C", str(site / "no-such-dir"))
     assert result.exit_code == 2
     assert "no-such-dir is not a directory" in result.stderr
+
+
+def test_the_workspace_time_zone_travels_with_the_deploy(site: Path) -> None:
+    first = ok_json("deploy", "-C", str(site))
+    assert remote(site, "/draft/functions")["timezone"] == "Asia/Shanghai"
+    config = site / "base-database.jsonc"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('"timezone": "Asia/Shanghai",', ""), encoding="utf-8")
+    second = ok_json("deploy", "-C", str(site))
+    assert second["fingerprint"] != first["fingerprint"]
+    zones = {d["deploymentId"]: d["timezone"] for d in remote(site, "/deployments")[
+        "deployments"]}
+    assert zones == {first["deploymentId"]: "Asia/Shanghai", second["deploymentId"]: "UTC"}
+
+
+def test_init_creates_the_base_in_the_templates_time_zone(site: Path) -> None:
+    catalog = json.loads((site / "catalog.json").read_text(encoding="utf-8"))
+    periods = next(t for t in catalog["tables"] if t["name"] == "报备周期")
+    ms = 1738285200000  # 2025-01-31T01:00:00Z: 09:00 in Shanghai
+    created = api_data(site, "POST", f"/open-apis/base/v3/bases/{catalog['baseToken']}/tables/"
+                       f"{periods['tableId']}/records", {"标题": "tz", "开始日期": ms})
+    assert created["fields"]["开始日期"] == "2025-01-31 09:00:00"
 
 
 @pytest.mark.parametrize("stage", ["put_draft_ai_functions", "put_draft_agent_tools",

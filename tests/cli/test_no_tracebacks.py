@@ -61,6 +61,7 @@ REQUIRED_ARGS: dict[str, list[str]] = {
     "unbind": ["Tasks", "--yes"],
     "link": ["--create"],
     "serve": ["--port", "0"],
+    "dev": ["--port", "0"],
     "secrets set": ["API_KEY"],
     "secrets unset": ["API_KEY"],
     "sites delete": ["--yes", "PrjMissing"],
@@ -105,12 +106,20 @@ def sweep(tmp_path: Path, isolated_dirs: dict[str, Path],
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Sweep]:
     for name in ("HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
-    # The two long-running commands parse, validate and set up for real; only the
-    # blocking loop is left out (serving is covered by test_serve and test_mcp).
+    # The long-running commands parse, validate and set up for real; only the blocking
+    # loop is left out (serving is covered by test_serve, test_mcp and test_dev_cli).
+    import uvicorn
+
     import basedb.agent_tools.mcp_server as mcp_server
+    from basedb.dev.run import DevRunner
     from basedb.platform.web import serving
 
+    async def no_dev_loop(self: DevRunner) -> None:
+        return None
+
     monkeypatch.setattr(serving, "run", lambda server, sock: None)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(DevRunner, "serve", no_dev_loop)
     monkeypatch.setattr(mcp_server, "run_stdio", lambda tools: None)
     dead_endpoint = f"http://127.0.0.1:{free_loopback_port()}"
     save_profile(Profile(DEAD_PROFILE, dead_endpoint, DEAD_TOKEN))

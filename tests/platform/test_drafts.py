@@ -54,7 +54,7 @@ def codes(body: dict[str, Any]) -> list[str]:
 
 
 def test_put_then_get_returns_the_same_document(api: Api, site: TaskSite) -> None:
-    body = functions_body()
+    body = {**functions_body(), "timezone": "Asia/Shanghai"}
     saved = api.ok("PUT", draft(site), json=body)
     assert saved["counts"] == {"database_function": 1, "mutation": 1, "faas": 1}
     assert saved["functionHints"] == []
@@ -66,10 +66,19 @@ def test_a_put_replaces_every_function(api: Api, site: TaskSite) -> None:
     only = {"databaseFunctions": [list_tasks(["Open"], function_id="openTasks")]}
     saved = api.ok("PUT", draft(site), json=only)
     assert saved["counts"] == {"database_function": 1, "mutation": 0, "faas": 0}
-    assert drafts_of(api.ok("GET", draft(site))) == {**only, "mutations": [], "faas": []}
+    assert drafts_of(api.ok("GET", draft(site))) == {**only, "mutations": [], "faas": [],
+                                                     "timezone": "UTC"}
     api.ok("PUT", draft(site), json={})
     assert drafts_of(api.ok("GET", draft(site))) == {"databaseFunctions": [], "mutations": [],
-                                                     "faas": []}
+                                                     "faas": [], "timezone": "UTC"}
+
+
+def test_the_time_zone_must_be_an_iana_zone(api: Api, site: TaskSite) -> None:
+    for bad in ("Mars/Olympus", 8, ""):
+        msg = api.fail("PUT", draft(site), json={**functions_body(), "timezone": bad},
+                       code=9499)
+        assert "Parameter: /timezone" in msg and "Asia/Shanghai" in msg
+    assert api.ok("GET", draft(site))["timezone"] == "UTC"  # nothing was saved
 
 
 def write_workspace(root: Path, catalog: dict[str, Any], body: dict[str, Any]) -> None:
@@ -116,7 +125,7 @@ def test_errors_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: P
                                       "PARAM_DESCRIPTION_MISSING", "SQL_UNKNOWN_FIELD"]
     # Nothing was stored.
     assert drafts_of(api.ok("GET", draft(site))) == {"databaseFunctions": [], "mutations": [],
-                                                     "faas": []}
+                                                     "faas": [], "timezone": "UTC"}
 
 
 def test_hints_are_exactly_those_of_check(api: Api, site: TaskSite, tmp_path: Path) -> None:

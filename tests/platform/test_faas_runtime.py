@@ -119,7 +119,8 @@ def test_code_zero_returns_data_and_ctx_describes_the_call(site: FaasSite) -> No
         }""", {"n": 3, "text": "中文"})
     assert data == {"echo": {"n": 3, "text": "中文"},
                     "caller": {"userId": site.member.user_id, "name": "Mia"},
-                    "site": {"appToken": site.app_token}, "env": "prod", "logId": LOG_ID}
+                    "site": {"appToken": site.app_token, "timezone": "UTC"}, "env": "prod",
+                    "logId": LOG_ID}
 
 
 @needs_node

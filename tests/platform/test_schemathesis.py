@@ -124,6 +124,8 @@ _FIELD_RULES = StatedRule(
                r"^9499 Field name .* is used twice"))
 _CHECKED_DRAFT = re.compile(r"^9499 The (AI Function )?draft has \d+ errors?; the first is ")
 STATED_RULES: dict[tuple[str, str], StatedRule] = {
+    ("POST", "/bases"): StatedRule(
+        "`timezone` (an IANA name", re.compile(r"^9499 timezone must be an IANA time zone name")),
     ("POST", "/bases/{base_token}/tables"): _FIELD_RULES,
     ("POST", "/bases/{base_token}/tables/{table_id}/fields"): _FIELD_RULES,
     ("PUT", "/bases/{base_token}/tables/{table_id}/fields/{field_id}"): StatedRule(

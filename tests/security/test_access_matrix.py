@@ -109,6 +109,9 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", _SITE + "/draft/ai-functions"): "site manager",
     ("PUT", _SITE + "/draft/agent-tools"): "site manager",
     ("GET", _SITE + "/draft/agent-tools"): "site manager",
+    ("PUT", _SITE + "/dev/functions"): "site manager",
+    ("GET", _SITE + "/dev/functions"): "site manager",
+    ("DELETE", _SITE + "/dev/functions"): "site manager",
     ("POST", _SITE + "/deployments"): "site manager",
     ("GET", _SITE + "/deployments"): "site manager",
     ("GET", _DEPLOYMENT): "site manager",
@@ -308,6 +311,13 @@ def _drafts(world: World, what: str) -> Any:
     return drafts
 
 
+def _dev_drafts(world: World) -> Any:
+    """The site's drafts as a development draft (the body `basedb dev` sends)."""
+    functions = _drafts(world, "functions")
+    ai = _drafts(world, "ai-functions")
+    return {**functions, **ai}
+
+
 LARK_DEVICE = "/oauth/v1/device_authorization"
 PAGE = {PAGE_HEADER: "1", "Sec-Fetch-Site": "same-origin"}
 Prepare = Callable[[World, str], Request]
@@ -349,6 +359,7 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         json=_drafts(w, "ai-functions")),
     ("PUT", _SITE + "/draft/agent-tools"): lambda w, r: Request(
         json=_drafts(w, "agent-tools")),
+    ("PUT", _SITE + "/dev/functions"): lambda w, r: Request(json=_dev_drafts(w)),
     ("POST", _SITE + "/deployments"): lambda w, r: Request(**_upload()),
     ("POST", _DEPLOYMENT + "/promote"): lambda w, r: Request(
         path={"deployment_id": _preview(w)}),

@@ -18,7 +18,7 @@ from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes.sql import read_only_pool, run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
-from basedb.platform.storage.sql_query import CompiledQuery
+from basedb.platform.storage.sql_query import MAX_VALUE_BYTES, CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,
@@ -258,3 +258,27 @@ def test_a_body_nested_beyond_reason_is_a_bad_request(site: TaskSite) -> None:
                                     headers={"Authorization": f"Bearer {site.api.token}"})
     assert_error_shape(response)
     assert response.json()["code"] == Code.BAD_REQUEST and "too deeply" in response.json()["msg"]
+
+
+# A hostile author's query that builds huge values from small ones: SQLite's own string
+# functions (replace, ||) would grow a value to a gigabyte before giving up.
+GROWING_SQL = {
+    "replace": "SELECT replace(repeat('x', 1000000), 'x', repeat('y', 1000000)) AS v "
+               'FROM "Tasks" LIMIT 1',
+    "concatenation": "SELECT length(a || a || a || a || a || a || a || a || a || a || a || a "
+                     "|| a || a || a || a || a || a || a || a || a || a || a || a || a || a "
+                     "|| a || a || a || a || a || a || a || a || a || a) AS v FROM (SELECT "
+                     "repeat(repeat('x', 1000000) || repeat('y', 1000000), 1) AS a "
+                     'FROM "Tasks") AS s',
+}
+
+
+@pytest.mark.parametrize("name", sorted(GROWING_SQL))
+def test_a_query_that_grows_a_value_without_bound_fails_the_call_not_the_server(
+        name: str, api: Api, platform: LocalPlatform) -> None:
+    site = released_site(api, database_functions=[
+        *DATABASE_FUNCTIONS, sql_function("grow", GROWING_SQL[name])])
+    site.invoke_fails("grow", {}, code=Code.EXECUTION_FAILED)
+    assert site.invoke("listTasks", {"status": "Open"})["rows"]
+    conn = read_only_pool(platform.store).connection()
+    assert conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == MAX_VALUE_BYTES

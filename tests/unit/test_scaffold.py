@@ -45,8 +45,8 @@ class SchemaProvisioner:
     def __init__(self) -> None:
         self.sites = 0
 
-    def provision(self, schema: TemplateSchema, *, title: str,
-                  base_token: str | None) -> ProvisionedSite:
+    def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
+                  timezone: str | None = None) -> ProvisionedSite:
         self.sites += 1
         token = base_token or f"basSchemaBase{self.sites:04d}"
         catalog = catalog_from_schema(schema, base_token=token)
@@ -268,8 +268,8 @@ class RecordingProvisioner:
         self.site = site
         self.calls: list[tuple[TemplateSchema, str, str | None]] = []
 
-    def provision(self, schema: TemplateSchema, *, title: str,
-                  base_token: str | None) -> ProvisionedSite:
+    def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
+                  timezone: str | None = None) -> ProvisionedSite:
         self.calls.append((schema, title, base_token))
         return self.site
 

@@ -265,6 +265,25 @@ _RULES: tuple[Rule, ...] = (
          'SELECT "Title" FROM "Tasks" WHERE "Status" = $2   -- one param declared',
          "Declare one entry in meta.params for each $n, in order, or renumber the "
          "placeholders.", example_file="main.sql"),
+    Rule("SQL_UNSUPPORTED", "main.sql uses SQL outside the supported subset.",
+         "The query is valid PostgreSQL but uses a construct or function the supported "
+         "subset leaves out, e.g. LATERAL, a regular expression, generate_series() or "
+         "< ANY (…).",
+         "The local platform runs Database Functions with PostgreSQL's semantics only within "
+         "the subset; outside it a query could pass locally and behave differently in the "
+         "cloud, or fail only when called.",
+         'SELECT "Title" FROM "Tasks" WHERE "Title" ~ \'^Fix\'',
+         "Rewrite it with the constructs and functions docs/sql.md lists; the finding says "
+         "what to write instead (here: \"Title\" LIKE 'Fix%').", example_file="main.sql"),
+    Rule("SQL_INVALID", "PostgreSQL would refuse main.sql (types, grouping, literals).",
+         "PostgreSQL would reject the query: operands of types that do not compare or "
+         "combine, a selected column neither grouped nor aggregated, a malformed literal, "
+         "a function called with arguments of the wrong types.",
+         "The cloud runs the query on PostgreSQL: every call would fail there, even where "
+         "SQLite's looser rules would let it run locally.",
+         'SELECT "Status", "Title" FROM "Tasks" GROUP BY "Status"',
+         "Fix the query as the message says: compare values of one type, group or "
+         "aggregate every selected column, write valid literals.", example_file="main.sql"),
     Rule("MUTATION_TABLE_UNKNOWN", "A Mutation writes to a table the catalog lacks.",
          "A Mutation's spec.table is not a bound table in catalog.json.",
          "The platform only writes bound tables; every call would fail.",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from sqlglot import exp
@@ -29,8 +30,10 @@ from basedb.check.sql.model import (
     line_column,
     node_offset,
 )
+from basedb.check.sql.pgtypes import field_type
 from basedb.check.sql.resolve import Resolver
 from basedb.check.sql.scope import is_all_call
+from basedb.check.sql.typing import Typer
 from basedb.workspace.files import LIMIT_SQL
 from basedb.workspace.model import Catalog
 
@@ -62,10 +65,13 @@ _FORBIDDEN_WHAT = {"Into": "SELECT … INTO (it creates a table)",
 
 
 def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
-                resolve: bool = True) -> SqlAnalysis:
+                resolve: bool = True, param_kinds: Sequence[str | None] = ()) -> SqlAnalysis:
     """Analyse one main.sql against the catalog, for a function declaring `param_count`
-    params. With `resolve` False (no catalog loaded) names are not checked. The analysis
-    (and its tree) may be shared by callers that keep it: treat it as read-only."""
+    params whose kinds (`TEXT`, `INT[]`, …; None when unknown) are `param_kinds`; a
+    param without a kind takes the type its context gives it, as in PostgreSQL. With
+    `resolve` False (no catalog loaded) names are not checked. The analysis (and its
+    tree) may be shared by callers that keep it: treat it as read-only."""
+    kinds = [param_kinds[i] if i < len(param_kinds) else None for i in range(param_count)]
 
     def failed(*problems: SqlProblem, tree: Any = None) -> SqlAnalysis:
         return SqlAnalysis(sql=sql, param_count=param_count, problems=problems, tree=tree)
@@ -89,7 +95,10 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
             gate.finish()
             if gate.read_only_problems:
                 return failed(*gate.read_only_problems, tree=tree)
-            return SqlAnalysis(sql=sql, param_count=param_count, problems=tuple(gate.problems),
+            typer = Typer(sql, None, kinds)
+            typer.run(tree)
+            return SqlAnalysis(sql=sql, param_count=param_count,
+                               problems=_sorted(gate.problems + typer.problems),
                                tree=tree, params=frozenset(gate.params),
                                uses_current_user=gate.uses_current_user)
         # The gate rides along the resolver's walk; on a read-only violation the
@@ -99,18 +108,28 @@ def analyze_sql(sql: str, catalog: Catalog, param_count: int, *,
         gate.finish()
         if gate.read_only_problems:
             return failed(*gate.read_only_problems, tree=tree)
+        typer = Typer(sql, resolver.resolution, kinds)
+        typing = typer.run(tree)
     except RecursionError:
         return failed(SqlProblem(
             "SQL_PARSE_ERROR", "main.sql is nested too deeply to analyse.",
             "Reduce the nesting of parentheses and subqueries (use WITH to name parts)."))
-    problems = sorted(gate.problems + resolver.problems,
-                      key=lambda p: (p.line or 0, p.column or 0, p.code))
+    if len(typing.columns) == len(columns):
+        # A column that converts its field (x::text) is computed: it decodes by its type.
+        columns = [OutputColumn(c.name, c.table, c.field, t) if c.field is None
+                   or field_type(c.field) == t else OutputColumn(c.name, type=t)
+                   for c, t in zip(columns, typing.columns, strict=True)]
     return SqlAnalysis(
-        sql=sql, param_count=param_count, problems=tuple(problems), tree=tree,
+        sql=sql, param_count=param_count,
+        problems=_sorted(gate.problems + resolver.problems + typer.problems), tree=tree,
         tables=tuple(resolver.tables.values()), params=frozenset(gate.params),
         bindings=resolver.bindings, columns=tuple(columns),
         uses_current_user=gate.uses_current_user, resolved=True,
-        resolution=resolver.resolution)
+        resolution=resolver.resolution, typing=typing)
+
+
+def _sorted(problems: list[SqlProblem]) -> tuple[SqlProblem, ...]:
+    return tuple(sorted(problems, key=lambda p: (p.line or 0, p.column or 0, p.code)))
 
 
 # --------------------------------------------------------------------------- parsing
@@ -147,7 +166,8 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "SQL_NOT_READ_ONLY", f"main.sql starts with {first.text.upper()!r}: a Database "
             "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
     try:
-        trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(statements[0], sql)
+        trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(
+            _prepare_tokens(statements[0]), sql)
     except ParseError as error:
         return None, _parse_problem(sql, error)
     except RecursionError:
@@ -158,12 +178,81 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
                                 f"({type(error).__name__}).", "Check the SQL syntax.",
                                 line, column)
     tree = trees[0] if trees else None
+    if tree is not None:
+        _restore_function_names(tree)
     if not _is_select(tree):
         kind = type(tree).__name__.upper() if tree is not None else "nothing"
         line, column = line_column(sql, first.start)
         return None, SqlProblem("SQL_NOT_READ_ONLY", f"main.sql is a {kind} statement, not a "
                                 "SELECT.", READ_ONLY_FIX, line, column)
     return tree, None
+
+
+# sqlglot maps function names to its own classes, merging names PostgreSQL keeps apart
+# (date_part and extract, log10 and log) and accepting other dialects' names (ifnull,
+# nvl) as if they were PostgreSQL's. Function names are therefore hidden from it: each
+# call parses as an anonymous function under the name it was written with, which the
+# typer then judges against PostgreSQL's own function table. Only calls with a syntax of
+# their own (extract(… FROM …), substring(… FROM … FOR …), position(… IN …), trim(…
+# FROM …), CAST) and the platform's CURRENT_USER_ID() keep sqlglot's parsing.
+_KEEP = "#keep"
+_SYNTAX_FUNCTIONS = frozenset({"extract", "substring", "position", "trim", "overlay", "cast",
+                               "current_user_id"})
+_NAMED_TOKENS = frozenset({TokenType.VAR, TokenType.REPLACE, TokenType.LEFT,
+                           TokenType.RIGHT, TokenType.FORMAT})
+
+
+# A typed literal followed by a cast (DATE '2024-02-29'::timestamp) is the literal cast;
+# sqlglot would cast the string first and build the literal of that (a date), so the
+# literal is parenthesized before parsing.
+_LITERAL_TYPES = frozenset({TokenType.DATE, TokenType.TIMESTAMP, TokenType.TIMESTAMPTZ,
+                            TokenType.INTERVAL, TokenType.INT, TokenType.BIGINT,
+                            TokenType.DECIMAL, TokenType.TEXT, TokenType.BOOLEAN,
+                            TokenType.JSONB, TokenType.DOUBLE, TokenType.VARCHAR})
+
+
+def _prepare_tokens(tokens: list[Token]) -> list[Token]:
+    return _parenthesize_typed_literals(_keep_function_names(tokens))
+
+
+def _parenthesize_typed_literals(tokens: list[Token]) -> list[Token]:
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if (token.token_type in _LITERAL_TYPES and index + 2 < len(tokens)
+                and tokens[index + 1].token_type == TokenType.STRING
+                and tokens[index + 2].token_type == TokenType.DCOLON):
+            literal = tokens[index + 1]
+            out += [Token(TokenType.L_PAREN, "(", token.line, token.col, token.start,
+                          token.start, []), token, literal,
+                    Token(TokenType.R_PAREN, ")", literal.line, literal.col, literal.end,
+                          literal.end, [])]
+            index += 2
+            continue
+        out.append(token)
+        index += 1
+    return out
+
+
+def _keep_function_names(tokens: list[Token]) -> list[Token]:
+    out = list(tokens)
+    for index in range(len(out) - 1):
+        token = out[index]
+        if (token.token_type in _NAMED_TOKENS
+                and out[index + 1].token_type == TokenType.L_PAREN
+                and token.text.lower() not in _SYNTAX_FUNCTIONS
+                and (index == 0 or out[index - 1].token_type != TokenType.DOT)):
+            out[index] = Token(token.token_type, token.text + _KEEP, token.line, token.col,
+                               token.start, token.end, token.comments)
+    return out
+
+
+def _restore_function_names(tree: Any) -> None:
+    for node in tree.walk():
+        value = node.args.get("this")
+        if isinstance(value, str) and value.endswith(_KEEP):
+            node.set("this", value[:-len(_KEEP)])
 
 
 def _unknown_word_problem(sql: str, first: Token) -> SqlProblem:
@@ -328,6 +417,8 @@ class _Gate:
         if not role:
             return
         if role == _G_FORBIDDEN:
+            if isinstance(node, exp.Fetch) and node.arg_key in ("limit", "offset"):
+                return  # FETCH FIRST n ROWS ONLY: a LIMIT
             name = type(node).__name__
             self.refuse(f"{_FORBIDDEN_WHAT.get(name, name.upper())} is not allowed in a "
                         "Database Function: it must only read.", node)
@@ -371,17 +462,9 @@ class _Gate:
                 return
         else:
             name = str(node.sql_name())
-        as_table = isinstance(node.parent, exp.Table)
         if functions.is_denied_function(name):
             self.refuse(f"Function {name}() is not allowed: it reaches outside the query's "
                         "data.", node)
-        elif as_table:
-            self.refuse(f"Table function {name}() is not supported; read bound tables (use "
-                        "`field = ANY($n)` to match a list).", node)
-        elif isinstance(node, exp.Anonymous) and not functions.is_passthrough_function_allowed(
-                name):
-            self.refuse(f"Function {name}() is not supported: a Database Function may call "
-                        "only built-in SQL functions.", node)
 
     def parameter(self, node: Any) -> None:
         number: int | None = None

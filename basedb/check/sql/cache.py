@@ -69,8 +69,16 @@ class AnalysisCache:
                 entries = doc["entries"]
         return cls(path, catalog, hashlib.sha256(salt.encode()).hexdigest(), entries)
 
-    def key(self, sql: str, param_count: int, resolve: bool) -> str:
-        text = f"{self.salt}\0{param_count}\0{int(resolve)}\0{sql}"
+    def start_run(self) -> None:
+        """Begin another run over the same cache: what the last run used becomes what
+        there is, so `save` keeps exactly the entries of the newest run."""
+        if self._new:
+            self._old, self._new = self._new, {}
+
+    def key(self, sql: str, param_count: int, resolve: bool,
+            kinds: list[str | None] | None = None) -> str:
+        shown = ",".join(kind or "" for kind in kinds or ())
+        text = f"{self.salt}\0{param_count}\0{shown}\0{int(resolve)}\0{sql}"
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def get(self, key: str) -> CachedAnalysis | None:

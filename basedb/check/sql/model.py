@@ -9,6 +9,7 @@ never mutate it; the compiler works on a copy.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,12 +44,14 @@ def _escape(match: re.Match[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class OutputColumn:
-    """A result column: the name a PostgreSQL user sees, and the field it comes from when
-    the projection is a direct field reference (so multi-valued cells can be decoded)."""
+    """A result column: the name a PostgreSQL user sees, its type, and the field it comes
+    from when the projection is a direct field reference (so multi-valued cells can be
+    decoded)."""
 
     name: str
     table: Table | None = None
     field: Field | None = None
+    type: str = ""  # its PostgreSQL type (basedb.check.sql.pgtypes); "" before typing
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,19 @@ class Resolution:
 
 
 @dataclass(frozen=True, slots=True)
+class Typing:
+    """What typing (`basedb.check.sql.typing`) learned: PostgreSQL types and
+    conversions, by parse-tree node id."""
+
+    types: Mapping[int, str]
+    coercions: Mapping[int, str]  # node id -> the type its value is converted to
+    params: Mapping[int, str]  # $n -> its type
+    bounds: Mapping[int, str]  # node id of a LIMIT / OFFSET value -> "limit" / "offset"
+    bound_params: frozenset[int]  # the $n written as a LIMIT or OFFSET (never negative)
+    columns: tuple[str, ...]  # the type of each result column
+
+
+@dataclass(frozen=True, slots=True)
 class SqlAnalysis:
     """Everything `analyze_sql` learned about one main.sql."""
 
@@ -112,6 +128,7 @@ class SqlAnalysis:
     uses_current_user: bool = False
     resolved: bool = False
     resolution: Resolution | None = None
+    typing: Typing | None = None
 
     @property
     def ok(self) -> bool:

@@ -232,6 +232,8 @@ class Resolver:
         self.add_source(join.this, scope, conj)
         if join.args.get("using"):
             self.using(join, scope)
+        elif str(join.args.get("method") or "").upper() == "NATURAL":
+            self.natural(join, scope)
         if join.args.get("on") is not None:
             self.expr(join.args["on"], scope, conj)
 
@@ -308,6 +310,18 @@ class Resolver:
             if left_ref is not None and right_ref is not None:
                 pairs.append((left_ref, right_ref))
             scope.using.add(name)
+        self.resolution.usings[id(join)] = tuple(pairs)
+
+    def natural(self, join: Any, scope: Scope) -> None:
+        """NATURAL JOIN: USING the names both sides have (none: a cross join)."""
+        right, left = scope.sources[-1], scope.sources[:-1]
+        pairs: list[tuple[ColumnRef, ColumnRef]] = []
+        for name in right.names():
+            left_ref = next((r for s in left if (r := s.find(name, True))), None)
+            right_ref = right.find(name, True)
+            if left_ref is not None and right_ref is not None:
+                pairs.append((left_ref, right_ref))
+                scope.using.add(name)
         self.resolution.usings[id(join)] = tuple(pairs)
 
     # ------------------------------------------------------------------ expressions

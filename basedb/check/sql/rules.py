@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.core.findings import Finding, Hint
-from basedb.workspace.model import DatabaseFunction
+from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:
     from basedb.check.sql.cache import AnalysisCache, CachedAnalysis
@@ -30,6 +30,16 @@ def declared_param_count(decl: DatabaseFunction) -> int:
     if isinstance(raw_params, list):
         return len(raw_params)
     return max((p.index + 1 for p in decl.params), default=0)
+
+
+def declared_param_kinds(decl: DatabaseFunction, count: int) -> list[str | None]:
+    """The kind of each `$n` (None where the declaration does not give a valid one)."""
+    kinds: list[str | None] = [None] * count
+    for param in decl.params:
+        if 0 <= param.index < count and isinstance(param.kind, str) \
+                and param.kind in SQL_PARAM_KINDS:
+            kinds[param.index] = param.kind
+    return kinds
 
 
 def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None = None,
@@ -57,14 +67,15 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
         if not isinstance(decl, DatabaseFunction) or decl.sql is None:
             continue
         param_count = declared_param_count(decl)
-        key = cache.key(decl.sql, param_count, ws.catalog_loaded) if cache else ""
+        kinds = declared_param_kinds(decl, param_count)
+        key = cache.key(decl.sql, param_count, ws.catalog_loaded, kinds) if cache else ""
         analysis: SqlAnalysis | CachedAnalysis | None = cache.get(key) if cache else None
         if analysis is None:
             # Lazy: sqlglot loads only when a query is not in the analysis cache.
             from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
 
             analysis = analyze_sql(decl.sql, ws.catalog, param_count,
-                                   resolve=ws.catalog_loaded)
+                                   resolve=ws.catalog_loaded, param_kinds=kinds)
             ctx.analyses[decl.function_id] = analysis
             if cache:
                 cache.put(key, analysis)

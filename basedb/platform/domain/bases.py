@@ -16,6 +16,7 @@ from typing import Any
 
 from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform.storage import ids, indexes, physical
+from basedb.workspace.config import is_timezone
 from basedb.workspace.model import FIELD_TYPES, Field, Table
 
 # The local platform stores cells; it has no formula engine and no cross-table lookups.
@@ -32,6 +33,7 @@ class BaseRow:
     base_token: str
     name: str
     owner_id: str
+    timezone: str = ids.DEFAULT_TIMEZONE  # the zone the Base API writes datetimes in
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +51,29 @@ class FieldSpec:
 # --------------------------------------------------------------------------- bases
 
 
-def create_base(conn: sqlite3.Connection, name: str, owner_id: str) -> BaseRow:
-    base = BaseRow(ids.new_id(ids.BASE_TOKEN), name, owner_id)
-    conn.execute("INSERT INTO bases (base_token, name, owner_id, created_at) VALUES (?,?,?,?)",
-                 (base.base_token, name, owner_id, ids.now_text()))
+def create_base(conn: sqlite3.Connection, name: str, owner_id: str,
+                timezone: str = ids.DEFAULT_TIMEZONE) -> BaseRow:
+    base = BaseRow(ids.new_id(ids.BASE_TOKEN), name, owner_id, timezone)
+    conn.execute("INSERT INTO bases (base_token, name, owner_id, created_at, timezone) "
+                 "VALUES (?, ?, ?, ?, ?)",
+                 (base.base_token, name, owner_id, ids.now_text(), timezone))
     return base
 
 
 def get_base(conn: sqlite3.Connection, base_token: str) -> BaseRow | None:
-    row = conn.execute("SELECT base_token, name, owner_id FROM bases WHERE base_token = ?",
-                       (base_token,)).fetchone()
+    row = conn.execute("SELECT base_token, name, owner_id, timezone FROM bases "
+                       "WHERE base_token = ?", (base_token,)).fetchone()
     return BaseRow(*row) if row else None
+
+
+def parse_timezone(value: Any, at: str) -> str:
+    """An IANA time zone name from a request body (UTC when absent)."""
+    if value is None:
+        return ids.DEFAULT_TIMEZONE
+    if not isinstance(value, str) or not is_timezone(value):
+        raise bad_request("timezone must be an IANA time zone name", parameter=at,
+                          received=value, fix='send a zone such as "Asia/Shanghai" or "UTC"')
+    return value
 
 
 # -------------------------------------------------------------------------- tables

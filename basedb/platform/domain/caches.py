@@ -5,6 +5,8 @@ their key, so that listing, describing and invoking do not rebuild them.
     snapshots  a deployment's snapshot with its declarations, by deployment id
     plans      a deployed function judged against the live catalog, by (deployment id,
                function id, catalog revision)
+    dev        the development drafts of `basedb dev` sessions, by app token (held only
+               here: see basedb.platform.domain.dev_drafts)
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from basedb.platform.domain.dev_drafts import DevDrafts
 from basedb.platform.domain.function_plans import PlanMemo
 from basedb.platform.domain.revision import CatalogMemo
 from basedb.platform.domain.snapshots import SnapshotMemo
@@ -29,3 +32,4 @@ class DomainCaches:
     catalogs: CatalogMemo = field(default_factory=lambda: CatalogMemo(CATALOGS_KEPT))
     snapshots: SnapshotMemo = field(default_factory=lambda: SnapshotMemo(SNAPSHOTS_KEPT))
     plans: PlanMemo = field(default_factory=lambda: PlanMemo(PLANS_KEPT))
+    dev: DevDrafts = field(default_factory=DevDrafts)

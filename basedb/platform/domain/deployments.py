@@ -55,16 +55,18 @@ class Deployment:
     artifact_size: int
     created_by: str
     created_at: str
+    timezone: str  # the site's time zone, frozen with the functions
     draft_revision: int | None  # the draft revision it was built from
 
 
 _COLUMNS = ("deployment_id, app_token, seq, fingerprint, exclude, function_hints, "
-            "artifact_sha256, artifact_size, created_by, created_at, draft_revision")
+            "artifact_sha256, artifact_size, created_by, created_at, timezone, "
+            "draft_revision")
 
 
 def _row(row: Sequence[Any]) -> Deployment:
     return Deployment(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]),
-                      row[6], row[7], row[8], row[9], row[10])
+                      row[6], row[7], row[8], row[9], row[10], row[11])
 
 
 # ------------------------------------------------------------------------- create
@@ -75,6 +77,7 @@ class _DraftState:
     site: sites.SiteRow
     functions: list[drafts.DraftFunction]
     exclude: list[str]
+    timezone: str
     catalog: Catalog
     revisions: tuple[int, int]  # (drafts, catalog)
 
@@ -86,6 +89,7 @@ def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
         site=site,
         functions=drafts.load_functions(conn, app_token, FUNCTION_KINDS),
         exclude=drafts.load_exclude(conn, app_token),
+        timezone=drafts.load_timezone(conn, app_token),
         catalog=live_catalog(conn, site, caches.catalogs).catalog,
         revisions=(drafts.draft_revision(conn, app_token), catalog_revision(conn)),
     )
@@ -151,16 +155,16 @@ def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
         deployment_id=ids.new_id(DEPLOYMENT_ID), app_token=app_token, seq=seq,
         fingerprint=artifact.fingerprint, exclude=list(state.exclude), function_hints=hints,
         artifact_sha256=artifact.sha256, artifact_size=len(artifact.content),
-        created_by=user.user_id, created_at=ids.now_text(),
+        created_by=user.user_id, created_at=ids.now_text(), timezone=state.timezone,
         draft_revision=state.revisions[0])
     conn.execute(
         f"INSERT INTO deployments ({_COLUMNS}, catalog) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (deployment.deployment_id, app_token, seq, deployment.fingerprint,
          json.dumps(deployment.exclude, ensure_ascii=False),
          json.dumps(hints, ensure_ascii=False), deployment.artifact_sha256,
          deployment.artifact_size, deployment.created_by, deployment.created_at,
-         deployment.draft_revision,
+         deployment.timezone, deployment.draft_revision,
          json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))
     conn.executemany(
         "INSERT INTO deployment_functions (deployment_id, function_id, kind, declaration, "

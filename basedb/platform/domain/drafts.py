@@ -9,6 +9,10 @@ workspace: the payload becomes an in-memory `Workspace` (declarations built with
 so an error or hint here is the one `check` reports for the same files, with the same
 code, file and pointer.
 
+The site's time zone travels with the functions: `PUT draft/functions` carries
+`timezone` (an IANA name; UTC when absent), the zone its functions run in. A deployment
+snapshots it with the functions, so a release keeps its zone until another is promoted.
+
 Every draft write bumps the site's draft revision by one. A deploy sends each of its
 writes, and then the deployment, with the revision its previous write left
 (`require_revision`), so a deploy of the same site by someone else in between (whose
@@ -29,6 +33,7 @@ from basedb.check.run import check_workspace
 from basedb.core.findings import Finding
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.storage import ids
+from basedb.workspace.config import is_timezone
 from basedb.workspace.declarations import (
     build_declaration,
     declaration_file,
@@ -100,27 +105,45 @@ class DraftFunction:
 # ------------------------------------------------------------------------ parsing
 
 
+TIMEZONE_KEY = "timezone"
+
+
 def parse_functions_body(body: Any) -> list[DraftFunction]:
     """The Database Functions, Mutations and FaaS of a PUT draft/functions body. A list
     left out of the body is empty: the PUT replaces all three kinds."""
-    return _parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS)
+    return parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS, extra=(TIMEZONE_KEY,))
+
+
+def parse_timezone(body: Any) -> str:
+    """The site's time zone of a PUT draft/functions body (UTC when absent)."""
+    value = body.get(TIMEZONE_KEY) if isinstance(body, dict) else None
+    if value is None:
+        return ids.DEFAULT_TIMEZONE
+    if not isinstance(value, str) or not is_timezone(value):
+        raise bad_request("timezone must be an IANA time zone name", parameter="/timezone",
+                          received=value, fix='send the workspace\'s "timezone" from '
+                          'base-database.jsonc, e.g. "Asia/Shanghai", or leave it out for UTC')
+    return value
 
 
 def parse_ai_body(body: Any) -> list[DraftFunction]:
     """The AI Function drafts of a PUT draft/ai-functions body."""
-    return _parse_lists(body, {"aiFunctions": "ai_function"}, MAX_AI_FUNCTIONS)
+    return parse_lists(body, {"aiFunctions": "ai_function"}, MAX_AI_FUNCTIONS)
 
 
-def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
-                 ) -> list[DraftFunction]:
+def parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
+                extra: tuple[str, ...] = ()) -> list[DraftFunction]:
+    """The functions of the `lists` of a request body (at most `limit` in all); `extra`
+    names other keys the body may have."""
     example = "{" + ", ".join(f'"{key}": [...]' for key in lists) + "}"
     if not isinstance(body, dict):
         raise bad_request("The request body must be a JSON object", parameter="/",
                           received=body, fix=f"send {example}")
     for key in body:
-        if key not in lists:
+        if key not in lists and key not in extra:
             raise bad_request(f"Unknown property {json.dumps(key)}", parameter=f"/{key}",
-                              received=body[key], fix="remove it", candidates=list(lists))
+                              received=body[key], fix="remove it",
+                              candidates=[*lists, *extra])
     out: list[DraftFunction] = []
     for key, kind in lists.items():
         items = body.get(key, [])
@@ -300,6 +323,18 @@ def replace_functions(conn: sqlite3.Connection, app_token: str,
           json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler)
          for item in functions])
     bump_revision(conn, app_token)
+
+
+def load_timezone(conn: sqlite3.Connection, app_token: str) -> str:
+    row = conn.execute("SELECT timezone FROM site_drafts WHERE app_token = ?",
+                       (app_token,)).fetchone()
+    return str(row[0]) if row else ids.DEFAULT_TIMEZONE
+
+
+def save_timezone(conn: sqlite3.Connection, app_token: str, timezone: str) -> None:
+    bump_revision(conn, app_token)
+    conn.execute("UPDATE site_drafts SET timezone = ? WHERE app_token = ?",
+                 (timezone, app_token))
 
 
 def load_exclude(conn: sqlite3.Connection, app_token: str) -> list[str]:

@@ -123,7 +123,7 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
     if isinstance(decl, (FaaS, AIFunction)):
         return _declared_schema_plan(base, decl)
     if isinstance(decl, DatabaseFunction):
-        return _database_function_plan(base, decl, live.catalog)
+        return _database_function_plan(base, decl, live.catalog, snapshot.timezone)
     if isinstance(decl, Mutation):
         return _mutation_plan(base, decl, live.catalog)
     return _unavailable(base, f"unknown function kind {item.kind}")
@@ -194,7 +194,7 @@ def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
 
 
 def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
-                            catalog: Catalog) -> FunctionPlan:
+                            catalog: Catalog, timezone: str) -> FunctionPlan:
     # Lazy: sqlglot loads with the first plan, not with the app.
     from basedb.platform.storage.sql_compile import compile_for_sqlite  # noqa: PLC0415
 
@@ -205,10 +205,11 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
     if analysis is None:
         return _unavailable(base, "it has no SQL")
     try:
-        compiled = compile_for_sqlite(analysis, catalog)
+        compiled = compile_for_sqlite(analysis, catalog, timezone=timezone)
     except CompileError:
         return _unavailable(base, "its query uses SQL the local platform cannot run")
-    specs = param_specs(decl, catalog, analysis.bindings)
+    bounded = analysis.typing.bound_params if analysis.typing is not None else frozenset()
+    specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, compiled=compiled,

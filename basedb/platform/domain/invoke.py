@@ -4,7 +4,8 @@
     target = resolve_target(conn, caches, caller, app_token, env, function_id, …)
     data = invoke_function(store, caches, caller, app_token, function_id, params, env=env, …)
 
-Who sees what: prod is open to every member of the site, preview to its owner and
+Who sees what: prod is open to every member of the site, preview and the development
+draft of `basedb dev` (env=dev, `basedb.platform.domain.dev_drafts`) to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
 the deployment's agent-tools `exclude` are hidden from agents and refused as unknown
 (800004001) unless an owner or admin passes includeInternal=true; a member passing it
@@ -26,11 +27,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
@@ -38,13 +41,15 @@ from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes.ai import run_ai
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
-from basedb.platform.domain.snapshots import Snapshot, load_snapshot
+from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.store import Store
 from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
+# Where functions can be called: the two releases, and the development draft.
+INVOKE_ENVIRONMENTS = (*ENVIRONMENTS, DEV_ENV)
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
                           r"(Z|[+-]\d{2}:?\d{2})?)?$")
 
@@ -70,14 +75,21 @@ def resolve_deployment(conn: sqlite3.Connection, caches: DomainCaches, caller: i
                        app_token: str, env: str, include_internal: bool, *,
                        from_page: bool = False) -> Deployed:
     site, role = require_site(conn, caller, app_token)
-    if env == "preview" and role not in sites.MANAGER_ROLES:
+    if env in ("preview", DEV_ENV) and role not in sites.MANAGER_ROLES:
+        what = "preview" if env == "preview" else "development draft"
         raise permission_denied(
-            f"The preview of site {app_token} is open to its owner and admins; user "
+            f"The {what} of site {app_token} is open to its owner and admins; user "
             f"{caller.user_id} is a member",
             "call env=prod, or ask the site's owner for the admin role")
-    snapshot = load_snapshot(conn, site.app_token, env, caches.snapshots)
-    if snapshot is None:
-        raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
+    if env == DEV_ENV:
+        dev_draft = caches.dev.get(site.app_token)
+        snapshot = dev_draft.snapshot if dev_draft is not None else None
+        if snapshot is None:
+            raise no_dev_draft(app_token)
+    else:
+        snapshot = load_snapshot(conn, site.app_token, env, caches.snapshots)
+        if snapshot is None:
+            raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
     show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
     visible = tuple(sorted(f for f in snapshot.functions
                            if show_internal or f not in snapshot.exclude))
@@ -97,6 +109,14 @@ def no_deployment(app_token: str, env: str, *, publisher: bool) -> ApiFailure:
         fix = "deploy one with `basedb deploy`"
     return ApiFailure(Code.SCHEMA_NOT_READY, f"{reason}. Fix: {fix}. Executed: no. "
                       "Retry: retry after publishing.", status=409)
+
+
+def no_dev_draft(app_token: str) -> ApiFailure:
+    """env=dev while no `basedb dev` session has sent the site's functions."""
+    return ApiFailure(Code.SCHEMA_NOT_READY, f"Site {app_token} has no development draft. "
+                      "Fix: run `basedb dev` in the site's workspace (it sends the draft and "
+                      "keeps it current), or call env=preview or env=prod. Executed: no. "
+                      "Retry: retry after starting `basedb dev`.", status=409)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +218,12 @@ def _is_encodable(text: str) -> bool:
     return True
 
 
-def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any]:
+def param_values(plan: FunctionPlan, params: Mapping[str, Any],
+                 zone: str = "UTC") -> dict[str, Any]:
     """Validated params of a Database Function or Mutation, normalised for running:
     integers within SQLite's range, DATE as 'YYYY-MM-DD', DATETIME as the cell format
-    'YYYY-MM-DD HH:mm:ss' (an ISO time with an offset converted to local time)."""
+    'YYYY-MM-DD HH:mm:ss' in the site's time zone `zone` (an ISO time with an offset or
+    `Z` is converted to it; one without is already site time)."""
     values: dict[str, Any] = {}
     for spec in plan.specs:
         value = params.get(spec.name)
@@ -209,13 +231,14 @@ def param_values(plan: FunctionPlan, params: Mapping[str, Any]) -> dict[str, Any
         if value is None:
             values[spec.name] = None
         elif spec.is_array:
-            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}") for i, v in enumerate(value)]
+            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}", zone)
+                                 for i, v in enumerate(value)]
         else:
-            values[spec.name] = _scalar(spec.kind, value, at)
+            values[spec.name] = _scalar(spec.kind, value, at, zone)
     return values
 
 
-def _scalar(kind: str, value: Any, at: str) -> Any:
+def _scalar(kind: str, value: Any, at: str, zone: str) -> Any:
     if kind == "INT" and isinstance(value, float):
         value = int(value)  # the schema lets 3.0 through as an integer
     if kind in ("INT", "NUMBER") and isinstance(value, int) and abs(value) > MAX_SQL_INT:
@@ -229,25 +252,25 @@ def _scalar(kind: str, value: Any, at: str) -> Any:
                            "send a date YYYY-MM-DD that exists, e.g. 2025-02-28") from None
         return value
     if kind == "DATETIME":
-        return _datetime_text(value, at)
+        return _datetime_text(value, at, zone)
     return value
 
 
-def _datetime_text(value: str, at: str) -> str:
+def _datetime_text(value: str, at: str, zone: str) -> str:
     match = _DATETIME_RE.match(value)
     fix = 'send "YYYY-MM-DD HH:mm:ss" (site time), or ISO 8601 such as 2025-01-31T09:00:00Z'
     if match is None:
         raise _invalid("The value is not a date and time", at, value, fix)
-    day, hour, minute, second, zone = match.groups()
+    day, hour, minute, second, written_offset = match.groups()
     try:
         moment = datetime.strptime(f"{day} {hour or '00'}:{minute or '00'}:{second or '00'}",
                                    DATETIME_FORMAT)
-        if zone:
-            offset = "+00:00" if zone == "Z" else zone
+        if written_offset:
+            offset = "+00:00" if written_offset == "Z" else written_offset
             if ":" not in offset:
                 offset = f"{offset[:3]}:{offset[3:]}"
             aware = datetime.fromisoformat(moment.isoformat() + offset)
-            moment = aware.astimezone().replace(tzinfo=None)
+            moment = aware.astimezone(zone_info(zone)).replace(tzinfo=None)
     except (ValueError, OverflowError):
         raise _invalid("The value is not a real date and time", at, value, fix) from None
     return moment.strftime(DATETIME_FORMAT)
@@ -276,7 +299,9 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
             plan = target.plan
             require_callable(plan)
             checked = checked_input(plan, params)
-            values = list(param_values(plan, checked).values()) if plan.compiled else []
+            zone = target.deployed.snapshot.timezone
+            values = (list(param_values(plan, checked, zone).values()) if plan.compiled
+                      else [])
         if plan.compiled is None:
             break
         try:
@@ -315,7 +340,7 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
                                              function_id=target.function_id, log_id=log_id)
     return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
                     function=function, input=checked, log_id=log_id, env=env,
-                    secret_values=values)
+                    secret_values=values, timezone=snapshot.timezone)
 
 
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,
@@ -331,5 +356,6 @@ def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, tar
             require_callable(plan)
             params = checked_input(plan, params)
         assert plan.mutation is not None
-        return run_mutation(conn, plan.mutation, param_values(plan, params),
-                            caller_id=caller.user_id)
+        zone = target.deployed.snapshot.timezone
+        return run_mutation(conn, plan.mutation, param_values(plan, params, zone),
+                            caller_id=caller.user_id, zone=zone)

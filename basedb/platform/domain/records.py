@@ -6,8 +6,12 @@ rules, bookkeeping columns (created/updated time and user, auto numbers) and lin
 integrity hold whoever writes. Callers hold `store.write()` around a whole operation so
 that it is all-or-nothing.
 
-    prepared = prepare_values(conn, table, {"Status": "Open"}, at="/params")
-    [record_id] = insert_records(conn, table, [prepared], actor=user_id)
+    prepared = prepare_values(conn, table, {"Status": "Open"}, at="/params", zone=zone)
+    [record_id] = insert_records(conn, table, [prepared], actor=user_id, zone=zone)
+
+`zone` is the IANA time zone the write happens in: a site's (its deployment's) for
+Mutations and FaaS record calls, the Base's for the Base API. A datetime given as
+milliseconds since 1970, and the created/updated time cells, are wall-clock times in it.
 """
 
 from __future__ import annotations
@@ -51,15 +55,15 @@ Cell = tuple[str, Any, Any]
 
 
 def prepare_values(conn: sqlite3.Connection, table: Table, values: Mapping[str, Any], *,
-                   at: str = "") -> dict[str, Any]:
+                   zone: str, at: str = "") -> dict[str, Any]:
     """Validate `{field name or id: value}` into `{field_id: stored}` (ids checked too)."""
     [prepared] = prepare_rows(conn, table, [
-        [(at + json_pointer(key), key, value) for key, value in values.items()]])
+        [(at + json_pointer(key), key, value) for key, value in values.items()]], zone=zone)
     return prepared
 
 
 def prepare_rows(conn: sqlite3.Connection, table: Table,
-                 rows: Iterable[Iterable[Cell]]) -> list[dict[str, Any]]:
+                 rows: Iterable[Iterable[Cell]], *, zone: str) -> list[dict[str, Any]]:
     """Validate several rows of cells into `{field_id: stored}` each, checking every
     referenced record and user id with one query per target table."""
     prepared: list[dict[str, Any]] = []
@@ -71,7 +75,7 @@ def prepare_rows(conn: sqlite3.Connection, table: Table,
             if field.field_id in row:
                 raise InvalidCell(field, at, f"Field {quote(field.name)} is given twice (by name "
                                   "and by id)", "give each field once", received=key)
-            stored = encode_cell(field, value, at)
+            stored = encode_cell(field, value, at, zone=zone)
             row[field.field_id] = stored
             if stored is not None and field.type in ("link", "user"):
                 refs.append((field, at, referenced_ids(field, stored)))
@@ -127,12 +131,12 @@ def existing_record_ids(conn: sqlite3.Connection, table_id: str,
 
 
 def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
-                   actor: str) -> list[str]:
+                   actor: str, zone: str) -> list[str]:
     """Insert prepared rows; returns their new record ids in order."""
     if not rows:
         return []
     tname = physical.table_name(table.table_id)
-    now = ids.now_text()
+    now = ids.now_in(zone)
     seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
     numbers = {row[0]: row[1] for row in conn.execute(
         "SELECT field_id, next_number FROM fields WHERE table_id = ? AND type = 'auto_number'",
@@ -167,11 +171,11 @@ def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, 
 
 
 def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],
-                   values: dict[str, Any], *, actor: str) -> int:
+                   values: dict[str, Any], *, actor: str, zone: str) -> int:
     """Apply one prepared patch to existing records; returns how many were updated."""
     if not record_ids:
         return 0
-    now = ids.now_text()
+    now = ids.now_in(zone)
     assignments = {physical.column_name(fid): value for fid, value in values.items()}
     assignments["_updated_at"], assignments["_updated_by"] = now, actor
     for field in table.fields:

@@ -15,7 +15,7 @@ their declared inputSchema unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,6 +68,7 @@ class ParamSpec:
     option: OptionBinding | None = None
     reference: Reference | None = None
     max_items: int | None = None  # an array param the platform caps (a Mutation batch)
+    minimum: int | None = None  # a number param the query cannot take below this (LIMIT)
 
     @property
     def type_label(self) -> str:
@@ -75,8 +76,10 @@ class ParamSpec:
 
 
 def param_specs(decl: AnyDeclaration, catalog: Catalog,
-                bindings: Sequence[ParamBinding] = ()) -> tuple[ParamSpec, ...]:
-    """The declared params with what their bindings say about them. Only call for a
+                bindings: Sequence[ParamBinding] = (),
+                non_negative: Collection[int] = ()) -> tuple[ParamSpec, ...]:
+    """The declared params with what their bindings say about them; `non_negative` are
+    the 1-based numbers of params the query uses as LIMIT or OFFSET. Only call for a
     declaration whose params all have valid names and kinds (schemaStatus ready)."""
     by_param: dict[int, list[ParamBinding]] = {}
     for binding in bindings:
@@ -93,7 +96,8 @@ def param_specs(decl: AnyDeclaration, catalog: Catalog,
             name=str(param.name), kind=param.element_kind, is_array=param.is_array,
             required=param.is_required, description=param.description_str,
             enum=param.enum_values, option=option, reference=reference,
-            max_items=MAX_BATCH if param.is_array and param.name == batch else None))
+            max_items=MAX_BATCH if param.is_array and param.name == batch else None,
+            minimum=0 if param.index + 1 in non_negative and not param.is_array else None))
     return tuple(specs)
 
 
@@ -141,6 +145,8 @@ def _property_schema(spec: ParamSpec) -> dict[str, Any]:
         element["minLength"] = 1
     if spec.enum is not None:
         element["enum"] = list(spec.enum)
+    if spec.minimum is not None and spec.kind in ("INT", "NUMBER"):
+        element["minimum"] = spec.minimum
     schema: dict[str, Any] = {"type": "array", "items": element} if spec.is_array else element
     if spec.max_items is not None:
         schema["maxItems"] = spec.max_items

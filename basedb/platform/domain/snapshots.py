@@ -51,6 +51,7 @@ class Snapshot:
     functions: Mapping[str, FunctionSnapshot]  # all four kinds, AI Functions included
     exclude: frozenset[str]
     created_at: str
+    timezone: str  # the IANA zone its functions run in (frozen with the deployment)
     # Every function as a declaration object (built with `build_declaration`, as `basedb
     # check` and the draft validation build them); only drafts that passed validation
     # are deployed, so every function has one.
@@ -108,8 +109,8 @@ def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str,
 
 
 def _read_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Snapshot | None:
-    row = conn.execute("SELECT app_token, fingerprint, exclude, created_at FROM deployments "
-                       "WHERE deployment_id = ?", (deployment_id,)).fetchone()
+    row = conn.execute("SELECT app_token, fingerprint, exclude, created_at, timezone "
+                       "FROM deployments WHERE deployment_id = ?", (deployment_id,)).fetchone()
     if row is None:
         return None
     functions: dict[str, FunctionSnapshot] = {}
@@ -123,16 +124,17 @@ def _read_snapshot(conn: sqlite3.Connection, deployment_id: str) -> Snapshot | N
             declaration=json.loads(declaration), sql=sql, handler=handler)
     return make_snapshot(deployment_id=deployment_id, app_token=row[0], fingerprint=row[1],
                          functions=functions, exclude=frozenset(json.loads(row[2])),
-                         created_at=row[3])
+                         created_at=row[3], timezone=row[4])
 
 
 def make_snapshot(*, deployment_id: str, app_token: str, fingerprint: str,
                   functions: Mapping[str, FunctionSnapshot], exclude: frozenset[str],
-                  created_at: str) -> Snapshot:
+                  created_at: str, timezone: str = "UTC") -> Snapshot:
     """A snapshot of these functions, with their declarations built."""
     return Snapshot(deployment_id=deployment_id, app_token=app_token, fingerprint=fingerprint,
                     functions=MappingProxyType(dict(functions)), exclude=exclude,
-                    created_at=created_at, declarations=_build_declarations(functions))
+                    created_at=created_at, timezone=timezone,
+                    declarations=_build_declarations(functions))
 
 
 def _build_declarations(functions: Mapping[str, FunctionSnapshot],

@@ -15,9 +15,10 @@ import json
 import math
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from basedb.check.sql.pgvalues import zone_info
 from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.workspace.model import Field
@@ -55,13 +56,17 @@ def _json(value: Any) -> str:
 # ---------------------------------------------------------------------------- writes
 
 
-def encode_cell(field: Field, value: Any, at: str) -> Any:
-    """The stored form of `value` for `field`; None clears the cell."""
+def encode_cell(field: Field, value: Any, at: str, *, zone: str) -> Any:
+    """The stored form of `value` for `field`; None clears the cell. A datetime given as
+    milliseconds since 1970 is stored as the wall-clock time of that instant in `zone`
+    (the IANA zone of the site or Base written to)."""
     if field.is_read_only:
         raise InvalidCell(field, at, f"Field {quote(field.name)} is read-only ({field.type}); the "
                           "platform maintains it", "remove it from the request", received=value)
     if value is None:
         return 0 if field.type == "checkbox" else None
+    if field.type == "datetime":
+        return _datetime(field, value, at, zone)
     return _ENCODERS[field.type](field, value, at)
 
 
@@ -110,11 +115,12 @@ def _select(field: Field, value: Any, at: str) -> Any:
     return value
 
 
-def _datetime(field: Field, value: Any, at: str) -> Any:
+def _datetime(field: Field, value: Any, at: str, zone: str) -> Any:
     fix = 'send "YYYY-MM-DD HH:mm:ss", "YYYY-MM-DD" or milliseconds since 1970 as an integer'
     if isinstance(value, int) and not isinstance(value, bool):
         try:
-            return datetime.fromtimestamp(value / 1000).strftime(DATETIME_FORMAT)
+            moment = datetime.fromtimestamp(value / 1000, UTC)
+            return moment.astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)
         except (OverflowError, OSError, ValueError):
             raise _expect(field, at, value, "a date and time", fix) from None
     if isinstance(value, str) and _DATETIME_RE.match(value):
@@ -192,7 +198,7 @@ def _bounded_json(field: Field, at: str, value: Any) -> str:
 
 
 _ENCODERS: dict[str, Callable[[Field, Any, str], Any]] = {
-    "text": _text, "number": _number, "select": _select, "datetime": _datetime,
+    "text": _text, "number": _number, "select": _select,
     "checkbox": _checkbox, "user": _user, "link": _link, "attachment": _attachment,
     "location": _location,
 }

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from datetime import datetime
+from datetime import UTC, datetime
+
+from basedb.check.sql.pgvalues import zone_info
 
 # prefix -> number of random characters after it
 BASE_TOKEN = ("bas", 20)
@@ -52,8 +54,15 @@ def new_log_id() -> str:
 
 
 DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+DEFAULT_TIMEZONE = "UTC"  # a site or Base whose author named no time zone
 
 
 def now_text() -> str:
-    """The current local time as a Base datetime cell ('YYYY-MM-DD HH:MM:SS')."""
+    """The current local time, for the platform's own bookkeeping (not record cells)."""
     return datetime.now().strftime(DATETIME_FORMAT)
+
+
+def now_in(zone: str) -> str:
+    """The current time in the IANA zone `zone`, as a Base datetime cell
+    ('YYYY-MM-DD HH:MM:SS'): what created/updated time cells hold."""
+    return datetime.now(UTC).astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)

@@ -312,6 +312,15 @@ CREATE INDEX platform_log_by_log_id ON platform_log(log_id)
 # The platform log becomes readable through the API, per site (`basedb logs`).
 
 
+# The IANA time zone datetime cells are written in: a Base's for the Base API, a site's
+# (sent with its draft, frozen into each deployment) for everything its functions do.
+_TIME_ZONES = """
+ALTER TABLE bases ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE site_drafts ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE deployments ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+"""
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
@@ -323,6 +332,7 @@ MIGRATIONS: list[Migration] = [
     Migration(7, "Base access as grants; bindings record their basis", _BASE_GRANTS),
     Migration(8, "deployments record their draft revision", _DEPLOYMENT_REVISION),
     Migration(9, "the platform log as a table", _PLATFORM_LOG),
+    Migration(10, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
 ]
 
 

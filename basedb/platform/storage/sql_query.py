@@ -14,12 +14,16 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from basedb.check.sql import functions
+from basedb.check.sql import pgtypes as T
+from basedb.check.sql import pgvalues as V
 from basedb.check.sql.model import OutputColumn
+from basedb.platform.storage.sql_functions import register_functions
 
-Slot = int | Literal["current_user"]
+Slot = int | Literal["current_user", "now", "today"]
 
 
 class CompileError(ValueError):
@@ -37,32 +41,92 @@ class CompiledQuery:
     tables: frozenset[str]
     # Names of its CTEs (renamed by the compiler, so none shadows a physical table).
     ctes: frozenset[str] = frozenset()
+    # For each `?`: the PostgreSQL type its value binds as ("" when unknown).
+    conversions: tuple[str, ...] = ()
+    # The site's time zone: now(), CURRENT_DATE and timestamptz values are in it.
+    timezone: str = "UTC"
 
-    def parameters(self, values: Sequence[Any], current_user: str | None) -> list[Any]:
-        """Values for each `?`: `$n` takes values[n - 1] (None when missing), lists and
-        tuples travel as JSON text (array params), booleans as 0 / 1."""
+    def parameters(self, values: Sequence[Any], current_user: str | None, *,
+                   now: datetime | None = None) -> list[Any]:
+        """Values for each `?`: `$n` takes values[n - 1] (None when missing) in the local
+        representation of the type the query uses it as (lists and tuples as JSON text,
+        booleans as 0 / 1, dates and timestamps as PostgreSQL's text); now() is the
+        current time (or `now`) in the site's time zone."""
         out: list[Any] = []
-        for slot in self.slots:
+        clock = ""
+        conversions = self.conversions
+        for index, slot in enumerate(self.slots):
             if slot == "current_user":
                 out.append(current_user)
-                continue
-            value = values[slot - 1] if slot - 1 < len(values) else None
-            if isinstance(value, (list, tuple)):
-                value = json.dumps(list(value), ensure_ascii=False)
-            elif isinstance(value, bool):
-                value = int(value)
-            out.append(value)
+            elif slot == "now" or slot == "today":
+                clock = clock or site_now(self.timezone, now)
+                out.append(clock if slot == "now" else clock[:10])
+            else:
+                value = values[slot - 1] if slot - 1 < len(values) else None
+                out.append(bind_value(value, conversions[index] if index < len(conversions)
+                                      else "", self.timezone))
         return out
+
+
+def site_now(zone: str, at: datetime | None = None) -> str:
+    """The current time (or `at`) as wall-clock time in `zone`, in PostgreSQL's text."""
+    moment = (at or datetime.now(UTC)).astimezone(V.zone_info(zone))
+    text = moment.isoformat(sep=" ")  # …HH:MM:SS[.ffffff]+HH:MM
+    return text[:26].rstrip("0") if moment.microsecond else text[:19]
+
+
+def bind_value(value: Any, type_: str, zone: str = "UTC") -> Any:
+    """A parameter value in the local representation of `type_` (as it came when the
+    value does not fit: the query then fails as it would on PostgreSQL)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        element = T.element(type_) if T.is_array(type_) else ""
+        return json.dumps([bind_value(v, element, zone) for v in value], ensure_ascii=False)
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        if type_ == T.FLOAT8 or type_ == T.NUMERIC:
+            return float(value) if isinstance(value, (int, float)) else value
+        if type_ in (T.INT4, T.INT8):
+            return int(value) if isinstance(value, float) and value.is_integer() else value
+        if type_ == T.DATE and isinstance(value, str):
+            if V.CANONICAL_DATE.fullmatch(value):  # a DATE param, as invoke normalised it
+                return value
+            return V.format_date(V.parse_date(value))
+        if type_ == T.TIMESTAMP and isinstance(value, str):
+            if V.CANONICAL_TIMESTAMP.fullmatch(value):  # a DATETIME param, normalised
+                return value
+            if V.CANONICAL_DATE.fullmatch(value):  # a DATE param compared as a timestamp
+                return value + " 00:00:00"
+            return V.format_timestamp(V.parse_timestamp(value))
+        if type_ == T.TIMESTAMPTZ and isinstance(value, str):
+            return V.format_timestamp(V.parse_timestamptz(value, V.zone_info(zone)))
+    except V.ValueInputError:
+        return value
+    return value
 
 
 # SQLite authorizer action codes that a read-only statement needs.
 _SELECT, _READ, _FUNCTION, _RECURSIVE = 21, 20, 31, 33
 
 
+# The largest string a query may build, in bytes. SQLite's own limit is a gigabyte, which
+# a query like replace(repeat('x', 1e6), 'x', repeat('y', 1e6)) reaches in seconds; the
+# platform's functions stop at a million characters (`sql_udf_values.MAX_TEXT`), and a
+# stored row is far smaller than this. A Database Function's statement runs under
+# tighter limits still (`runtimes.sql.STATEMENT_LIMITS`); this bounds every other use.
+MAX_VALUE_BYTES = 64 * 1024 * 1024
+
+
 def prepare_connection(conn: sqlite3.Connection) -> None:
-    """Once per connection, before any authorizer: SQLite declares the json_each virtual
-    table on first use through an internal schema write, which the read-only authorizer
-    would (rightly) refuse."""
+    """Once per connection, before any authorizer: cap the size of a value
+    (`MAX_VALUE_BYTES`), add the platform's `bdb_` functions (PostgreSQL's semantics,
+    `sql_functions`), and let SQLite declare the json_each virtual table, which it does
+    on first use through an internal schema write that the read-only authorizer would
+    (rightly) refuse."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    register_functions(conn)
     conn.execute("SELECT value FROM json_each('[]')").fetchall()
 
 

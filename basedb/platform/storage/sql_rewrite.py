@@ -1,10 +1,12 @@
 """Rewrite an analysed Database Function tree (a private copy) for SQLite.
 
-Base names become physical names (`basedb.platform.storage.physical`), multi-valued fields get
-"any element" semantics through json_each, `= ANY($n)` / `<> ALL($n)` read an array
-parameter bound as JSON text, and the few PostgreSQL constructs sqlglot does not carry
-over to SQLite (date_trunc, EXTRACT, concat, array lengths, interval arithmetic) are
-expressed with SQLite's own functions. Parameters become named markers that the
+Base names become physical names (`basedb.platform.storage.physical`), multi-valued
+fields get "any element" semantics through json_each, `= ANY($n)` / `<> ALL($n)` read an
+array parameter bound as JSON text, and every expression is translated by its
+PostgreSQL type (`sql_translate`). The query's structure is kept, with what SQLite lacks
+spelled out: DISTINCT ON becomes a row_number() filter, NATURAL JOIN and USING become
+ON, a scalar subquery fails on a second row, ORDER BY puts NULLs where PostgreSQL does,
+and LIMIT / OFFSET refuse negative values. Parameters become named markers that the
 compiler turns into `?`; string interpolation is never used.
 """
 
@@ -14,57 +16,156 @@ from typing import Any
 
 from sqlglot import exp
 
+from basedb.check.sql import pgtypes as T
 from basedb.check.sql.model import ColumnRef, SqlAnalysis, StarColumn
 from basedb.check.sql.scope import is_all_call, strip_casts
+from basedb.check.sql.typing_base import ANY, function_name
 from basedb.platform.storage import physical
+from basedb.platform.storage.sql_nodes import call, string
 from basedb.platform.storage.sql_query import CompileError
-
-_TRUNC_FORMATS = {
-    "YEAR": "%Y-01-01 00:00:00", "MONTH": "%Y-%m-01 00:00:00", "DAY": "%Y-%m-%d 00:00:00",
-    "HOUR": "%Y-%m-%d %H:00:00", "MINUTE": "%Y-%m-%d %H:%M:00",
-    "SECOND": "%Y-%m-%d %H:%M:%S",
-}
-_EXTRACT_FORMATS = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "%M",
-                    "SECOND": "%S", "DOW": "%w", "DOY": "%j", "EPOCH": "%s"}
-_INTERVAL_UNITS = {"YEAR": "years", "MONTH": "months", "WEEK": "days", "DAY": "days",
-                   "HOUR": "hours", "MINUTE": "minutes", "SECOND": "seconds"}
-
+from basedb.platform.storage.sql_rewrite_multi import MultiValuedRewriter, first_output
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Is, exp.GT, exp.GTE, exp.LT, exp.LTE)
-
-
-def _unit(node: Any) -> str:
-    text = node.name if isinstance(node, exp.Expression) else str(node or "")
-    text = text.strip("'\"").upper()
-    return text[:-1] if text.endswith("S") and text[:-1] in _INTERVAL_UNITS else text
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Pow)
+# Parents under which a subquery is not a scalar value.
+_QUERY_CONTEXTS = (exp.From, exp.Join, exp.SetOperation, exp.CTE, exp.Exists, exp.In,
+                   exp.Any, exp.Subquery)
 
 
 def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
 
-def _call(name: str, *args: Any) -> exp.Anonymous:
-    return exp.Anonymous(this=name, expressions=list(args))
+def post_order(root: Any) -> list[Any]:
+    out: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(node.iter_expressions())))
+    return out
 
 
-def _json_elements(source: Any, alias: str) -> exp.Table:
-    return exp.Table(this=_call("json_each", source),
-                     alias=exp.TableAlias(this=exp.to_identifier(alias)))
-
-
-class Rewriter:
-    def __init__(self, analysis: SqlAnalysis, marker: str) -> None:
-        assert analysis.tree is not None and analysis.resolution is not None
+class Rewriter(MultiValuedRewriter):
+    def __init__(self, analysis: SqlAnalysis, marker: str, zone: str = "UTC") -> None:
+        if analysis.tree is None or analysis.resolution is None or analysis.typing is None:
+            raise CompileError("the query was not analysed against the catalog")
         self.analysis = analysis
         self.marker = marker
+        self.zone = zone
         self.tree: Any = analysis.tree.copy()
         self.refs: dict[int, ColumnRef] = {}  # id(physical column node) -> its reference
         self.cte_names: dict[str, str] = {}
+        self.source_types: dict[int, str] = {}
+        self.coercions: dict[int, str] = {}
+        self.final: dict[int, str] = {}
+        self.slot_types: dict[str, str] = {}  # placeholder -> the type its value binds as
         self._counter = 0
+        self._columns: dict[int, ColumnRef] = {}
+        self._sources: dict[int, Any] = {}
+        self._stars: dict[int, tuple[StarColumn, ...]] = {}
+        self._names: dict[int, list[str]] = {}  # id(select) -> its output names
+        self._usings: dict[int, tuple[tuple[ColumnRef, ColumnRef], ...]] = {}
+        self._bounds: dict[int, str] = {}
+        self._derived: set[int] = set()
 
     def _next(self, prefix: str) -> str:
         self._counter += 1
         return f"{prefix}{self._counter}"
+
+    def cte_name(self, name: str) -> str:
+        # Renamed so that no CTE can shadow a physical table (or json_each).
+        if name not in self.cte_names:
+            self.cte_names[name] = f"cte_{len(self.cte_names) + 1}"
+        return self.cte_names[name]
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> Any:
+        res, typing = self.analysis.resolution, self.analysis.typing
+        assert res is not None and typing is not None and self.analysis.tree is not None
+        original = list(self.analysis.tree.walk())
+        copied = list(self.tree.walk())
+        if len(original) != len(copied):
+            raise CompileError("internal error: the query tree could not be copied faithfully")
+        for old, new in zip(original, copied, strict=True):
+            key = id(old)
+            if key in res.columns:
+                self._columns[id(new)] = res.columns[key]
+            elif key in res.sources:
+                self._sources[id(new)] = res.sources[key]
+            if key in res.stars:
+                self._stars[id(new)] = res.stars[key]
+            if key in typing.types:
+                self.source_types[id(new)] = typing.types[key]
+            if key in typing.coercions:
+                self.coercions[id(new)] = typing.coercions[key]
+            if key in typing.bounds:
+                self._bounds[id(new)] = typing.bounds[key]
+            if isinstance(old, exp.Select):
+                self._names[id(new)] = [res.names.get(id(o), "?column?")
+                                        for o in old.expressions]
+            elif isinstance(old, exp.Join):
+                self._usings[id(new)] = res.usings.get(key, ())
+            elif isinstance(old, (exp.Subquery, exp.Values)) and _alias_columns(old):
+                self._derived.add(id(new))
+        for node in post_order(self.tree):
+            self.visit(node)
+        return self.tree
+
+    def install(self, node: Any, new: Any, parent: Any, key: str | None,
+                index: int | None) -> None:
+        if new is node:
+            return
+        if parent is None:
+            self.tree = new
+        else:
+            parent.set(key, new, index=index)
+
+    def visit(self, node: Any) -> None:
+        parent, key, index = node.parent, node.arg_key, node.index
+        new = self.translate(node)
+        own = self.source_types.get(id(node), ANY)
+        target = self.coercions.get(id(node))
+        if target is not None and isinstance(new, exp.Alias):
+            # A result column converted to the common type of a UNION: its value is.
+            value = new.this
+            new.set("this", self.converted(value, self.type_of(value), target))
+        elif target is not None and new is not None:
+            new = self.converted(new, own, target)
+        if new is not None:
+            self.install(node, new, parent, key, index)
+            self.final[id(new)] = target or own
+
+    def translate(self, node: Any) -> Any:
+        key = id(node)
+        if key in self._columns:
+            return self.physical_column(self._columns[key])
+        if key in self._sources:
+            return self.source(node, self._sources[key])
+        if isinstance(node, exp.Select):
+            return self.select(node)
+        if isinstance(node, exp.SetOperation):
+            return self.set_operation(node)
+        if isinstance(node, exp.Subquery):
+            return self.subquery(node)
+        if isinstance(node, exp.Values):
+            return self.derived(node) if key in self._derived else node
+        if isinstance(node, exp.Join):
+            self.join(node, self._usings.get(key, ()))
+            return node
+        if isinstance(node, exp.CTE):
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(self.cte_name(node.alias)),
+                                            columns=node.args["alias"].args.get("columns")))
+            return node
+        if isinstance(node, (exp.Limit, exp.Offset)):
+            return self.bound(node)
+        return self.expression(node)
+
+    # ------------------------------------------------------------------ names
 
     def physical_column(self, ref: ColumnRef) -> exp.Column:
         if ref.kind == "field" and ref.field is not None:
@@ -76,114 +177,28 @@ class Rewriter:
         self.refs[id(column)] = ref
         return column
 
-    def cte_name(self, name: str) -> str:
-        # Renamed so that no CTE can shadow a physical table (or json_each).
-        if name not in self.cte_names:
-            self.cte_names[name] = f"cte_{len(self.cte_names) + 1}"
-        return self.cte_names[name]
-
-    # ------------------------------------------------------------------ driver
-
-    def run(self) -> Any:
-        res = self.analysis.resolution
-        assert res is not None
-        original = list(self.analysis.tree.walk()) if self.analysis.tree is not None else []
-        copied = list(self.tree.walk())
-        if len(original) != len(copied):
-            raise CompileError("internal error: the query tree could not be copied faithfully")
-        columns, sources, selects, names = [], [], [], {}
-        stars: dict[int, tuple[StarColumn, ...]] = {}
-        joins, ctes, derived = [], [], []
-        for old, new in zip(original, copied, strict=True):
-            key = id(old)
-            if key in res.columns:
-                columns.append((new, res.columns[key]))
-            elif key in res.sources:
-                sources.append((new, res.sources[key]))
-            if key in res.stars:
-                stars[id(new)] = res.stars[key]
-            if isinstance(old, exp.Select):
-                selects.append(new)
-                for o, n in zip(old.expressions, new.expressions, strict=True):
-                    names[id(n)] = res.names.get(id(o), "?column?")
-            elif isinstance(old, exp.Join):
-                joins.append((new, res.usings.get(key, ())))
-            elif isinstance(old, exp.CTE):
-                ctes.append(new)
-            elif isinstance(old, (exp.Subquery, exp.Values)) and _alias_columns(old):
-                derived.append(new)
-        for select in selects:
-            self.projections(select, stars, names)
-        for node, ref in columns:
-            node.replace(self.physical_column(ref))
-        for node, source in sources:
-            self.source(node, source)
-        for cte in ctes:
-            cte.set("alias", exp.TableAlias(this=exp.to_identifier(self.cte_name(cte.alias)),
-                                            columns=cte.args["alias"].args.get("columns")))
-        for join, pairs in joins:
-            self.join(join, pairs)
-        for node in derived:
-            self.derived(node)
-        for node in list(self.tree.walk()):
-            if isinstance(node, _COMPARISONS):
-                self.comparison(node)
-        for node in list(self.tree.walk()):
-            if isinstance(node, (exp.Limit, exp.Offset)):
-                self.null_bound(node)
-        for node in list(self.tree.walk()):
-            self.expression(node)
-        return self.tree
-
-    def null_bound(self, node: Any) -> None:
-        # PostgreSQL reads LIMIT NULL as "no limit" and OFFSET NULL as 0, so an optional
-        # paging param may be left out; SQLite rejects NULL there, -1 means no limit.
-        value = node.args.get("expression")
-        if value is None or not isinstance(value, (exp.Parameter, exp.Cast, exp.Paren)):
-            return
-        default = exp.Literal.number(-1 if isinstance(node, exp.Limit) else 0)
-        node.set("expression", exp.Coalesce(this=value, expressions=[default]))
-
-    # ------------------------------------------------------------------ structure
-
-    def projections(self, select: Any, stars: dict[int, tuple[StarColumn, ...]],
-                    names: dict[int, str]) -> None:
-        items: list[Any] = []
-        for proj in select.expressions:
-            expansion = stars.get(id(proj))
-            if expansion is not None:
-                if not expansion:
-                    raise CompileError("`*` over a FROM item whose columns are unknown "
-                                       "cannot run on the local platform; list the columns.")
-                for star in expansion:
-                    ref = (ColumnRef("field", star.qualifier, star.column.name,
-                                     star.column.table, star.column.field) if star.physical
-                           else ColumnRef("derived", star.qualifier, star.column.name,
-                                          star.column.table, star.column.field))
-                    items.append(exp.Alias(this=self.physical_column(ref),
-                                           alias=_quoted(star.column.name)))
-            elif isinstance(proj, exp.Alias):
-                proj.set("alias", _quoted(proj.alias))
-                items.append(proj)
-            else:
-                items.append(exp.Alias(this=proj, alias=_quoted(names.get(id(proj), "?column?"))))
-        select.set("expressions", items)
-
-    def source(self, node: Any, source: Any) -> None:
+    def source(self, node: Any, source: Any) -> Any:
         if source.table is not None:
             name = physical.table_name(source.table.table_id)
         else:
             name = self.cte_name(source.cte_name)
-        node.replace(exp.Table(this=exp.to_identifier(name),
-                               alias=exp.TableAlias(this=_quoted(source.alias)),
-                               joins=node.args.get("joins")))  # FROM (a JOIN b ON …)
+        return exp.Table(this=exp.to_identifier(name),
+                         alias=exp.TableAlias(this=_quoted(source.alias)),
+                         joins=node.args.get("joins"))  # FROM (a JOIN b ON …)
 
     def join(self, join: Any, pairs: tuple[tuple[ColumnRef, ColumnRef], ...]) -> None:
-        if str(join.args.get("method") or "").upper() == "NATURAL":
-            raise CompileError("NATURAL JOIN is not supported; write JOIN … USING (…) or ON.")
-        if not join.args.get("using"):
+        natural = str(join.args.get("method") or "").upper() == "NATURAL"
+        if natural:
+            join.set("method", None)
+        if not join.args.get("using") and not natural:
             return
         if not pairs:
+            if natural:
+                join.set("kind", "CROSS" if not join.args.get("side") else join.args.get(
+                    "kind"))
+                if join.args.get("side"):
+                    join.set("on", exp.true())
+                return
             raise CompileError("JOIN … USING over a FROM item whose columns are unknown "
                                "cannot run on the local platform; write JOIN … ON.")
         condition: Any = None
@@ -193,7 +208,7 @@ class Rewriter:
         join.set("using", None)
         join.set("on", condition)
 
-    def derived(self, node: Any) -> None:
+    def derived(self, node: Any) -> Any:
         """SQLite has no `AS alias(col, …)` for subqueries: name the columns inside."""
         alias = node.args["alias"]
         names = [c.name for c in alias.columns]
@@ -204,8 +219,7 @@ class Rewriter:
                 expressions=[exp.Alias(this=exp.column(f"column{i + 1}"), alias=_quoted(n))
                              for i, n in enumerate(names)],
                 from_=exp.From(this=inner))
-            node.replace(exp.Subquery(this=query, alias=exp.TableAlias(this=alias.this)))
-            return
+            return exp.Subquery(this=query, alias=exp.TableAlias(this=alias.this))
         query = node.this
         while isinstance(query, (exp.SetOperation, exp.Subquery)):
             query = query.this
@@ -216,160 +230,257 @@ class Rewriter:
             target = proj.this if isinstance(proj, exp.Alias) else proj
             proj.replace(exp.Alias(this=target, alias=_quoted(name)))
         node.set("alias", exp.TableAlias(this=alias.this))
+        return node
 
-    # ------------------------------------------------------------------ comparisons
+    # ------------------------------------------------------------------ queries
 
-    def _multi_column(self, node: Any) -> Any:
-        target = strip_casts(node)
-        ref = self.refs.get(id(target))
-        if ref is not None and ref.field is not None and ref.field.is_multi_valued:
-            return target
-        return None
+    def select(self, select: Any) -> Any:
+        self.projections(select)
+        self.group_by(select)
+        distinct = select.args.get("distinct")
+        if isinstance(distinct, exp.Distinct) and distinct.args.get("on") is not None:
+            return self.distinct_on(select, distinct)
+        return select
 
-    def _list_source(self, node: Any) -> Any:
-        """What an ANY/ALL (or IN) compares against, as an IN list or subquery."""
-        inner = strip_casts(node.this if isinstance(node, exp.Any) else node.expressions[0])
-        if isinstance(inner, exp.Subquery):
-            return {"query": inner}
-        if isinstance(inner, exp.Array):
-            return {"expressions": list(inner.expressions)}
-        elements = exp.Select(expressions=[exp.column("value")],
-                              from_=exp.From(this=exp.Table(this=_call("json_each", inner))))
-        return {"query": exp.Subquery(this=elements)}
+    def projections(self, select: Any) -> None:
+        items: list[Any] = []
+        names = self._names.get(id(select), [])
+        for position, proj in enumerate(select.expressions):
+            expansion = self._stars.get(id(proj))
+            if expansion is not None:
+                if not expansion:
+                    raise CompileError("`*` over a FROM item whose columns are unknown "
+                                       "cannot run on the local platform; list the columns.")
+                for star in expansion:
+                    ref = ColumnRef("field" if star.physical else "derived", star.qualifier,
+                                    star.column.name, star.column.table, star.column.field)
+                    items.append(exp.Alias(this=self.physical_column(ref),
+                                           alias=_quoted(star.column.name)))
+            elif isinstance(proj, exp.Alias):
+                proj.set("alias", _quoted(proj.alias))
+                items.append(proj)
+            else:
+                name = names[position] if position < len(names) else "?column?"
+                items.append(exp.Alias(this=proj, alias=_quoted(name)))
+        select.set("expressions", items)
 
-    def comparison(self, node: Any) -> None:
-        if isinstance(node, exp.Is):
-            column = self._multi_column(node.this)
-            if column is not None and isinstance(node.expression, exp.Null):
-                # An empty multi-valued cell may be stored as [] : it is NULL to the author.
-                empty = exp.EQ(this=_call("json_array_length", column.copy()),
-                               expression=exp.Literal.number(0))
-                is_null = exp.Is(this=column.copy(), expression=exp.Null())
-                found: Any = exp.Paren(this=exp.Or(this=is_null, expression=empty))
-                node.replace(exp.Not(this=found) if node.args.get("negate") else found)
+    def group_by(self, select: Any) -> None:
+        """GROUP BY positions and output names become the expressions they stand for
+        (SQLite would resolve a name to an input column first)."""
+        group = select.args.get("group")
+        if group is None:
             return
-        if isinstance(node, exp.In):
-            column = self._multi_column(node.this)
-            if column is not None:
-                # Move (never copy) the IN node: comparisons inside it are rewritten later.
-                alias = self._next(f"{self.marker}_mv")
-                found = self._any_element(column, alias, exp.true())
-                node.replace(found)
-                node.set("this", exp.column("value", table=alias))
-                found.this.args["where"].set("this", node)
-            return
-        for column_side, other in ((node.this, node.expression), (node.expression, node.this)):
-            quantified = isinstance(other, exp.Any) or is_all_call(other)
-            column = self._multi_column(column_side)
-            if quantified:
-                self.quantified(node, column_side, other, column)
-                return
-            if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
-                alias = self._next(f"{self.marker}_mv")
-                test = exp.EQ(this=exp.column("value", table=alias), expression=other)
-                found = self._any_element(column, alias, test)
-                node.replace(found if isinstance(node, exp.EQ) else exp.Not(this=found))
-                return
+        projections = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
+        names = [p.alias if isinstance(p, exp.Alias) else "" for p in select.expressions]
+        items = []
+        for item in group.expressions:
+            if isinstance(item, exp.Literal) and not item.is_string and str(
+                    item.this).isdigit() and 0 < int(str(item.this)) <= len(projections):
+                item = projections[int(str(item.this)) - 1].copy()
+            else:
+                ref = self.refs.get(id(item))
+                if ref is not None and ref.kind == "output" and ref.name in names:
+                    item = projections[names.index(ref.name)].copy()
+            items.append(_unfolded(item))
+        group.set("expressions", items)
+        order = select.args.get("order")
+        for ordered in order.expressions if order is not None else ():
+            value = ordered.this
+            if not (isinstance(value, exp.Literal) and not value.is_string):
+                ordered.set("this", _unfolded(value))
 
-    def quantified(self, node: Any, left: Any, other: Any, column: Any) -> None:
-        is_any = isinstance(other, exp.Any)
-        if not isinstance(node, (exp.EQ, exp.NEQ)) or is_any != isinstance(node, exp.EQ):
-            raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
-        source = self._list_source(other)
-        if column is not None:
-            alias = self._next(f"{self.marker}_mv")
-            test = exp.In(this=exp.column("value", table=alias), **source)
-            found: Any = self._any_element(column, alias, test)
+    def distinct_on(self, select: Any, distinct: Any) -> Any:
+        """DISTINCT ON (keys): the first row of each key in ORDER BY order."""
+        on = distinct.args["on"]
+        keys = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+        order = select.args.get("order")
+        items = list(order.expressions) if order is not None else []
+        outputs = [p.alias for p in select.expressions]
+        targets = [self.order_target(item.this, select) for item in items]
+        partition = [self.order_target(key, select) for key in keys]
+        inner = select.copy()
+        inner.set("distinct", None)
+        inner.set("order", None)
+        inner.set("limit", None)
+        inner.set("offset", None)
+        hidden = [exp.Alias(this=target, alias=_quoted(f"__bdb_o{index}"))
+                  for index, target in enumerate(targets)]
+        row = self._next("__bdb_rn")
+        window = exp.Window(this=call("row_number"), partition_by=partition, order=exp.Order(
+            expressions=[exp.Ordered(this=target.copy(), desc=item.args.get("desc"),
+                                     nulls_first=item.args.get("nulls_first"))
+                         for target, item in zip(targets, items, strict=True)])
+            if items else None)
+        inner.set("expressions", [*inner.expressions, *hidden,
+                                  exp.Alias(this=window, alias=_quoted(row))])
+        sub = self._next("__bdb_d")
+        outer = exp.Select(
+            expressions=[exp.Alias(this=exp.Column(this=_quoted(name), table=_quoted(sub)),
+                                   alias=_quoted(name)) for name in outputs],
+            from_=exp.From(this=exp.Subquery(this=inner, alias=exp.TableAlias(
+                this=_quoted(sub)))),
+            where=exp.Where(this=exp.EQ(this=exp.Column(this=_quoted(row), table=_quoted(sub)),
+                                        expression=exp.Literal.number(1))))
+        if items:
+            outer.set("order", exp.Order(expressions=[
+                exp.Ordered(this=exp.Column(this=_quoted(f"__bdb_o{index}"),
+                                            table=_quoted(sub)),
+                            desc=item.args.get("desc"), nulls_first=item.args.get(
+                                "nulls_first")) for index, item in enumerate(items)]))
+        for key in ("limit", "offset"):
+            if select.args.get(key) is not None:
+                outer.set(key, select.args[key])
+        if select.args.get("with_") is not None:
+            outer.set("with_", select.args["with_"])
+            inner.set("with_", None)
+        return outer
+
+    def order_target(self, node: Any, select: Any) -> Any:
+        """An ORDER BY / DISTINCT ON item as an expression of the select's inputs."""
+        projections = [p.this for p in select.expressions]
+        names = [p.alias for p in select.expressions]
+        if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdigit():
+            return projections[int(str(node.this)) - 1].copy()
+        ref = self.refs.get(id(node))
+        if ref is not None and ref.kind == "output" and ref.name in names:
+            return projections[names.index(ref.name)].copy()
+        return node.copy()
+
+    def set_operation(self, node: Any) -> Any:
+        for key in ("this", "expression"):
+            branch = node.args.get(key)
+            if isinstance(branch, exp.Subquery) and not isinstance(branch.this,
+                                                                   exp.SetOperation):
+                inner = branch.this
+                if any(inner.args.get(k) for k in ("order", "limit", "offset")):
+                    node.set(key, exp.select("*").from_(exp.Subquery(this=inner)))
+        return node
+
+    def subquery(self, node: Any) -> Any:
+        if node.args.get("alias") is not None and id(node) in self._derived:
+            return self.derived(node)
+        parent = node.parent
+        if parent is None or isinstance(parent, _QUERY_CONTEXTS) or is_all_call(parent):
+            return node
+        query = node.this
+        if _single_row(query):
+            return node
+        inner = exp.Subquery(this=query, alias=exp.TableAlias(this=_quoted("__bdb_s")))
+        column = exp.Column(this=_quoted(first_output(query)), table=_quoted("__bdb_s"))
+        return exp.Subquery(this=exp.Select(expressions=[call("bdb_one", column)],
+                                            from_=exp.From(this=inner)))
+
+    def bound(self, node: Any) -> Any:
+        value = node.args.get("expression")
+        if value is None:
+            return node
+        inner = strip_casts(value)
+        which = "LIMIT" if isinstance(node, exp.Limit) else "OFFSET"
+        if isinstance(inner, exp.Null):
+            node.set("expression", exp.Literal.number(-1 if which == "LIMIT" else 0))
+        elif isinstance(inner, exp.Literal):
+            pass
         else:
-            found = exp.In(this=left, **source)
-        node.replace(found if is_any else exp.Not(this=found))
-
-    def _any_element(self, column: Any, alias: str, test: Any) -> exp.Exists:
-        return exp.Exists(this=exp.Select(expressions=[exp.Literal.number(1)],
-                                          from_=exp.From(this=_json_elements(column.copy(),
-                                                                             alias)),
-                                          where=exp.Where(this=test)))
+            node.set("expression", call("bdb_bound", value, string(which)))
+        return node
 
     # ------------------------------------------------------------------ expressions
 
-    def expression(self, node: Any) -> None:
+    def expression(self, node: Any) -> Any:
         if isinstance(node, exp.Parameter):
-            node.replace(exp.Placeholder(this=f"{self.marker}{node.this.this}"))
-        elif isinstance(node, exp.CurrentUserId):
-            node.replace(exp.Placeholder(this=f"{self.marker}u"))
-        elif isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.ARRAY):
-            node.replace(node.this)  # arrays are JSON text already
-        elif isinstance(node, exp.TimestampTrunc):
-            unit = _unit(node.args.get("unit"))
-            if unit == "WEEK":  # weeks start on Monday, as in PostgreSQL
-                node.replace(_call("datetime", node.this, exp.Literal.string("-6 days"),
-                                   exp.Literal.string("weekday 1"),
-                                   exp.Literal.string("start of day")))
-                return
-            fmt = _TRUNC_FORMATS.get(unit)
-            if fmt is None:
-                raise CompileError(f"date_trunc unit {_unit(node.args.get('unit'))!r} is not "
-                                   "supported; use year, month, day, hour, minute or second.")
-            node.replace(_call("strftime", exp.Literal.string(fmt), node.this))
-        elif isinstance(node, exp.Extract):
-            self.extract(node)
-        elif isinstance(node, exp.Concat):
-            parts = [exp.Coalesce(this=exp.Cast(this=e, to=exp.DataType.build("TEXT")),
-                                  expressions=[exp.Literal.string("")])
-                     for e in node.expressions]
-            joined: Any = parts[0] if parts else exp.Literal.string("")
-            for part in parts[1:]:
-                joined = exp.DPipe(this=joined, expression=part)
-            node.replace(exp.Paren(this=joined))
-        elif isinstance(node, exp.ArraySize) or (
-                isinstance(node, exp.Anonymous)
-                and str(node.this).lower() in ("cardinality", "array_length")):
-            node.replace(_call("json_array_length", node.this if isinstance(
-                node, exp.ArraySize) else node.expressions[0]))
-        elif isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
-            self.interval(node)
-        elif isinstance(node, exp.Lateral):
-            raise CompileError("LATERAL is not supported on the local platform; use a "
-                               "correlated subquery instead.")
+            return self.parameter(node)
+        if isinstance(node, exp.CurrentUserId):
+            return exp.Placeholder(this=f"{self.marker}u")
+        if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDate, exp.Localtimestamp)):
+            return self.special_value(node, self.marker)
+        if isinstance(node, _COMPARISONS):
+            return self.comparison(node)
+        if isinstance(node, _ARITHMETIC):
+            return self.arithmetic(node)
+        if isinstance(node, exp.DPipe):
+            return self.concatenation(node)
+        if isinstance(node, exp.Escape) or (isinstance(node, (exp.Like, exp.ILike))
+                                            and not isinstance(node.parent, exp.Escape)):
+            return self.like(node)
+        if isinstance(node, exp.Between):
+            return self.between(node)
+        if isinstance(node, exp.Cast):
+            return self.cast(node)
+        if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)):
+            return self.json_get(node)
+        if isinstance(node, exp.Extract):
+            return self.extract(node)
+        if isinstance(node, exp.Substring):
+            args = [node.this, node.args.get("start"), node.args.get("length")]
+            return call("bdb_substr", *[a for a in args if a is not None])
+        if isinstance(node, exp.StrPosition):
+            return call("instr", node.this, node.args["substr"])
+        if isinstance(node, exp.Trim):
+            return self.trim(node)
+        if isinstance(node, exp.Date):
+            return self.converted(node.this, self.type_of(node.this), T.DATE)
+        if isinstance(node, exp.Anonymous) and function_name(node) not in ("all",):
+            return self.function(node)
+        if isinstance(node, exp.Boolean):
+            return exp.Literal.number(int(node.this))
+        if isinstance(node, exp.Literal) and node.is_string and id(node) not in self.coercions:
+            return node
+        if isinstance(node, exp.Interval):
+            return node
+        return node
 
-    def extract(self, node: Any) -> None:
-        unit = _unit(node.this)
-        value = node.expression
-        if unit == "QUARTER":
-            month = exp.Cast(this=_call("strftime", exp.Literal.string("%m"), value),
-                             to=exp.DataType.build("INT"))
-            node.replace(exp.Paren(this=exp.IntDiv(
-                this=exp.Paren(this=exp.Add(this=month, expression=exp.Literal.number(2))),
-                expression=exp.Literal.number(3))))
-            return
-        fmt = _EXTRACT_FORMATS.get(unit)
-        if fmt is None:
-            raise CompileError(f"EXTRACT({unit}) is not supported on the local platform.")
-        node.replace(exp.Cast(this=_call("strftime", exp.Literal.string(fmt), value),
-                              to=exp.DataType.build("INT")))
+    def trim(self, node: Any) -> Any:
+        position = str(node.args.get("position") or "BOTH").upper()
+        name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
+        args = [node.this] + ([node.expression] if node.expression is not None else [])
+        return call(name, *args)
 
-    def interval(self, node: Any) -> None:
-        interval = node.expression
-        amount, unit = str(interval.this.name if interval.this else ""), _unit(
-            interval.args.get("unit"))
-        parts = amount.split()
-        if len(parts) == 2 and not unit:
-            amount, unit = parts[0], _unit(parts[1])
-        try:
-            number = float(amount)
-        except ValueError:
-            raise CompileError(f"Interval {interval.sql(dialect='postgres')} is not "
-                               "supported; write INTERVAL 'N unit'.") from None
-        if unit not in _INTERVAL_UNITS:
-            raise CompileError(f"Interval unit {unit!r} is not supported.")
-        if unit == "WEEK":
-            number *= 7
-        if isinstance(node, exp.Sub):
-            number = -number
-        text = f"{number:+g} {_INTERVAL_UNITS[unit]}"
-        node.replace(_call("datetime", node.this, exp.Literal.string(text)))
+    def parameter(self, node: Any) -> Any:
+        number = str(node.this.this)
+        target = self.coercions.get(id(node)) or self.source_types.get(id(node), ANY)
+        name = f"{self.marker}{number}x{len(self.slot_types)}"
+        self.slot_types[name] = target
+        # The coercion is applied by binding, not by an SQL conversion.
+        self.coercions.pop(id(node), None)
+        self.source_types[id(node)] = target
+        return exp.Placeholder(this=name)
+
+
+
+
+
+
+
+
+def _unfolded(node: Any) -> Any:
+    """A GROUP BY / ORDER BY term SQLite cannot fold into an integer (which it would read
+    as a column position): `x AND false` is 0 to SQLite."""
+    if isinstance(node, exp.Column):
+        return node
+    return call("coalesce", node, exp.Null())
 
 
 def _alias_columns(node: Any) -> bool:
     alias = node.args.get("alias")
     return isinstance(alias, exp.TableAlias) and bool(alias.args.get("columns"))
+
+
+def _single_row(query: Any) -> bool:
+    """Whether a query returns at most one row whatever the data (no check needed)."""
+    if not isinstance(query, exp.Select):
+        return False
+    limit = query.args.get("limit")
+    if isinstance(limit, exp.Limit):
+        value = limit.args.get("expression")
+        if isinstance(value, exp.Literal) and str(value.this) in ("0", "1"):
+            return True
+    if query.args.get("group") is not None or query.args.get("distinct") is not None:
+        return False
+    return any(isinstance(node, exp.Anonymous) and str(node.this) in _AGGREGATE_NAMES
+               and not isinstance(node.parent, exp.Window)
+               for proj in query.expressions for node in [proj.this if isinstance(
+                   proj, exp.Alias) else proj])
+
+
+_AGGREGATE_NAMES = frozenset({"count", "sum", "avg", "min", "max", "group_concat",
+                              "bdb_string_agg", "bdb_array_agg"})

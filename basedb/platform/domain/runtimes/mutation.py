@@ -136,13 +136,15 @@ class _Origin:
 
 
 def run_mutation(conn: sqlite3.Connection, plan: MutationPlan, values: Mapping[str, Any], *,
-                 caller_id: str) -> dict[str, Any]:
+                 caller_id: str, zone: str) -> dict[str, Any]:
     """Apply the mutation with validated, normalised param `values` (absent params are
-    missing or None). The caller holds `store.write()`; any failure rolls it all back."""
+    missing or None), writing datetimes in `zone` (the deployment's time zone). The
+    caller holds `store.write()`; any failure rolls it all back."""
     cells, ignored = _cells(plan, values, caller_id)
-    prepared = _prepare(conn, plan.table, cells)
+    prepared = _prepare(conn, plan.table, cells, zone)
     if plan.action == "create":
-        created = records.insert_records(conn, plan.table, [prepared], actor=caller_id)
+        created = records.insert_records(conn, plan.table, [prepared], actor=caller_id,
+                                         zone=zone)
         return _result(created, [], ignored, [])
     ids = _record_ids(plan, values)
     existing = records.existing_record_ids(conn, plan.table.table_id, ids)
@@ -155,7 +157,7 @@ def run_mutation(conn: sqlite3.Connection, plan: MutationPlan, values: Mapping[s
         return _result(targets, missing, [], failed)
     if not prepared:
         return _result([], missing, ignored, failed)  # every field was skipped
-    records.update_records(conn, plan.table, targets, prepared, actor=caller_id)
+    records.update_records(conn, plan.table, targets, prepared, actor=caller_id, zone=zone)
     return _result(targets, missing, ignored, failed)
 
 
@@ -211,12 +213,13 @@ def _to_cell(field: Field, value: Any) -> Any:
 
 
 def _prepare(conn: sqlite3.Connection, table: Table,
-             cells: dict[str, tuple[Field, Any, _Origin]]) -> dict[str, Any]:
+             cells: dict[str, tuple[Field, Any, _Origin]], zone: str) -> dict[str, Any]:
     if not cells:
         return {}
     try:
         [prepared] = records.prepare_rows(conn, table, [
-            [(at, field.field_id, value) for at, (field, value, _) in cells.items()]])
+            [(at, field.field_id, value) for at, (field, value, _) in cells.items()]],
+            zone=zone)
     except InvalidCell as exc:
         raise _cell_failure(exc, table, cells) from None
     return prepared

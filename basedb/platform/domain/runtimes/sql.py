@@ -34,12 +34,10 @@ against exactly the catalog it was compiled for.
 
 from __future__ import annotations
 
-import json
-import math
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +52,12 @@ from basedb.platform.domain.runtimes.sql_pool import (
     default_settings,
 )
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
-from basedb.platform.storage import physical, platform_log
+from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_query import (
     CompiledQuery,
     prepare_connection,
 )
+from basedb.platform.storage.sql_results import column_decoder
 from basedb.platform.storage.store import BUSY_TIMEOUT_S, Store
 
 MIB = 1024 * 1024
@@ -236,7 +235,7 @@ def _rows(outcome: Outcome, limits: QueryLimits, function_id: str,
 
 def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
                  truncated: bool) -> dict[str, Any]:
-    decoders = [_decoder(column) for column in columns]
+    decoders = [column_decoder(column) for column in columns]
     names = [column.name for column in columns]
     out_rows = [{name: decode(cell) for name, decode, cell in zip(names, decoders, row,
                                                                    strict=False)}
@@ -245,49 +244,6 @@ def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
                    else {"name": c.name} for c in columns]
     return {"rows": out_rows, "columns": out_columns, "rowCount": len(out_rows),
             "truncated": truncated}
-
-
-def _plain(cell: Any) -> Any:
-    """Any SQLite value as JSON can carry it."""
-    if isinstance(cell, float) and not math.isfinite(cell):
-        return str(cell)  # "inf", "-inf", "nan": JSON has no such numbers
-    if isinstance(cell, bytes):
-        return cell.hex()
-    return cell
-
-
-def _json_cell(cell: Any) -> Any:
-    if not isinstance(cell, str):
-        return _plain(cell)
-    try:
-        return json.loads(cell)
-    except ValueError:
-        return cell
-
-
-def _number(cell: Any) -> Any:
-    if isinstance(cell, float) and cell.is_integer() and abs(cell) <= 2**53:
-        return int(cell)
-    return _plain(cell)
-
-
-def _checkbox(cell: Any) -> Any:
-    return None if cell is None else bool(cell)
-
-
-def _decoder(column: OutputColumn) -> Callable[[Any], Any]:
-    """How to read a column's cells: as the field stores them when the column reads a
-    field directly (multi-valued cells are JSON arrays), else as SQLite computed them."""
-    field = column.field
-    if field is None:
-        return _plain
-    if physical.is_json_encoded(field):
-        return _json_cell
-    if field.type == "checkbox":
-        return _checkbox
-    if field.type == "number":
-        return _number
-    return _plain
 
 
 def _size(count: int) -> str:

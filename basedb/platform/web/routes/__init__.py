@@ -24,7 +24,7 @@ import importlib
 from basedb.platform.web.http import Endpoint
 
 ROUTE_MODULES: tuple[str, ...] = (
-    "users", "lark", "bases", "records", "sites", "secrets", "drafts", "deployments",
+    "users", "lark", "bases", "records", "sites", "secrets", "drafts", "dev", "deployments",
     "functions", "logs", "skill", "docs", "pages",
 )
 

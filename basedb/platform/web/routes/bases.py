@@ -56,10 +56,12 @@ def table_view(table: Table) -> dict[str, Any]:
 
 
 def create_base(call: Call) -> dict[str, Any]:
-    name = bases.parse_name(call.body_object({"name"}).get("name"), "/name", "Base")
+    body = call.body_object({"name", "timezone"})
+    name = bases.parse_name(body.get("name"), "/name", "Base")
+    timezone = bases.parse_timezone(body.get("timezone"), "/timezone")
     with call.store.write() as conn:
-        base = bases.create_base(conn, name, call.caller.user_id)
-    return {"base_token": base.base_token, "name": base.name}
+        base = bases.create_base(conn, name, call.caller.user_id, timezone)
+    return {"base_token": base.base_token, "name": base.name, "timezone": base.timezone}
 
 
 # -------------------------------------------------------------------------- grants
@@ -241,8 +243,12 @@ _FIELD_RULES = ("Field rules by type (400 when broken): options only on select f
 
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
-             body=obj({"name": NAME}, ("name",)),
-             response=obj({"base_token": STRING, "name": STRING}, ("base_token", "name"))),
+             description="`timezone` (an IANA name, UTC when absent) is the zone the record "
+             "routes write datetimes in: a value in milliseconds since 1970, and created / "
+             "updated times.",
+             body=obj({"name": NAME, "timezone": {"type": ["string", "null"]}}, ("name",)),
+             response=obj({"base_token": STRING, "name": STRING, "timezone": STRING},
+                          ("base_token", "name", "timezone"))),
     Endpoint("GET", _GRANTS, list_grants, "Who may use the Base besides its owner.", "bases",
              description="Direct grants (given by the owner) and grants held through a site "
              "bound to the Base (its owner and admins, while they hold the role).",

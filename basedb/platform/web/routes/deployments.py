@@ -76,7 +76,8 @@ def _create(call: Call, content: bytes, fingerprint: str,
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
             "fingerprint": deployment.fingerprint, "draftRevision": deployment.draft_revision,
             "baseAppUrl": base_app_url(call, deployment.app_token, "preview"),
-            "functionHints": deployment.function_hints, "createdAt": deployment.created_at}
+            "functionHints": deployment.function_hints, "createdAt": deployment.created_at,
+            "timezone": deployment.timezone}
 
 
 def _summary(deployment: Deployment, prod_id: str | None,
@@ -85,7 +86,7 @@ def _summary(deployment: Deployment, prod_id: str | None,
             "createdAt": deployment.created_at, "createdBy": deployment.created_by,
             "status": "ready", "isProd": deployment.deployment_id == prod_id,
             "promotedAt": promoted.get(deployment.deployment_id),
-            "draftRevision": deployment.draft_revision}
+            "draftRevision": deployment.draft_revision, "timezone": deployment.timezone}
 
 
 def list_deployments(call: Call) -> dict[str, Any]:
@@ -165,6 +166,8 @@ _SUMMARY_PROPERTIES: dict[str, Schema] = {
     "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
     "draftRevision": {"type": ["integer", "null"], "description": "The draft revision it "
                       "was built from (null for deployments made before it was recorded)."},
+    "timezone": {**STRING, "description": "The time zone its functions run in (sent with "
+                 "the draft; a release keeps it)."},
 }
 _SUMMARY = obj(_SUMMARY_PROPERTIES, tuple(_SUMMARY_PROPERTIES))
 _PROD = obj({"deploymentId": STRING, "env": {"type": "string", "enum": ["prod"]},

@@ -44,6 +44,7 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         catalog = live_catalog(conn, site, call.caches.catalogs).catalog
     functions = drafts.parse_functions_body(call.body)
+    timezone = drafts.parse_timezone(call.body)
     result = drafts.validate(functions, catalog)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The draft")
@@ -52,6 +53,7 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
         drafts.require_revision(conn, site.app_token, expected)
         drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
+        drafts.save_timezone(conn, site.app_token, timezone)
         revision = drafts.draft_revision(conn, site.app_token)
     counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
     return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
@@ -62,8 +64,10 @@ def get_draft_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
         functions = drafts.load_functions(conn, site.app_token, drafts.CODE_KINDS)
+        timezone = drafts.load_timezone(conn, site.app_token)
         revision = drafts.draft_revision(conn, site.app_token)
-    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "draftRevision": revision}
+    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone,
+            "draftRevision": revision}
 
 
 # --------------------------------------------------------------- AI Functions
@@ -140,20 +144,24 @@ _MUTATION = obj({"functionId": FUNCTION_ID, "declaration": _DOC}, ("functionId",
 _FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
-_FUNCTIONS = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
-                  "faas": array(_FAAS)},
+FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
+                  "faas": array(_FAAS),
+                  "timezone": {**STRING, "description": "The IANA time zone the functions "
+                               "run in (base-database.jsonc `timezone`; UTC when absent): "
+                               "now(), CURRENT_DATE and datetime values in SQL, datetime "
+                               "params, and the datetimes Mutations and FaaS write."}},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
                  "left out counts as empty.")
-_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
+FUNCTION_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
 _AI_DECLARATION = obj({"name": _NON_BLANK, "description": {"type": ["string", "null"]},
                        "capability": _NON_BLANK, "prompt": _NON_BLANK,
                        "inputSchema": {"type": ["object", "null"]}},
                       ("capability", "prompt"), additional=True,
                       description="The AI Function's declaration (ai/<key>.json).")
-_AI_FUNCTIONS = obj({"aiFunctions": array(obj({"key": FUNCTION_ID,
-                                               "declaration": _AI_DECLARATION},
-                                              ("key", "declaration")))})
+AI_FUNCTIONS_BODY = obj({"aiFunctions": array(obj({"key": FUNCTION_ID,
+                                                   "declaration": _AI_DECLARATION},
+                                                  ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _REVISION: Schema = {**INTEGER, "description": "The drafts' revision (after this write)."}
 _EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0,
@@ -176,23 +184,23 @@ ENDPOINTS = [
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
              "validators of `basedb check`. " + _FAILURES,
-             body=_FUNCTIONS, body_limit=32 * MIB, query=(_EXPECTED,), errors=(409,),
-             response=obj({"functionHints": _HINTS,
+             body=FUNCTIONS_BODY, body_limit=32 * MIB, query=(_EXPECTED,), errors=(409,),
+             response=obj({"functionHints": FUNCTION_HINTS,
                            "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS}),
                            "draftRevision": _REVISION},
                           ("functionHints", "counts", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/functions", get_draft_functions,
              "The draft Database Functions, Mutations and FaaS.", "drafts",
-             response=_with_revision(_FUNCTIONS)),
+             response=_with_revision(FUNCTIONS_BODY)),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
              description="Judged by the validators of `basedb check`; stored even when no "
              "AI endpoint is configured. " + _FAILURES,
-             body=_AI_FUNCTIONS, body_limit=8 * MIB, query=(_EXPECTED,), errors=(409,),
+             body=AI_FUNCTIONS_BODY, body_limit=8 * MIB, query=(_EXPECTED,), errors=(409,),
              response=obj({"keys": STRINGS, "draftRevision": _REVISION},
                           ("keys", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
-             "The draft AI Functions.", "drafts", response=_with_revision(_AI_FUNCTIONS)),
+             "The draft AI Functions.", "drafts", response=_with_revision(AI_FUNCTIONS_BODY)),
     Endpoint("PUT", _DRAFT + "/agent-tools", put_draft_agent_tools,
              "Replace the draft agent-tools policy.", "drafts",
              description="Every id in exclude must be a draft function or AI Function; "

@@ -22,9 +22,13 @@ from typing import Any
 from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
-from basedb.platform.domain.invoke import invoke_function, resolve_deployment, resolve_target
+from basedb.platform.domain.invoke import (
+    INVOKE_ENVIRONMENTS,
+    invoke_function,
+    resolve_deployment,
+    resolve_target,
+)
 from basedb.platform.domain.revision import live_catalog
-from basedb.platform.domain.snapshots import ENVIRONMENTS
 from basedb.platform.storage import platform_log
 from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
@@ -36,10 +40,11 @@ _TRUE, _FALSE = ("true", "1"), ("false", "0", "")
 
 def parse_env(call: Call) -> str:
     env = call.query.get("env", "prod")
-    if env not in ENVIRONMENTS:
-        raise bad_request("env must be prod or preview", parameter="?env", received=env,
-                          fix="send env=prod (the published release) or env=preview",
-                          candidates=ENVIRONMENTS)
+    if env not in INVOKE_ENVIRONMENTS:
+        raise bad_request("env must be prod, preview or dev", parameter="?env", received=env,
+                          fix="send env=prod (the published release), env=preview, or "
+                          "env=dev (the development draft of `basedb dev`)",
+                          candidates=INVOKE_ENVIRONMENTS)
     return env
 
 
@@ -159,8 +164,11 @@ def _ms(started: float) -> float:
 
 # --------------------------------------------------------------------- documentation
 
-_ENV = QueryParam("env", {"type": "string", "enum": ["prod", "preview"], "default": "prod"},
-                  "Which release: prod (every site member) or preview (owners and admins).")
+_ENV = QueryParam("env", {"type": "string", "enum": ["prod", "preview", "dev"],
+                         "default": "prod"},
+                  "Which release: prod (every site member), preview (owners and admins), or "
+                  "dev, the development draft a `basedb dev` session keeps current (owners "
+                  "and admins).")
 _INTERNAL = QueryParam("includeInternal", {"type": "boolean", "default": False},
                        "Owners and admins only: also show and allow functions that "
                        "agent-tools.json excludes. Ignored for members.")

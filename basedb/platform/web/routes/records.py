@@ -10,7 +10,7 @@ from basedb.core.protocol import bad_request, not_found
 from basedb.platform.domain import bases, records
 from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.web.http import MIB, Call, Endpoint
-from basedb.platform.web.routes.paths import path_table
+from basedb.platform.web.routes.paths import path_table, path_table_and_zone
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
@@ -50,10 +50,10 @@ def list_records(call: Call) -> dict[str, Any]:
 def create_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     with call.store.write() as conn:
-        table = path_table(conn, call)
-        prepared = records.prepare_values(conn, table, body)
+        table, zone = path_table_and_zone(conn, call)
+        prepared = records.prepare_values(conn, table, body, zone=zone)
         [record_id] = records.insert_records(conn, table, [prepared],
-                                             actor=call.caller.user_id)
+                                             actor=call.caller.user_id, zone=zone)
         return _record(conn, table, record_id)
 
 
@@ -66,10 +66,11 @@ def patch_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = path_table(conn, call)
+        table, zone = path_table_and_zone(conn, call)
         _record(conn, table, record_id)
-        prepared = records.prepare_values(conn, table, body)
-        records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id)
+        prepared = records.prepare_values(conn, table, body, zone=zone)
+        records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id,
+                               zone=zone)
         return _record(conn, table, record_id)
 
 
@@ -106,13 +107,14 @@ def batch_create(call: Call) -> dict[str, Any]:
                               "entry of fields", parameter=f"/rows/{index}", received=row,
                               fix="give every row exactly one value per field, null for none")
     with call.store.write() as conn:
-        table = path_table(conn, call)
+        table, zone = path_table_and_zone(conn, call)
         fields = [records.resolve_field(table, key, f"/fields/{index}")
                   for index, key in enumerate(keys)]
         prepared = records.prepare_rows(conn, table, [
             [(pointer("rows", r, c), keys[c], value) for c, value in enumerate(row)]
-            for r, row in enumerate(rows)])
-        record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id)
+            for r, row in enumerate(rows)], zone=zone)
+        record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id,
+                                            zone=zone)
         written = records.read_records(conn, table, record_ids)
     # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with `fields`.
     return {"fields": [f.name for f in fields], "field_id_list": [f.field_id for f in fields],
@@ -129,15 +131,16 @@ def batch_update(call: Call) -> dict[str, Any]:
         raise bad_request("patch must be a non-empty object of field values", parameter="/patch",
                           received=patch, fix='send {"field name": value, …}')
     with call.store.write() as conn:
-        table = path_table(conn, call)
+        table, zone = path_table_and_zone(conn, call)
         existing = records.existing_record_ids(conn, table.table_id, record_ids)
         for index, record_id in enumerate(body["record_id_list"]):
             if record_id not in existing:
                 raise not_found(f"Record {record_id} of table {table.table_id}",
                                 f"/record_id_list/{index}", record_id,
                                 "remove it or use ids from GET …/records")
-        prepared = records.prepare_values(conn, table, patch, at="/patch")
-        records.update_records(conn, table, record_ids, prepared, actor=call.caller.user_id)
+        prepared = records.prepare_values(conn, table, patch, at="/patch", zone=zone)
+        records.update_records(conn, table, record_ids, prepared, actor=call.caller.user_id,
+                               zone=zone)
         names = [records.resolve_field(table, key, "/patch").name for key in patch]
         first = records.read_records(conn, table, record_ids[:1])[record_ids[0]]
     # As lark-cli's +record-batch-update reads it: the ids and the values the patch wrote.

@@ -175,20 +175,24 @@ class FaasRuntime:
 
     def run(self, *, store: Store, site: SiteRow, catalog: Catalog, caller: User,
             function: FaasFunction, input: Any, log_id: str, env: str,
-            secret_values: Mapping[str, str] | None = None) -> Any:
+            secret_values: Mapping[str, str] | None = None, timezone: str = "UTC") -> Any:
         """Run one call and return its `data`, or raise ApiFailure (800004003/5, 503).
 
         Call it outside any store transaction: the handler's record calls commit one by
-        one, on this thread's connection. `ctx.env` is `env` ("prod" or "preview")."""
+        one, on this thread's connection. `ctx.env` is `env` ("prod" or "preview"); record
+        calls write datetimes in `timezone`, the deployment's, which `ctx.site.timezone`
+        names."""
         if store.connection().in_transaction:
             raise RuntimeError("a FaaS call must run outside a store transaction: each "
                                "record call of the handler commits on its own")
         sandbox = self._sandbox_for_call(function, log_id)
         values = dict(secret_values or {})
         limit_ms = self.limits.effective_timeout_ms(function.timeout_ms)
-        routes = RecordRoutes(store=store, catalog=catalog, actor=caller.user_id, log_id=log_id)
+        routes = RecordRoutes(store=store, catalog=catalog, actor=caller.user_id, log_id=log_id,
+                              zone=timezone)
         context = {"caller": {"userId": caller.user_id, "name": caller.name},
-                   "site": {"appToken": site.app_token}, "env": env, "logId": log_id}
+                   "site": {"appToken": site.app_token, "timezone": timezone}, "env": env,
+                   "logId": log_id}
         log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes)
         key = function.pool_key(values)
         with self._admitted(function, log_id):

@@ -72,6 +72,7 @@ class RecordRoutes:
     catalog: Catalog
     actor: str
     log_id: str
+    zone: str = "UTC"  # the deployment's time zone: datetime cells are written in it
     writes: int = 0  # write calls that succeeded (reported if the run then fails)
 
     def call(self, op: Any, args: Any) -> Any:
@@ -155,8 +156,9 @@ class RecordRoutes:
         table_id, values = self._table_id(table), self._fields(fields)
         with self.store.write() as conn:
             live = self._live_table(conn, table_id)
-            prepared = records.prepare_values(conn, live, values, at="/fields")
-            [record_id] = records.insert_records(conn, live, [prepared], actor=self.actor)
+            prepared = records.prepare_values(conn, live, values, at="/fields", zone=self.zone)
+            [record_id] = records.insert_records(conn, live, [prepared], actor=self.actor,
+                                                 zone=self.zone)
             created = self._record(conn, live, record_id)
         return created or {"record_id": record_id, "fields": {}}
 
@@ -173,8 +175,9 @@ class RecordRoutes:
             live = self._live_table(conn, table_id)
             prepared = records.prepare_rows(conn, live, [
                 [(pointer("rows", index, key), key, value) for key, value in row.items()]
-                for index, row in enumerate(rows)])
-            record_ids = records.insert_records(conn, live, prepared, actor=self.actor)
+                for index, row in enumerate(rows)], zone=self.zone)
+            record_ids = records.insert_records(conn, live, prepared, actor=self.actor,
+                                                zone=self.zone)
         return {"record_id_list": record_ids}
 
     def update(self, table: Any, record_id: Any, fields: Any) -> dict[str, Any]:
@@ -184,8 +187,9 @@ class RecordRoutes:
             live = self._live_table(conn, table_id)
             if not records.existing_record_ids(conn, table_id, [rid]):
                 raise self._missing(live, rid)
-            prepared = records.prepare_values(conn, live, values, at="/fields")
-            records.update_records(conn, live, [rid], prepared, actor=self.actor)
+            prepared = records.prepare_values(conn, live, values, at="/fields", zone=self.zone)
+            records.update_records(conn, live, [rid], prepared, actor=self.actor,
+                                   zone=self.zone)
             updated = self._record(conn, live, rid)
         return updated or {"record_id": rid, "fields": {}}
 

@@ -1,0 +1,139 @@
+"""Multi-valued fields (multi-select, multi-user, link) in comparisons, for SQLite.
+
+The platform's addition to PostgreSQL: `field = x` is true when some element of the
+field equals x, `field <> x` when none does, IN / NOT IN / = ANY / <> ALL likewise, and
+IS NULL also matches an empty list. A multi-valued cell is a JSON array, so each becomes
+a json_each over the cell; `x IN (SELECT <array> …)` compares with the elements.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from basedb.check.sql import pgtypes as T
+from basedb.check.sql.model import ColumnRef
+from basedb.check.sql.scope import is_all_call, strip_casts
+from basedb.platform.storage.sql_nodes import call
+from basedb.platform.storage.sql_query import CompileError
+from basedb.platform.storage.sql_translate import ExpressionRewriter
+
+
+def quoted(name: str) -> exp.Identifier:
+    return exp.Identifier(this=name, quoted=True)
+
+
+def json_elements(source: Any, alias: str) -> exp.Table:
+    return exp.Table(this=call("json_each", source),
+                     alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+class MultiValuedRewriter(ExpressionRewriter):
+    """Comparisons of `sql_rewrite.Rewriter`; see the module docstring."""
+
+    refs: dict[int, ColumnRef]
+
+    def _next(self, prefix: str) -> str:
+        raise NotImplementedError
+
+    def _multi_column(self, node: Any) -> Any:
+        target = node
+        while isinstance(target, exp.Paren):
+            target = target.this
+        ref = self.refs.get(id(target))
+        if ref is not None and ref.field is not None and ref.field.is_multi_valued:
+            return target
+        return None
+
+    def _list_source(self, node: Any) -> Any:
+        """What an ANY/ALL (or IN) compares against, as an IN list or subquery."""
+        inner = strip_casts(node.this if isinstance(node, exp.Any) else node.expressions[0])
+        if isinstance(inner, exp.Subquery):
+            if T.is_array(self.type_of(inner)):
+                return {"query": self.element_rows(inner)}
+            return {"query": inner}
+        if isinstance(inner, exp.Array):
+            return {"expressions": list(inner.expressions)}
+        elements = exp.Select(expressions=[exp.column("value")],
+                              from_=exp.From(this=exp.Table(this=call("json_each", inner))))
+        return {"query": exp.Subquery(this=elements)}
+
+    def comparison(self, node: Any) -> Any:
+        if isinstance(node, exp.Is):
+            column = self._multi_column(node.this)
+            if column is not None and isinstance(node.expression, exp.Null):
+                # An empty multi-valued cell may be stored as [] : it is NULL to the author.
+                empty = exp.EQ(this=call("json_array_length", column.copy()),
+                               expression=exp.Literal.number(0))
+                is_null = exp.Is(this=column.copy(), expression=exp.Null())
+                found: Any = exp.Paren(this=exp.Or(this=is_null, expression=empty))
+                return exp.Not(this=found) if node.args.get("negate") else found
+            return self.is_test(node)
+        if isinstance(node, exp.In):
+            query = node.args.get("query")
+            if query is not None and T.is_array(self.type_of(query)):
+                node.set("query", self.element_rows(query))
+            column = self._multi_column(node.this)
+            if column is not None:
+                alias = self._next(f"{self.marker}_mv")
+                test = exp.In(this=exp.column("value", table=alias),
+                              **({"query": node.args["query"]} if node.args.get("query")
+                                 else {"expressions": list(node.expressions)}))
+                return self._any_element(column, alias, test)
+            return node
+        for column_side, other in ((node.this, node.expression), (node.expression, node.this)):
+            quantified = isinstance(other, exp.Any) or is_all_call(other)
+            column = self._multi_column(column_side)
+            if quantified:
+                return self.quantified(node, column_side, other, column)
+            if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
+                values = exp.Subquery(this=exp.Select(
+                    expressions=[exp.column("value")],
+                    from_=exp.From(this=exp.Table(this=call("json_each", column.copy())))))
+                found = exp.In(this=other, query=values)
+                return found if isinstance(node, exp.EQ) else exp.Not(this=found)
+        return node
+
+    def quantified(self, node: Any, left: Any, other: Any, column: Any) -> Any:
+        is_any = isinstance(other, exp.Any)
+        if not isinstance(node, (exp.EQ, exp.NEQ)) or is_any != isinstance(node, exp.EQ):
+            raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
+        source = self._list_source(other)
+        if column is not None:
+            alias = self._next(f"{self.marker}_mv")
+            test = exp.In(this=exp.column("value", table=alias), **source)
+            found: Any = self._any_element(column, alias, test)
+        else:
+            found = exp.In(this=left, **source)
+        return found if is_any else exp.Not(this=found)
+
+    def element_rows(self, query: Any) -> Any:
+        """A subquery of array values as a subquery of their elements."""
+        rows, elements = self._next("__bdb_r"), self._next("__bdb_e")
+        column = exp.Column(this=quoted(first_output(query.this)), table=quoted(rows))
+        return exp.Subquery(this=exp.Select(
+            expressions=[exp.column("value", table=elements)],
+            from_=exp.From(this=exp.Subquery(this=query.this, alias=exp.TableAlias(
+                this=quoted(rows)))),
+            joins=[exp.Join(this=json_elements(column, elements))]))
+
+    def _any_element(self, column: Any, alias: str, test: Any) -> exp.Exists:
+        return exp.Exists(this=exp.Select(expressions=[exp.Literal.number(1)],
+                                          from_=exp.From(this=json_elements(column.copy(),
+                                                                             alias)),
+                                          where=exp.Where(this=test)))
+
+
+def first_output(query: Any) -> str:
+    while isinstance(query, (exp.Subquery,)):
+        query = query.this
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+        while isinstance(query, exp.Subquery):
+            query = query.this
+    if isinstance(query, exp.Select) and query.expressions:
+        first = query.expressions[0]
+        if isinstance(first, exp.Alias):
+            return str(first.alias)
+    raise CompileError("a scalar subquery must name its column on the local platform")

@@ -1,0 +1,3 @@
+SELECT t."Title" AS title
+FROM "Tasks" AS t
+WHERE t."Title" ~ '^Fix'
