@@ -243,7 +243,8 @@ _FIELD_RULES = ("Field rules by type (400 when broken): options only on select f
 
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
-             description="`timezone` (an IANA name, UTC when absent) is the zone the record "
+             description="`timezone` (an IANA time zone name, UTC when absent or null; 400 "
+             "for any other name) is the zone the record "
              "routes write datetimes in: a value in milliseconds since 1970, and created / "
              "updated times.",
              body=obj({"name": NAME, "timezone": {"type": ["string", "null"]}}, ("name",)),

@@ -146,8 +146,9 @@ _FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
             ("functionId", "declaration", "handler"))
 FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
                   "faas": array(_FAAS),
-                  "timezone": {**STRING, "description": "The IANA time zone the functions "
-                               "run in (base-database.jsonc `timezone`; UTC when absent): "
+                  "timezone": {"type": ["string", "null"], "description": "The IANA time "
+                               "zone name the functions run in (base-database.jsonc "
+                               "`timezone`; UTC when absent or null; 400 for any other name): "
                                "now(), CURRENT_DATE and datetime values in SQL, datetime "
                                "params, and the datetimes Mutations and FaaS write."}},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
