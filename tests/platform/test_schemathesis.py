@@ -134,7 +134,7 @@ _TIMEZONE = StatedRule("IANA time zone name",
                        re.compile(r"^9499 timezone must be an IANA time zone name"))
 _CHECKED_DRAFT = StatedRule(
     "the findings of `basedb check`",
-    re.compile(r"^9499 The (AI Function )?draft has \d+ errors?; the first is "))
+    re.compile(r"^9499 The (AI Function |development )?draft has \d+ errors?; the first is "))
 STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
     ("POST", "/bases"): (_TIMEZONE,),
     ("POST", "/bases/{base_token}/tables"): (_FIELD_RULES,),
