@@ -75,6 +75,10 @@ PAGE_PATHS = ["index.html", "app.js", "style.css", "docs", "docs/", "data/logo.s
               "preview", "missing.html", "../base-database.jsonc"]
 
 
+# What can be the first label of a page host name; any other path goes to localhost.
+_DNS_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
 class AsBrowsersAddressIt:
     """The app as a browser or client reaches it: schemathesis sends every request to
     the made-up host `testserver`, which the platform refuses (it answers only to its own
@@ -89,8 +93,7 @@ class AsBrowsersAddressIt:
         if scope["type"] == "http":
             parts = scope["path"].split("/")
             host = "localhost"
-            if len(parts) > 2 and parts[1] == "sites" and re.fullmatch(r"[\w-]+", parts[2],
-                                                                       re.ASCII):
+            if len(parts) > 2 and parts[1] == "sites" and _DNS_LABEL.fullmatch(parts[2]):
                 host = f"{parts[2].lower()}.localhost"
             elif scope["path"] == "/_basedb/session" and self.session_site:
                 host = f"{self.session_site.lower()}.localhost"
