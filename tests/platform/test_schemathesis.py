@@ -125,12 +125,12 @@ _FIELD_RULES = StatedRule(
     "options only on select fields",
     re.compile(r"^9499 (options apply to select|multiple applies to select and user|"
                r"link_table applies to link) fields|^9499 A link field needs link_table|"
-               r"^9499 Field name .* is used twice"))
+               r"^9499 Field name .* is used twice|^9499 Option .* is listed twice"))
 _FIELD_UPDATE = StatedRule(
     "the type and link_table cannot change",
     re.compile(r"^9499 (Changing a field's type|A link field's link_table cannot change|"
                r"options apply to select|multiple applies to select and user|"
-               r"link_table applies to link)"))
+               r"link_table applies to link|Option .* is listed twice)"))
 _TABLE_KEYS = StatedRule("Keys are the table's field names or ids",
                          re.compile(r"^9499 Table .* has no field "))
 _TIMEZONE = StatedRule("IANA time zone name",

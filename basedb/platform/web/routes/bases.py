@@ -239,7 +239,8 @@ _GRANTEE = obj({"user_id": ID}, ("user_id",))
 _FIELD_RULES = ("Field rules by type (400 when broken): options only on select fields, "
                 "multiple only on select and user fields, link_table only on link fields, "
                 "where it is required and names a table of the same Base; field names differ "
-                "within a table.")
+                "within a table, and option names within a field (both compared without "
+                "surrounding spaces).")
 
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
