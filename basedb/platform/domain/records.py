@@ -146,9 +146,8 @@ def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, 
     columns += [physical.column_name(f.field_id) for f in table.fields]
     record_ids: list[str] = []
     params: list[list[Any]] = []
-    for row in rows:
+    for row, record_id in zip(rows, ids.new_ids(ids.RECORD_ID, len(rows)), strict=True):
         seq += 1
-        record_id = ids.new_id(ids.RECORD_ID)
         record_ids.append(record_id)
         values: list[Any] = [record_id, seq, now, now, actor, actor]
         for field in table.fields:
