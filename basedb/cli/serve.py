@@ -87,11 +87,16 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
             hint="Use --host 127.0.0.1, or pass --allow-remote if you really mean to expose "
                  "it to your network.")
     from basedb.platform import open_platform
+    from basedb.platform.domain.runtimes.sql import QUERY_POOL
+    from basedb.platform.domain.warmup import warm
     from basedb.platform.web import origins, serving
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
     app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
+    # Before the socket is served: the first call finds its plan built, sqlglot and
+    # jsonschema loaded and a query worker waiting, like every later call.
+    warm(platform.store, app.state.context.caches, query_pool=QUERY_POOL)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
