@@ -103,19 +103,25 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     served = f"http://{shown}:{bound_port}"
     # Public URLs by one rule: $BASEDB_PUBLIC_URL when set, else where this server is.
     base = origins.serving_url(served)
+    # What FaaS handlers run inside here (and what is not enforced), before any runs;
+    # spare workers start now so that the first call does not wait for Node.js. Done
+    # before the banner, so that once it says "listening" only the event loop's start
+    # stands between a request and its answer.
+    sandbox = app.state.context.faas.start()
+    sites_shown = site_lines(platform, base)
+    server = serving.server(app)
+    server.config.load()  # uvicorn's protocol classes and app wrapping, done now too
     echo_err(f"basedb platform listening on {served}")
     if base.origin() != served:
         echo_err(f"public URL: {base.origin()} (${PUBLIC_URL})")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
-    # What FaaS handlers run inside here (and what is not enforced), before any runs;
-    # spare workers start now so that the first call does not wait for Node.js.
-    echo_err(app.state.context.faas.start())
-    for line in site_lines(platform, base):
+    echo_err(sandbox)
+    for line in sites_shown:
         echo_err(line)
     echo_err("Press Ctrl+C to stop.")
     try:
-        serving.run(serving.server(app), sock)
+        serving.run(server, sock)
     except KeyboardInterrupt:
         # uvicorn has already shut down gracefully and re-raises Ctrl+C; stopping the
         # server is what the user asked for, not an error.
