@@ -110,7 +110,7 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     sandbox = app.state.context.faas.start()
     sites_shown = site_lines(platform, base)
     server = serving.server(app)
-    server.config.load()  # uvicorn's protocol classes and app wrapping, done now too
+    serving.preload(server)
     echo_err(f"basedb platform listening on {served}")
     if base.origin() != served:
         echo_err(f"public URL: {base.origin()} (${PUBLIC_URL})")
