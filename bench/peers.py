@@ -31,10 +31,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bench.orders_site import PARAMS, OrdersSite
-from bench.serve_process import pin_process
+from bench.serve_process import pin_process, wait_until_listening
 from bench.timing import BenchError
 
-READY_TIMEOUT_S = 60.0
 DATASETTE_QUERY = "orders_of_customer"
 FLOOR_PATH = "/invoke"
 _PLACEHOLDER_RE = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|\?""")
@@ -156,7 +155,7 @@ def _started(name: str, argv: list[str], *, env: Mapping[str, str], log: Path,
     try:
         if cpus is not None:
             pin_process(process.pid, cpus)
-        port = _wait_for(name, process, log, ready)
+        port = wait_until_listening(name, process, log, ready)
         ready_at = time.perf_counter()
         if cpus is not None:
             pin_process(process.pid, cpus)
@@ -168,23 +167,6 @@ def _started(name: str, argv: list[str], *, env: Mapping[str, str], log: Path,
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def _wait_for(name: str, process: subprocess.Popen[bytes], log: Path,
-              ready: re.Pattern[str]) -> int:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        text = log.read_text(encoding="utf-8", errors="replace")
-        found = ready.search(text)
-        if found:
-            return int(found.group(1))
-        if process.poll() is not None:
-            tail = "\n  ".join(text.strip().splitlines()[-5:])
-            raise BenchError(f"{name} exited with status {process.returncode} before "
-                             f"listening:\n  {tail}")
-        time.sleep(0.002)
-    raise BenchError(f"{name} did not say it was listening within {READY_TIMEOUT_S:g} s "
-                     f"(see {log})")
 
 
 def _slots(site: OrdersSite) -> list[int]:

@@ -101,16 +101,23 @@ def served(basedb: Sequence[str], data_dir: Path, *, env: Mapping[str, str], log
 
 
 def _wait_until_listening(process: subprocess.Popen[bytes], log: Path) -> int:
+    return wait_until_listening("`basedb serve`", process, log, _LISTENING_RE)
+
+
+def wait_until_listening(name: str, process: subprocess.Popen[bytes], log: Path,
+                         ready: re.Pattern[str]) -> int:
+    """The port a server started as `process` says it listens on (`ready` finds it in
+    its log, group 1); a BenchError when it exits first or says nothing in time."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         text = log.read_text(encoding="utf-8", errors="replace")
-        found = _LISTENING_RE.search(text)
+        found = ready.search(text)
         if found:
             return int(found.group(1))
         if process.poll() is not None:
             tail = "\n  ".join(text.strip().splitlines()[-5:])
-            raise BenchError(f"`basedb serve` exited with status {process.returncode} before "
+            raise BenchError(f"{name} exited with status {process.returncode} before "
                              f"listening:\n  {tail}")
-        time.sleep(0.05)
-    raise BenchError(f"`basedb serve` did not say it was listening within "
-                     f"{READY_TIMEOUT_S:g} s (see {log})")
+        time.sleep(0.002)
+    raise BenchError(f"{name} did not say it was listening within {READY_TIMEOUT_S:g} s "
+                     f"(see {log})")
