@@ -167,6 +167,10 @@ def test_operation_answers_as_documented(method: str, path: str, fuzzing: Fuzzin
         for name, value in chosen.items():
             if value is not None:
                 case.path_parameters[name] = value
+        if isinstance(case.query, dict) and isinstance(case.query.get("wait"), int):
+            # A log read holds its answer up to `wait` seconds for a new entry (tested in
+            # tests/platform/test_logs.py); here it would only hold the run.
+            case.query["wait"] = 0
         response = case.call(headers=headers)
         case.validate_response(response, checks=CHECKS, headers=headers)
         assert_envelope_code(response.status_code, content_type(response), response.content)
