@@ -18,8 +18,11 @@ class CheckContext:
     skip_ai: bool = False
     errors: list[Finding] = field(default_factory=list)
     hints: list[Hint] = field(default_factory=list)
-    # Per-function analysis results that later validators reuse (e.g. SQL analyses).
+    # Per-function analysis results for a caller that reuses them (the platform plans a
+    # function from its SQL analysis). A whole-workspace check reads only the findings, so
+    # it keeps none: an analysis holds the parse tree and the resolved names of its query.
     analyses: dict[str, Any] = field(default_factory=dict)
+    keep_analyses: bool = True
 
     def add(self, item: Finding | Hint) -> None:
         if isinstance(item, Finding):

@@ -28,7 +28,7 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     analyses of unchanged queries from the workspace's local cache (same results); an
     `AnalysisCache` passed in is used and kept in memory across runs (`basedb dev`).
     """
-    ctx = CheckContext(workspace=ws, skip_ai=skip_ai)
+    ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
     ctx.extend(ws.load_findings)
     declarations.check_declarations(ctx)
     if cache:

@@ -11,8 +11,12 @@ import click
 from basedb.cli.common import JSON_MODE_KEY, workspace_option
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from basedb.check.result import CheckResult
     from basedb.core.errors import WorkspaceNotFound
+    from basedb.core.findings import Finding
+    from basedb.workspace.model import Workspace
 
 # The formats of basedb.check.reporters, repeated so that --help needs no import.
 FORMATS = ("text", "json", "github", "sarif")
@@ -59,10 +63,9 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
         return
 
     from basedb.check.run import check_workspace
-    from basedb.contracts import stale_findings
 
     result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
-                             skip_ai=skip_ai_functions, contracts=stale_findings,
+                             skip_ai=skip_ai_functions, contracts=_stale_contracts,
                              cache=not no_cache)
     _write_report(result, fmt, root, output)
     if fmt in ("text", "sarif"):
@@ -70,6 +73,14 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
         for notice in result.notices:
             click.echo(f"Notice: {notice}", err=True)
     ctx.exit(0 if result.ok else 1)
+
+
+def _stale_contracts(ws: Workspace) -> Iterable[Finding]:
+    # The contracts package (renderers for two languages) loads only for a workspace that
+    # has generated files to compare, which most small checks do not.
+    from basedb.contracts import stale_findings
+
+    return stale_findings(ws)
 
 
 def _write_report(result: CheckResult, fmt: str, root: Path, output: Path | None) -> None:

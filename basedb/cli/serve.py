@@ -87,30 +87,41 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
             hint="Use --host 127.0.0.1, or pass --allow-remote if you really mean to expose "
                  "it to your network.")
     from basedb.platform import open_platform
+    from basedb.platform.domain.runtimes.sql import QUERY_POOL
+    from basedb.platform.domain.warmup import warm
     from basedb.platform.web import origins, serving
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
     app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
+    # Before the socket is served: the first call finds its plan built, sqlglot and
+    # jsonschema loaded and a query worker waiting, like every later call.
+    warm(platform.store, app.state.context.caches, query_pool=QUERY_POOL)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     served = f"http://{shown}:{bound_port}"
     # Public URLs by one rule: $BASEDB_PUBLIC_URL when set, else where this server is.
     base = origins.serving_url(served)
+    # What FaaS handlers run inside here (and what is not enforced), before any runs;
+    # spare workers start now so that the first call does not wait for Node.js. Done
+    # before the banner, so that once it says "listening" only the event loop's start
+    # stands between a request and its answer.
+    sandbox = app.state.context.faas.start()
+    sites_shown = site_lines(platform, base)
+    server = serving.server(app)
+    serving.preload(server)
     echo_err(f"basedb platform listening on {served}")
     if base.origin() != served:
         echo_err(f"public URL: {base.origin()} (${PUBLIC_URL})")
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
-    # What FaaS handlers run inside here (and what is not enforced), before any runs;
-    # spare workers start now so that the first call does not wait for Node.js.
-    echo_err(app.state.context.faas.start())
-    for line in site_lines(platform, base):
+    echo_err(sandbox)
+    for line in sites_shown:
         echo_err(line)
     echo_err("Press Ctrl+C to stop.")
     try:
-        serving.run(serving.server(app), sock)
+        serving.run(server, sock)
     except KeyboardInterrupt:
         # uvicorn has already shut down gracefully and re-raises Ctrl+C; stopping the
         # server is what the user asked for, not an error.

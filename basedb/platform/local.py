@@ -54,6 +54,7 @@ class LocalPlatform:
             if _platforms.get(self.data_dir) is self:
                 del _platforms[self.data_dir]
         self.app.state.context.faas.forget(str(self.store.path))
+        self.app.state.context.log_writer.flush()  # entries handed over are saved first
         self.store.close()
 
     def __repr__(self) -> str:

@@ -60,7 +60,7 @@ def _fields(raw_fields: Any, ti: int, bad: Any) -> list[Field]:
     fields: list[Field] = []
     seen: set[str] = set()
     for fi, raw in enumerate(raw_fields):
-        fat = pointer("tables", ti, "fields", fi)
+        fat = f"{at}/{fi}"  # an index needs no escaping; a catalog has many fields
         if not isinstance(raw, dict):
             bad(fat, f"Field {fat} must be an object.", "Run `basedb catalog pull`.")
             continue

@@ -193,10 +193,12 @@ def test_mcp_inspector_strict_finds_nothing_to_report(
     env = [item for k, v in isolated_dirs.items()
            for item in ("-e", f"BASEDB_{k.upper()}_DIR={v}")]
     result = subprocess.run(
-        [str(inspector), "--cli", "--strict", "--method", "tools/list", *env,
-         "--cwd", str(site.parent), sys.executable, "-m", "basedb", "mcp", "--site",
-         app_token_of(site)],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        # The connect timeout is a ceiling for a loaded machine (the server starts a
+        # Python process first), not a window the test relies on.
+        [str(inspector), "--cli", "--strict", "--connect-timeout", "600000", "--method",
+         "tools/list", *env, "--cwd", str(site.parent), sys.executable, "-m", "basedb",
+         "mcp", "--site", app_token_of(site)],
+        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     tools = json.loads(result.stdout)["tools"]
     assert sorted(tool["name"] for tool in tools) == sorted([*CALLABLE, *META_TOOLS])

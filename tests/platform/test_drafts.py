@@ -10,6 +10,7 @@ import pytest
 
 from basedb.check.run import check_workspace
 from basedb.core.protocol import Code
+from basedb.platform.domain.drafts import MAX_FUNCTIONS
 from basedb.workspace.loader import load_workspace
 from tests.platform.conftest import Api, message_without_log_id
 from tests.platform.release_support import (
@@ -202,9 +203,9 @@ def test_size_limits(api: Api, site: TaskSite) -> None:
     huge_declaration["declaration"]["description"] = "x" * (1024 * 1024)
     msg = failure(api, "PUT", draft(site), functions_body(mutations=[huge_declaration]))["msg"]
     assert "at most 1048576" in msg and "/mutations/0/declaration" in msg
-    many = [create_task(f"create{i}") for i in range(2001)]
+    many = [create_task(f"create{i}") for i in range(MAX_FUNCTIONS + 1)]
     msg = failure(api, "PUT", draft(site), {"mutations": many})["msg"]
-    assert "2001 functions; at most 2000" in msg
+    assert f"{MAX_FUNCTIONS + 1} functions; at most {MAX_FUNCTIONS}" in msg
 
 
 # --------------------------------------------------------------- AI Functions

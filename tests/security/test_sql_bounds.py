@@ -6,6 +6,7 @@ Every attack here passes `basedb check` and deploys: the bounds are the runtime'
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes import sql as sql_runtime
+from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.domain.runtimes.sql_pool import QueryPool
 from basedb.platform.domain.runtimes.sql_worker import WorkerSettings
 from basedb.platform.storage import physical
@@ -167,3 +169,32 @@ def test_running_out_of_memory_or_temporary_space_is_an_answer(
     finally:
         pool.close()
 
+
+
+def test_only_cheap_statements_run_in_the_server_process(
+        site: TaskSite, platform: LocalPlatform) -> None:
+    """The in-process attempt gives up (and the statement goes to a worker) on a function
+    whose one call may be slow, on a value past its cap, and past its budget."""
+    tasks = physical.table_name(site.tasks_table)
+    limits = sql_runtime.current_limits()
+    pool = sql_runtime.read_only_pool(platform.store)
+
+    def inline(sql: str) -> tuple[list[tuple[object, ...]], bool] | None:
+        compiled = CompiledQuery(sql=sql, slots=(), columns=(), tables=frozenset({tasks}))
+        with pool.transaction() as conn:
+            return sql_inline.run_inline(
+                conn, compiled, [], site=site.app_token, column_names=["n"],
+                row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,
+                statement_limits=sql_runtime.STATEMENT_LIMITS)
+
+    assert inline(f"SELECT count(*) AS n FROM {tasks}") == ([(4,)], False)
+    assert inline(f"SELECT instr('ab', 'b') AS n FROM {tasks}") is None
+    assert inline(f"SELECT count(*) AS n FROM {tasks} WHERE 'a' GLOB 'a*'") is None
+    assert inline("WITH RECURSIVE r(n, s) AS (SELECT 1, 'x' UNION ALL SELECT n + 1, s || s "
+                  f"FROM r WHERE n < 20) SELECT max(length(s)) AS n FROM r, {tasks}") is None
+    assert inline("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                  f"SELECT count(*) AS n FROM r, {tasks}") is None
+    # The connection is left as it was: no authorizer, limits or progress handler.
+    with pool.transaction() as conn:
+        assert conn.execute("SELECT instr('ab', 'b')").fetchone() == (2,)
+        assert conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) > sql_inline.VALUE_CAP_BYTES

@@ -292,7 +292,8 @@ def test_colliding_names_are_refused(tmp_path: Path, first: str, second: str,
 
 def test_too_many_entries_are_refused(tmp_path: Path) -> None:
     entries = [(f"src/{i}.txt", b"") for i in range(MAX_ARCHIVE_ENTRIES + 1)]
-    with pytest.raises(InputError, match=r"has 5,002 entries; at most 5,001"):
+    with pytest.raises(InputError, match=rf"has {MAX_ARCHIVE_ENTRIES + 1:,} entries; at most "
+                                         rf"{MAX_ARCHIVE_ENTRIES:,}"):
         safe_extract(zip_of(*entries), tmp_path / "t", force=True)
     assert untouched(tmp_path / "t")
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.sql.model import SqlAnalysis
-from basedb.check.sql.rules import check_database_functions
+from basedb.check.sql.rules import RELEASE_EVERY, check_database_functions
 from basedb.workspace.declarations import build_database_function
 from basedb.workspace.model import EMPTY_CATALOG, AgentToolsConfig, Catalog, Workspace
 from tests.unit._sql_fixture import make_catalog
@@ -19,7 +19,8 @@ def param(name: Any, description: str = "Status of the tasks to list", **extra: 
 
 
 def run(functions: dict[str, tuple[list[Any], str | None]], *,
-        catalog: Catalog | None = None, loaded: bool = True) -> CheckContext:
+        catalog: Catalog | None = None, loaded: bool = True, keep: bool = True,
+        ) -> CheckContext:
     declarations: dict[str, Any] = {}
     for function_id, (params, sql) in functions.items():
         doc = {"name": function_id, "description": DESC, "meta": {"params": params}}
@@ -32,9 +33,21 @@ def run(functions: dict[str, tuple[list[Any], str | None]], *,
                    ids={fid: ["database_function"] for fid in functions},
                    agent_tools=AgentToolsConfig(present=False), load_findings=[],
                    catalog_loaded=loaded)
-    ctx = CheckContext(workspace=ws)
+    ctx = CheckContext(workspace=ws, keep_analyses=keep)
     check_database_functions(ctx)
     return ctx
+
+
+def test_analyses_not_kept_give_the_same_findings() -> None:
+    # More queries than one release period, so the released analyses are collected
+    # while the batch runs.
+    functions = {f"list{n}": ([param("status")], f'SELECT "标题" FROM "任务" WHERE "状x" = $1 '
+                              f"LIMIT {n + 1}") for n in range(RELEASE_EVERY + 3)}
+    kept, released = run(functions), run(functions, keep=False)
+    assert len(kept.analyses) == len(functions)
+    assert released.analyses == {}
+    assert released.errors == kept.errors and released.hints == kept.hints
+    assert len(released.errors) == len(functions)
 
 
 def test_sql_problems_become_findings_on_main_sql() -> None:

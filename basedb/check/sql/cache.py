@@ -27,7 +27,6 @@ from typing import Any
 from basedb import __version__
 from basedb.check.bindings import ParamBinding
 from basedb.check.sql.model import SqlAnalysis, SqlProblem
-from basedb.core.atomic import write_file_atomically
 from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import Catalog
 
@@ -105,6 +104,9 @@ class AnalysisCache:
         """Write the entries used or made by this run (so stale ones drop out)."""
         if self._new == self._old:
             return
+
+        # Lazy: tempfile loads only when the cache changed, not on a check that hits.
+        from basedb.core.atomic import write_file_atomically  # noqa: PLC0415
 
         doc = {"format": FORMAT, "entries": self._new}
         with contextlib.suppress(OSError):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 # run (one check reports every independent error). After a parse error, a write or an
 # unknown table, the bindings are unknown or could be wrong, and nothing more is said.
 BINDINGS_SURVIVE = frozenset({"SQL_UNKNOWN_FIELD", "SQL_PARAM_UNDECLARED"})
+RELEASE_EVERY = 64
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
@@ -44,14 +45,18 @@ def declared_param_kinds(decl: DatabaseFunction, count: int) -> list[str | None]
 
 def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None = None,
                              ) -> None:
-    """Analyse each Database Function's main.sql; store analyses in ctx.analyses.
+    """Analyse each Database Function's main.sql; store analyses in ctx.analyses when
+    `ctx.keep_analyses`.
 
     With a `cache`, results of unchanged queries come from it (and such functions get no
     entry in ctx.analyses); new results are added to it.
     """
-    # Parse trees are reference cycles (children point at parents) and the analyses keep
+    # Parse trees are reference cycles (children point at parents). Kept analyses keep
     # them, so the cyclic collector would re-traverse every tree kept so far again and
     # again during the batch; pausing it for the batch halves the cost of a large check.
+    # Analyses that are not kept become garbage the collector must free: the young
+    # generation is collected every RELEASE_EVERY queries, which holds memory flat
+    # without ever traversing what lives longer.
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -63,6 +68,7 @@ def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None =
 
 def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
     ws = ctx.workspace
+    analysed = 0
     for decl in ws.of_kind("database_function"):
         if not isinstance(decl, DatabaseFunction) or decl.sql is None:
             continue
@@ -76,7 +82,12 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
 
             analysis = analyze_sql(decl.sql, ws.catalog, param_count,
                                    resolve=ws.catalog_loaded, param_kinds=kinds)
-            ctx.analyses[decl.function_id] = analysis
+            if ctx.keep_analyses:
+                ctx.analyses[decl.function_id] = analysis
+            else:
+                analysed += 1
+                if analysed % RELEASE_EVERY == 0:
+                    gc.collect(0)
             if cache:
                 cache.put(key, analysis)
         for problem in analysis.problems:

@@ -28,7 +28,7 @@ KIB = 1024
 MIB = 1024 * KIB
 MANIFEST_PATH = ".basedb/manifest.json"
 # What one deployment may ship.
-MAX_INPUT_FILES = 5_000
+MAX_INPUT_FILES = 25_000  # MAX_FUNCTIONS functions of two files each, and the site
 MAX_INPUT_BYTES = 100 * MIB
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 _MAX_NAME_BYTES = 255

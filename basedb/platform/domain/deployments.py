@@ -15,6 +15,7 @@ only returns to a deployment that was prod before.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -80,35 +81,46 @@ class _DraftState:
     timezone: str
     catalog: Catalog
     revisions: tuple[int, int]  # (drafts, catalog)
+    digest: str  # of the functions (drafts.draft_digest)
+    judged: list[dict[str, Any]] | None  # their hints, when judged at this catalog before
 
 
 def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
                  app_token: str) -> _DraftState:
     site, _ = require_site(conn, user, app_token, roles=sites.MANAGER_ROLES)
+    functions = drafts.load_functions(conn, app_token, FUNCTION_KINDS)
+    revision = catalog_revision(conn)
+    digest = drafts.draft_digest(functions)
     return _DraftState(
         site=site,
-        functions=drafts.load_functions(conn, app_token, FUNCTION_KINDS),
+        functions=functions,
         exclude=drafts.load_exclude(conn, app_token),
         timezone=drafts.load_timezone(conn, app_token),
         catalog=live_catalog(conn, site, caches.catalogs).catalog,
-        revisions=(drafts.draft_revision(conn, app_token), catalog_revision(conn)),
+        revisions=(drafts.draft_revision(conn, app_token), revision),
+        digest=digest,
+        judged=drafts.judged_hints(conn, app_token, digest, revision),
     )
 
 
 def _judge(state: _DraftState) -> list[dict[str, Any]]:
     """The function hints of the drafts, or the refusal: 9499 when a draft no longer
     passes `check` against the live catalog, 800004030 when the policy names an id the
-    drafts no longer have."""
-    result = drafts.validate(state.functions, state.catalog)
-    if result.errors:
-        raise drafts.findings_failure(
-            result, state.functions,
-            what="The saved draft, judged against the site's live catalog at deploy time,")
+    drafts no longer have. Drafts already judged at this catalog revision (by the draft
+    upload, or an earlier deployment) are not judged again."""
+    hints = state.judged
+    if hints is None:
+        result = drafts.validate(state.functions, state.catalog)
+        if result.errors:
+            raise drafts.findings_failure(
+                result, state.functions,
+                what="The saved draft, judged against the site's live catalog at deploy time,")
+        hints = [hint.to_dict() for hint in result.hints]
     legal = {item.function_id for item in state.functions}
     findings = validate_exclude({"exclude": state.exclude}, legal, file="agent-tools.json")
     if findings:
         raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
-    return [hint.to_dict() for hint in result.hints]
+    return hints
 
 
 def create(store: Store, caches: DomainCaches, user: User, app_token: str,
@@ -124,26 +136,52 @@ def create(store: Store, caches: DomainCaches, user: User, app_token: str,
         drafts.require_revision(conn, app_token, draft_revision)
         if state.revisions != seen.revisions:
             hints = _judge(state)
+        drafts.save_judgement(conn, app_token, state.digest, state.revisions[1], hints)
         deployment = _insert(conn, user, state, artifact, hints)
-        _ensure_indexes(conn, caches, deployment.deployment_id,
+        _ensure_indexes(conn, caches, deployment.deployment_id, state,
                         LiveCatalog(state.catalog, state.revisions[1]))
         return deployment
 
 
 def _ensure_indexes(conn: sqlite3.Connection, caches: DomainCaches, deployment_id: str,
-                    live: LiveCatalog) -> list[str]:
-    """The indexes for every Database Function of a deployment, compiled against `live`
-    as invoke compiles them (inside the write that creates the deployment)."""
+                    state: _DraftState, live: LiveCatalog) -> list[str]:
+    """The indexes for the Database Functions of a deployment, compiled against `live`
+    as invoke compiles them (inside the write that creates the deployment). A function
+    whose indexes were ensured at this catalog revision before (same content, same time
+    zone) is not planned again: the platform only adds indexes, and a catalog change
+    that drops one moves the revision."""
+    keys = {item.function_id: _index_key(item.content_hash, state.timezone)
+            for item in state.functions if item.kind == "database_function"}
+    done = _indexed(conn, state.site.app_token, live.revision)
+    todo = [function_id for function_id, key in keys.items() if key not in done]
+    if not todo:
+        return []
     snapshot = load_deployment_snapshot(conn, deployment_id, caches.snapshots)
     if snapshot is None:
         raise ValueError(f"deployment {deployment_id} is not in the database")
     specs: list[indexes.IndexSpec] = []
-    for function_id, item in snapshot.functions.items():
-        if item.kind == "database_function":
-            compiled = function_plan(snapshot, function_id, live, caches.plans).compiled
-            if compiled is not None:
-                specs.extend(indexes.filter_indexes(compiled))
-    return indexes.ensure_indexes(conn, specs)
+    for function_id in todo:
+        compiled = function_plan(snapshot, function_id, live, caches.plans).compiled
+        if compiled is not None:
+            specs.extend(indexes.filter_indexes(compiled))
+    created = indexes.ensure_indexes(conn, specs)
+    conn.execute("DELETE FROM indexed_functions WHERE app_token = ? AND "
+                 "catalog_revision != ?", (state.site.app_token, live.revision))
+    conn.executemany("INSERT OR IGNORE INTO indexed_functions (app_token, content_hash, "
+                     "catalog_revision) VALUES (?, ?, ?)",
+                     [(state.site.app_token, keys[function_id], live.revision)
+                      for function_id in todo])
+    return created
+
+
+def _index_key(content_hash: str, timezone: str) -> str:
+    return hashlib.sha256(f"{content_hash}:{timezone}".encode()).hexdigest()
+
+
+def _indexed(conn: sqlite3.Connection, app_token: str, revision: int) -> set[str]:
+    return {row[0] for row in conn.execute(
+        "SELECT content_hash FROM indexed_functions WHERE app_token = ? AND "
+        "catalog_revision = ?", (app_token, revision))}
 
 
 def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,

@@ -21,6 +21,8 @@ writes would mix into this one's drafts) is refused instead of deployed.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import basedb.check
+import basedb.workspace
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.core.findings import Finding
@@ -52,7 +56,7 @@ from basedb.workspace.model import (
     Workspace,
 )
 
-MAX_FUNCTIONS = 2_000
+MAX_FUNCTIONS = 10_000
 MAX_AI_FUNCTIONS = 500
 MAX_DECLARATION_BYTES = 1 * MIB
 MAX_SQL_BYTES = 256 * KIB
@@ -76,7 +80,7 @@ CODE_KINDS: tuple[FunctionKind, ...] = ("database_function", "mutation", "faas")
 AI_KINDS: tuple[FunctionKind, ...] = ("ai_function",)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class DraftFunction:
     """One function of a draft, as sent (the declaration document is not judged yet)."""
 
@@ -100,6 +104,15 @@ class DraftFunction:
         elif self.kind == "faas":
             item["handler"] = self.handler
         return item
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """SHA-256 of everything the function is: kind, id, declaration (canonical JSON),
+        main.sql and index.mjs. Equal hashes mean the same function."""
+        text = json.dumps([self.kind, self.function_id, self.declaration, self.sql,
+                           self.handler], ensure_ascii=False, sort_keys=True,
+                          separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------------ parsing
@@ -245,6 +258,52 @@ def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResul
     """`basedb check` over the drafts against `catalog` (contracts are not judged: the
     platform has no generated files)."""
     return check_workspace(build_workspace(functions, catalog))
+
+
+@functools.cache
+def _rules_digest() -> str:
+    """A digest of the code this platform judges drafts with (the check rules and the
+    declaration loader): a judgement made by another basedb is not reused."""
+    digest = hashlib.sha256()
+    for package in (basedb.check, basedb.workspace):
+        for path in sorted(Path(package.__file__ or "").parent.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def draft_digest(functions: Iterable[DraftFunction]) -> str:
+    """The digest of a draft as a whole (its functions, in order, and the rules that
+    judge it): what a stored judgement is looked up by."""
+    digest = hashlib.sha256(_rules_digest().encode())
+    for item in functions:
+        digest.update(f"{item.position}:{item.content_hash}\n".encode())
+    return digest.hexdigest()
+
+
+def judged_hints(conn: sqlite3.Connection, app_token: str, digest: str,
+                 catalog_revision: int) -> list[dict[str, Any]] | None:
+    """The hints of a draft with this digest that passed `check` against this catalog
+    revision, or None when it has not been judged there."""
+    row = conn.execute("SELECT hints FROM draft_judgements WHERE app_token = ? AND "
+                       "digest = ? AND catalog_revision = ?",
+                       (app_token, digest, catalog_revision)).fetchone()
+    return list(json.loads(row[0])) if row else None
+
+
+JUDGEMENTS_KEPT = 4
+
+
+def save_judgement(conn: sqlite3.Connection, app_token: str, digest: str,
+                   catalog_revision: int, hints: Sequence[Mapping[str, Any]]) -> None:
+    """Remember that the draft with `digest` passed `check` at `catalog_revision` (inside
+    a write); the site keeps its few newest judgements."""
+    conn.execute("INSERT OR REPLACE INTO draft_judgements (app_token, digest, "
+                 "catalog_revision, hints) VALUES (?, ?, ?, ?)",
+                 (app_token, digest, catalog_revision, json.dumps(list(hints),
+                                                                  ensure_ascii=False)))
+    conn.execute("DELETE FROM draft_judgements WHERE app_token = ? AND rowid NOT IN "
+                 "(SELECT rowid FROM draft_judgements WHERE app_token = ? "
+                 "ORDER BY rowid DESC LIMIT ?)", (app_token, app_token, JUDGEMENTS_KEPT))
 
 
 def findings_failure(result: CheckResult, functions: Sequence[DraftFunction], *,

@@ -290,9 +290,9 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
                     faas: FaasRuntime) -> Any:
     """Run one function of a site's `env` deployment for `caller`: the invoke data."""
     for attempt in range(2):
-        # Resolution and validation share one read snapshot; a Database Function's
-        # statement then runs in a worker, which checks that the catalog is still the
-        # one it was compiled for (else this resolves again, once).
+        # Resolution and validation share one read snapshot, and so does a cheap
+        # Database Function statement; any other runs in a worker, which checks that the
+        # catalog is still the one it was compiled for (else this resolves again, once).
         with sql_runtime.read_only_pool(store).transaction() as conn:
             target = resolve_target(conn, caches, caller, app_token, env, function_id,
                                     include_internal, from_page=from_page)
@@ -302,6 +302,12 @@ def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
             zone = target.deployed.snapshot.timezone
             values = (list(param_values(plan, checked, zone).values()) if plan.compiled
                       else [])
+            if plan.compiled is not None:
+                answer = sql_runtime.run_cheap(conn, plan.compiled, values,
+                                               user_id=caller.user_id,
+                                               site=target.deployed.site.app_token)
+                if answer is not None:
+                    return answer
         if plan.compiled is None:
             break
         try:

@@ -50,8 +50,13 @@ def resolve_field(table: Table, key: Any, at: str) -> Field:
     return field
 
 
-Cell = tuple[str, Any, Any]
-"""(JSON Pointer of the value in the request, field name or id, value)."""
+Cell = tuple[str | tuple[str | int, ...], Any, Any]
+"""(where the value is in the request, field name or id, value). Where is a JSON Pointer,
+or its tokens: a batch passes tokens, which become a pointer only for an error message."""
+
+
+def _pointer(where: str | tuple[str | int, ...]) -> str:
+    return where if isinstance(where, str) else json_pointer(*where)
 
 
 def prepare_values(conn: sqlite3.Connection, table: Table, values: Mapping[str, Any], *,
@@ -67,25 +72,36 @@ def prepare_rows(conn: sqlite3.Connection, table: Table,
     """Validate several rows of cells into `{field_id: stored}` each, checking every
     referenced record and user id with one query per target table."""
     prepared: list[dict[str, Any]] = []
-    refs: list[tuple[Field, str, list[str]]] = []
+    refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
+    resolved: dict[str, Field] = {}  # a batch names the same fields in every row
     for cells in rows:
         row: dict[str, Any] = {}
-        for at, key, value in cells:
-            field = resolve_field(table, key, at)
+        for where, key, value in cells:
+            field = resolved.get(key) if isinstance(key, str) else None
+            if field is None:
+                field = resolve_field(table, key, _pointer(where))
+                resolved[key] = field
             if field.field_id in row:
-                raise InvalidCell(field, at, f"Field {quote(field.name)} is given twice (by name "
-                                  "and by id)", "give each field once", received=key)
-            stored = encode_cell(field, value, at, zone=zone)
+                raise InvalidCell(field, _pointer(where), f"Field {quote(field.name)} is "
+                                  "given twice (by name and by id)", "give each field once",
+                                  received=key)
+            try:
+                stored = encode_cell(field, value, "", zone=zone)
+            except InvalidCell:
+                # Encode it again to say where the value is; building that pointer for
+                # every cell would cost more than the encoding.
+                encode_cell(field, value, _pointer(where), zone=zone)
+                raise
             row[field.field_id] = stored
             if stored is not None and field.type in ("link", "user"):
-                refs.append((field, at, referenced_ids(field, stored)))
+                refs.append((field, where, referenced_ids(field, stored)))
         prepared.append(row)
     _check_references(conn, refs)
     return prepared
 
 
 def _check_references(conn: sqlite3.Connection,
-                      refs: list[tuple[Field, str, list[str]]]) -> None:
+                      refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]]) -> None:
     wanted: dict[str | None, set[str]] = {}
     for field, _, values in refs:
         wanted.setdefault(field.link_table if field.type == "link" else None, set()).update(values)
@@ -101,7 +117,7 @@ def _check_references(conn: sqlite3.Connection,
         for index, value in enumerate(values):
             if value in existing[target]:
                 continue
-            where = f"{at}/{index}"
+            where = f"{_pointer(at)}/{index}"
             if target is None:
                 raise InvalidCell(field, where, f"Field {quote(field.name)} refers to user "
                                   f"{quote(value)}, who does not exist", "use the id of an "
@@ -146,9 +162,8 @@ def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, 
     columns += [physical.column_name(f.field_id) for f in table.fields]
     record_ids: list[str] = []
     params: list[list[Any]] = []
-    for row in rows:
+    for row, record_id in zip(rows, ids.new_ids(ids.RECORD_ID, len(rows)), strict=True):
         seq += 1
-        record_id = ids.new_id(ids.RECORD_ID)
         record_ids.append(record_id)
         values: list[Any] = [record_id, seq, now, now, actor, actor]
         for field in table.fields:

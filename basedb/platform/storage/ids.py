@@ -25,11 +25,15 @@ TOKEN_PREFIX = "bdb_"
 """Platform bearer tokens look like `bdb_<random>`; basedb.core.redact masks that shape."""
 
 
+_NOT_ALPHANUMERIC = str.maketrans("", "", "-_")
+
+
 def random_alphanumeric(length: int) -> str:
-    """`length` random letters and digits (token_urlsafe with `-` and `_` dropped)."""
+    """`length` random letters and digits (token_urlsafe with `-` and `_` dropped; each
+    of the 62 that remain stays equally likely)."""
     out = ""
     while len(out) < length:
-        out += "".join(ch for ch in secrets.token_urlsafe(length + 8) if ch.isalnum())
+        out += secrets.token_urlsafe(length + 8).translate(_NOT_ALPHANUMERIC)
     return out[:length]
 
 
@@ -37,6 +41,13 @@ def new_id(kind: tuple[str, int]) -> str:
     """A fresh id such as `new_id(RECORD_ID)` -> 'recXXXXXXXXXXXXXX'."""
     prefix, length = kind
     return prefix + random_alphanumeric(length)
+
+
+def new_ids(kind: tuple[str, int], count: int) -> list[str]:
+    """`count` fresh ids of one kind, drawing the randomness for all of them at once."""
+    prefix, length = kind
+    pool = random_alphanumeric(length * count)
+    return [prefix + pool[start:start + length] for start in range(0, length * count, length)]
 
 
 def new_token() -> str:

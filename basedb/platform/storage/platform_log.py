@@ -28,11 +28,13 @@ capped in size, and each site keeps its newest `ENTRIES_KEPT`.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,3 +179,58 @@ def prune(conn: sqlite3.Connection, app_token: str | None, keep: int | None = No
     if row is not None:
         conn.execute("DELETE FROM platform_log WHERE app_token IS ? AND entry_id <= ?",
                      (app_token, row[0]))
+
+
+class LogWriter:
+    """Saves request scopes to the table off the request path (see the module docstring):
+    what arrives while a batch is written goes in the next one."""
+
+    def __init__(self, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]],
+                 ) -> None:
+        self._transaction = transaction  # a write transaction on the platform's store
+        self._changed = threading.Condition()
+        self._queue: list[LogScope] = []
+        self._submitted = 0
+        self._saved = 0
+        self._thread: threading.Thread | None = None
+
+    def submit(self, scope: LogScope) -> None:
+        """Take the scope's entries (the scope is left empty) to be saved soon."""
+        if not scope.entries:
+            return
+        taken = LogScope(scope.log_id, scope.app_token, scope.user_id, list(scope.entries),
+                         scope.dropped)
+        scope.entries.clear()
+        scope.dropped = 0
+        with self._changed:
+            self._queue.append(taken)
+            self._submitted += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="basedb-platform-log",
+                                                daemon=True)
+                self._thread.start()
+                atexit.register(self.flush)
+            self._changed.notify_all()
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until everything submitted so far is saved (or could not be)."""
+        with self._changed:
+            target = self._submitted
+            self._changed.wait_for(lambda: self._saved >= target, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: bool(self._queue))
+                batch, self._queue = self._queue, []
+            try:
+                with self._transaction() as conn:
+                    for scope in batch:
+                        save(conn, scope)
+            except Exception as exc:  # the text log has every detail; say why the table not
+                for scope in batch:
+                    write(f"basedb platform: log entries of {scope.log_id} were not saved: "
+                          f"{type(exc).__name__}: {exc}")
+            with self._changed:
+                self._saved += len(batch)
+                self._changed.notify_all()

@@ -321,6 +321,27 @@ ALTER TABLE deployments ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
 """
 
 
+_DRAFT_JUDGEMENTS = """
+CREATE TABLE draft_judgements (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    digest TEXT NOT NULL,              -- content digest of the judged draft functions
+    catalog_revision INTEGER NOT NULL, -- the catalog they were judged against
+    hints TEXT NOT NULL,               -- the functionHints found, as JSON
+    PRIMARY KEY (app_token, digest)
+);
+CREATE TABLE indexed_functions (
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    content_hash TEXT NOT NULL,        -- one Database Function (and its time zone)
+    catalog_revision INTEGER NOT NULL, -- the catalog its indexes were chosen against
+    PRIMARY KEY (app_token, content_hash, catalog_revision)
+) WITHOUT ROWID
+"""
+# A draft that passed `check` against a catalog revision passes it again, with the same
+# hints, as long as neither changed: a redeploy of unchanged functions is not judged
+# again. Likewise a Database Function whose indexes were ensured at a catalog revision
+# needs no new plan to choose them.
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
@@ -333,6 +354,7 @@ MIGRATIONS: list[Migration] = [
     Migration(8, "deployments record their draft revision", _DEPLOYMENT_REVISION),
     Migration(9, "the platform log as a table", _PLATFORM_LOG),
     Migration(10, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
+    Migration(11, "judged drafts and indexed functions, by content", _DRAFT_JUDGEMENTS),
 ]
 
 

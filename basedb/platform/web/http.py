@@ -124,6 +124,11 @@ class AppContext:
     log_file: Path | None = None
     # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
     faas: FaasRuntime = field(default_factory=shared_runtime)
+    # Saves the requests' platform log entries off the request path.
+    log_writer: platform_log.LogWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_writer = platform_log.LogWriter(self.store.write)
 
 
 @dataclass(slots=True, eq=False)
@@ -493,8 +498,9 @@ class RequestLogMiddleware:
 
         async def send_with_log_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                # Saved before the answer leaves, so that `basedb logs LOGID` finds
-                # what a failed call's message points at.
+                # Handed to the log writer before the answer leaves; readers of the
+                # log wait for it, so `basedb logs LOGID` finds what a failed call's
+                # message points at.
                 await self._save_log(log_scope)
                 exchange.status = message["status"]
                 exchange.started = True
@@ -521,19 +527,8 @@ class RequestLogMiddleware:
 
 
     async def _save_log(self, log_scope: platform_log.LogScope) -> None:
-        if self.context is None or not log_scope.entries:
-            return
-        store = self.context.store
-
-        def save() -> None:
-            try:
-                with store.write() as conn:
-                    platform_log.save(conn, log_scope)
-            except Exception as exc:  # the text log has every entry; say why the table not
-                platform_log.write(f"basedb platform: log entries of {log_scope.log_id} "
-                                   f"were not saved: {type(exc).__name__}: {exc}")
-
-        await run_in_threadpool(save)
+        if self.context is not None:
+            self.context.log_writer.submit(log_scope)
 
 
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:

@@ -92,6 +92,13 @@ def server(app: Any, *, head_timeout_s: float = HEAD_TIMEOUT_S) -> uvicorn.Serve
     return uvicorn.Server(config)
 
 
+def preload(instance: uvicorn.Server) -> None:
+    """What the first request would otherwise load: uvicorn's protocol and app wrapping,
+    and anyio's asyncio backend with its worker threads (one round trip through them)."""
+    instance.config.load()
+    anyio.run(anyio.to_thread.run_sync, lambda: None)
+
+
 def run(instance: uvicorn.Server, sock: socket.socket) -> None:
     """Serve on `sock` until stopped, with the worker thread pool sized for the platform."""
     asyncio.run(_serve(instance, sock))

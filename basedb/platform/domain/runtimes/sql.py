@@ -9,9 +9,10 @@ functions.
 
 Bounds that hold for any single statement, however it is written:
 
-- time: the statement runs in a worker process (`sql_pool`, `sql_worker`) that the
-  platform interrupts at the deadline and kills if that does not stop it, so no single
-  step, however long, outlives the deadline by more than a moment;
+- time: a cheap statement runs in this process within a small budget (`sql_inline`);
+  any other, or one that outgrows the budget, runs in a worker process (`sql_pool`,
+  `sql_worker`) that the platform interrupts at the deadline and kills if that does not
+  stop it, so no single step, however long, outlives the deadline by more than a moment;
 - concurrency: a site runs a few statements at once; one still running after
   `slow_after_s` needs one of its site's few slow-query slots (and the platform's),
   else it is stopped with 99991400 (retry later); cheap queries never wait for a slot;
@@ -45,6 +46,7 @@ from typing import Any
 
 from basedb.check.sql.model import OutputColumn
 from basedb.core.protocol import ApiFailure, Code, FailureMessage
+from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
 from basedb.platform.domain.runtimes.sql_pool import (
     Outcome,
     PoolLimits,
@@ -175,6 +177,23 @@ QUERY_POOL = QueryPool(default_settings(STATEMENT_LIMITS))
 
 class StaleCatalog(Exception):
     """The catalog changed between resolving a call and running its statement."""
+
+
+def run_cheap(conn: sqlite3.Connection, compiled: CompiledQuery, values: Sequence[Any], *,
+              user_id: str, site: str, limits: QueryLimits | None = None,
+              ) -> dict[str, Any] | None:
+    """The result of the function's statement run in this process on `conn`, a
+    read-only connection inside the read snapshot the call was resolved in, when it is
+    cheap (`sql_inline`); None when it must go to `run_query` instead."""
+    limits = limits or current_limits()
+    answer = run_inline(conn, compiled, compiled.parameters(values, user_id), site=site,
+                        column_names=[c.name for c in compiled.columns],
+                        row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,
+                        statement_limits=STATEMENT_LIMITS,
+                        budget_s=min(BUDGET_S, limits.time_limit_s))
+    if answer is None:
+        return None
+    return shape_result(compiled.columns, *answer)
 
 
 def run_query(database: Path, compiled: CompiledQuery, values: Sequence[Any], *,

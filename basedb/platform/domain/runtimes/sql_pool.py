@@ -116,6 +116,24 @@ class QueryPool:
         finally:
             self._release(worker, site, healthy)
 
+    def start_spare(self) -> None:
+        """Start one idle worker now unless one is idle already (at server start-up:
+        the first statement then waits for neither the forker nor a fork)."""
+        with self._lock:
+            if self._idle or self._live >= self.workers:
+                return
+            self._live += 1
+        try:
+            worker = self._start()
+        except BaseException:
+            with self._lock:
+                self._live -= 1
+                self._lock.notify_all()
+            raise
+        with self._lock:
+            self._idle.append(worker)
+            self._lock.notify_all()
+
     def slow_queries(self) -> dict[str, int]:
         with self._lock:
             return {site: n for site, n in self._slow.items() if n}

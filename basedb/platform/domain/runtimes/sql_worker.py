@@ -37,6 +37,7 @@ import struct
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -209,7 +210,8 @@ def _execute(conn: sqlite3.Connection, request: QueryRequest, settings: WorkerSe
         try:
             cursor = conn.execute(request.sql, request.parameters)
             try:
-                return _fetch(cursor, request)
+                return fetch_capped(cursor, request.column_names, request.row_cap,
+                                    request.response_cap_bytes)
             finally:
                 cursor.close()
         except sqlite3.OperationalError as exc:
@@ -237,20 +239,21 @@ def _execute(conn: sqlite3.Connection, request: QueryRequest, settings: WorkerSe
             conn.execute("ROLLBACK")
 
 
-def _fetch(cursor: sqlite3.Cursor, request: QueryRequest) -> tuple[Any, ...]:
+def fetch_capped(cursor: sqlite3.Cursor, column_names: Sequence[str], row_cap: int,
+                 response_cap_bytes: int) -> tuple[Any, ...]:
     """At most `row_cap` rows and about `response_cap_bytes` of JSON."""
     rows: list[tuple[Any, ...]] = []
     size = 0
-    names = sum(len(name.encode("utf-8")) + 4 for name in request.column_names)
+    names = sum(len(name.encode("utf-8")) + 4 for name in column_names)
     while True:
         batch = cursor.fetchmany(_FETCH_BATCH)
         if not batch:
             return ("ok", rows, False)
         for row in batch:
-            if len(rows) >= request.row_cap:
+            if len(rows) >= row_cap:
                 return ("ok", rows, True)
             size += names + sum(json_size(cell) for cell in row)
-            if size > request.response_cap_bytes:
+            if size > response_cap_bytes:
                 return ("ok", rows, True) if rows else ("row_too_big",)
             rows.append(row)
 

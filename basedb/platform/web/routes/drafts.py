@@ -42,22 +42,28 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
-        catalog = live_catalog(conn, site, call.caches.catalogs).catalog
+        live = live_catalog(conn, site, call.caches.catalogs)
     functions = drafts.parse_functions_body(call.body)
     timezone = drafts.parse_timezone(call.body)
-    result = drafts.validate(functions, catalog)
-    if result.errors:
-        raise drafts.findings_failure(result, functions, what="The draft")
+    digest = drafts.draft_digest(functions)
+    with call.store.read() as conn:
+        # The same functions, judged at this catalog revision before, pass again.
+        hints = drafts.judged_hints(conn, site.app_token, digest, live.revision)
+    if hints is None:
+        result = drafts.validate(functions, live.catalog)
+        if result.errors:
+            raise drafts.findings_failure(result, functions, what="The draft")
+        hints = [hint.to_dict() for hint in result.hints]
     expected = expected_revision(call)
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
         drafts.require_revision(conn, site.app_token, expected)
         drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
         drafts.save_timezone(conn, site.app_token, timezone)
+        drafts.save_judgement(conn, site.app_token, digest, live.revision, hints)
         revision = drafts.draft_revision(conn, site.app_token)
     counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
-    return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
-            "draftRevision": revision}
+    return {"functionHints": hints, "counts": counts, "draftRevision": revision}
 
 
 def get_draft_functions(call: Call) -> dict[str, Any]:

@@ -76,6 +76,7 @@ async def site_logs(call: Call) -> dict[str, Any]:
     query = _query(call)
 
     def read() -> dict[str, Any]:
+        call.context.log_writer.flush()
         with call.store.read() as conn:
             entries, more, _ = logs.site_entries(conn, call.caller, call.path["app_token"],
                                                  query)
@@ -88,6 +89,7 @@ async def platform_logs(call: Call) -> dict[str, Any]:
     query = _query(call)
 
     def read() -> dict[str, Any]:
+        call.context.log_writer.flush()
         with call.store.read() as conn:
             entries, more = logs.platform_entries(conn, call.caller, query)
         return _page(entries, more, query)

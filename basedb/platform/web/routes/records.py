@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from basedb.core.findings import pointer
 from basedb.core.protocol import bad_request, not_found
 from basedb.platform.domain import bases, records
 from basedb.platform.domain.records import MAX_BATCH
@@ -111,7 +110,7 @@ def batch_create(call: Call) -> dict[str, Any]:
         fields = [records.resolve_field(table, key, f"/fields/{index}")
                   for index, key in enumerate(keys)]
         prepared = records.prepare_rows(conn, table, [
-            [(pointer("rows", r, c), keys[c], value) for c, value in enumerate(row)]
+            [(("rows", r, c), keys[c], value) for c, value in enumerate(row)]
             for r, row in enumerate(rows)], zone=zone)
         record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id,
                                             zone=zone)

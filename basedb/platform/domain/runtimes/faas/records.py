@@ -174,7 +174,7 @@ class RecordRoutes:
         with self.store.write() as conn:
             live = self._live_table(conn, table_id)
             prepared = records.prepare_rows(conn, live, [
-                [(pointer("rows", index, key), key, value) for key, value in row.items()]
+                [(("rows", index, key), key, value) for key, value in row.items()]
                 for index, row in enumerate(rows)], zone=self.zone)
             record_ids = records.insert_records(conn, live, prepared, actor=self.actor,
                                                 zone=self.zone)

@@ -1,0 +1,141 @@
+"""A cheap Database Function statement, run in the server's own process.
+
+    rows = run_inline(conn, compiled, parameters, site=app_token, column_names=names,
+                      row_cap=…, response_cap_bytes=…)   # None: run it in a worker
+
+Most calls are an indexed lookup that takes a fraction of a millisecond; sending each
+to a worker process (`sql_pool`) would cost more than the statement. So a statement
+first runs here, on the caller's read-only connection and inside the read snapshot the
+call was resolved in, under bounds that make the attempt itself cheap whatever the
+statement is:
+
+- a budget of `BUDGET_S` of wall-clock time, checked by SQLite's progress handler every
+  `CHECK_EVERY` virtual-machine instructions;
+- only functions whose cost is linear in their arguments (`INLINE_FUNCTIONS`): no
+  instr(), GLOB/LIKE, replace() or the platform's Python functions that build large
+  values, whose single call can outlast any budget;
+- every string or blob at most `VALUE_CAP_BYTES` (so each instruction is short, and a
+  statement cannot build large values in the server), and SQLite's other statement
+  limits as in a worker;
+- at most `PER_SITE` such statements of one site at once.
+
+Anything else, or anything that stops the attempt (the budget, the cap, a refused
+function, any error), gives up and returns None: the statement then runs in a worker
+process under the full bounds of `basedb.platform.domain.runtimes.sql` (hard deadline
+enforced from outside, memory and temporary-file caps, slow-query slots), which also
+decides what the caller is told. The attempt only reads, so running again is safe.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from basedb.core.memo import Memo
+from basedb.platform.domain.runtimes.sql_worker import fetch_capped
+from basedb.platform.storage.sql_query import CompiledQuery, read_only_authorizer
+
+BUDGET_S = 0.02
+CHECK_EVERY = 500
+VALUE_CAP_BYTES = 64 * 1024
+PER_SITE = 4
+_FUNCTION = 31  # SQLite authorizer action: a function call
+
+# Functions whose one call costs at most about linear time in its (capped) arguments.
+INLINE_FUNCTIONS: frozenset[str] = frozenset({
+    "abs", "coalesce", "ifnull", "length", "max", "min", "nullif", "substr", "trim",
+    "ltrim", "rtrim", "typeof", "date", "datetime", "julianday", "strftime", "count", "sum",
+    "total", "avg", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist",
+    "ntile", "lag", "lead", "first_value", "last_value", "nth_value", "json", "json_array",
+    "json_array_length", "json_extract", "json_type", "json_valid", "json_quote",
+    "json_each",
+    "bdb_bool", "bdb_bool_output", "bdb_int", "bdb_float", "bdb_float_text",
+    "bdb_float_to_int", "bdb_numeric", "bdb_numeric_to_int", "bdb_numeric_typmod",
+    "bdb_to_numeric", "bdb_date", "bdb_timestamp", "bdb_timestamptz", "bdb_tstz_text",
+    "bdb_one", "bdb_nonzero", "bdb_div", "bdb_mod", "bdb_sign", "bdb_bound", "bdb_ceil",
+    "bdb_floor", "bdb_trunc", "bdb_round_even", "bdb_round_numeric", "bdb_lower",
+    "bdb_upper", "bdb_left", "bdb_right", "bdb_substr", "bdb_octet_length",
+    "bdb_starts_with", "bdb_greatest", "bdb_least", "bdb_jsonb", "bdb_jsonb_get",
+    "bdb_jsonb_get_text", "bdb_jsonb_text", "bdb_jsonb_typeof", "bdb_jsonb_array_length",
+})
+
+# Statements known to need a worker (a function not in INLINE_FUNCTIONS): not tried here
+# again. Keyed by the SQL text, which names everything the refusal depends on.
+_refused: Memo[str, bool] = Memo(1024)
+_running: Counter[str] = Counter()
+_running_lock = threading.Lock()
+
+
+def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequence[Any],
+               *, site: str, column_names: Sequence[str], row_cap: int,
+               response_cap_bytes: int, statement_limits: Mapping[int, int],
+               budget_s: float = BUDGET_S) -> tuple[list[tuple[Any, ...]], bool] | None:
+    """(rows, truncated) of the statement run on `conn` within the bounds above, or None
+    when it must run in a worker instead."""
+    if _refused.get(compiled.sql) or not _enter(site):
+        return None
+    try:
+        return _attempt(conn, compiled, parameters, column_names, row_cap,
+                        response_cap_bytes, statement_limits, budget_s)
+    finally:
+        _leave(site)
+
+
+def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequence[Any],
+             column_names: Sequence[str], row_cap: int, response_cap_bytes: int,
+             statement_limits: Mapping[int, int],
+             budget_s: float) -> tuple[list[tuple[Any, ...]], bool] | None:
+    refused: list[str] = []
+    conn.set_authorizer(_inline_authorizer(read_only_authorizer(compiled), refused))
+    limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
+    saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
+    give_up_at = time.perf_counter() + budget_s
+    conn.set_progress_handler(lambda: time.perf_counter() > give_up_at, CHECK_EVERY)
+    try:
+        cursor = conn.execute(compiled.sql, tuple(parameters))
+        try:
+            answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
+        finally:
+            cursor.close()
+    except (sqlite3.Error, MemoryError, OverflowError, ValueError):
+        if refused:
+            _refused.get_or_build(compiled.sql, lambda: True)
+        return None
+    finally:
+        conn.set_progress_handler(None, 0)
+        for limit, value in saved.items():
+            conn.setlimit(limit, value)
+        conn.set_authorizer(None)
+    if answer[0] != "ok":
+        return None
+    return answer[1], answer[2]
+
+
+def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:
+    def authorize(action: int, arg1: str | None, arg2: str | None, database: str | None,
+                  source: str | None) -> int:
+        if action == _FUNCTION and (arg2 or "").lower() not in INLINE_FUNCTIONS:
+            refused.append(arg2 or "")
+            return sqlite3.SQLITE_DENY
+        return base(action, arg1, arg2, database, source)
+
+    return authorize
+
+
+def _enter(site: str) -> bool:
+    with _running_lock:
+        if _running[site] >= PER_SITE:
+            return False
+        _running[site] += 1
+        return True
+
+
+def _leave(site: str) -> None:
+    with _running_lock:
+        _running[site] -= 1
+        if _running[site] <= 0:
+            del _running[site]

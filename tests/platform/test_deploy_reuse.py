@@ -1,0 +1,136 @@
+"""Unchanged drafts are not judged or planned again: a draft that passed `check` at a
+catalog revision keeps its hints until its functions or the catalog change, and a
+Database Function's indexes, once ensured at a revision, are not chosen again."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pytest
+
+from basedb.platform import LocalPlatform
+from basedb.platform.domain import deployments, drafts
+from tests.platform.conftest import Api, field_id
+from tests.platform.release_support import (
+    TaskSite,
+    create_task,
+    deploy,
+    functions_body,
+    list_tasks,
+    task_site,
+)
+
+
+@pytest.fixture
+def site(api: Api) -> TaskSite:
+    return task_site(api)
+
+
+@pytest.fixture
+def judged(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many functions each `check` run of the platform judged."""
+    calls: list[int] = []
+    real = drafts.validate
+
+    def counting(functions: Any, catalog: Any) -> Any:
+        calls.append(len(functions))
+        return real(functions, catalog)
+
+    monkeypatch.setattr(drafts, "validate", counting)
+    return calls
+
+
+@pytest.fixture
+def planned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions whose plans were built to choose indexes."""
+    calls: list[str] = []
+    real = deployments.function_plan
+
+    def counting(snapshot: Any, function_id: str, live: Any, memo: Any) -> Any:
+        calls.append(function_id)
+        return real(snapshot, function_id, live, memo)
+
+    monkeypatch.setattr(deployments, "function_plan", counting)
+    return calls
+
+
+def put(api: Api, site: TaskSite, body: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = api.ok("PUT", f"/sites/{site.app_token}/draft/functions",
+                                   json=body)
+    return found
+
+
+def test_an_unchanged_redeploy_is_not_judged_or_planned_again(
+        api: Api, site: TaskSite, judged: list[int], planned: list[str]) -> None:
+    body = functions_body()
+    first = put(api, site, body)
+    made = deploy(api, site.app_token)
+    assert judged == [3]  # the upload judged the draft; the deployment reused that
+    assert planned == ["listTasks"]
+    again = put(api, site, body)
+    remade = deploy(api, site.app_token)
+    assert judged == [3] and planned == ["listTasks"]
+    assert again["functionHints"] == first["functionHints"]
+    assert remade["functionHints"] == made["functionHints"]
+    assert again["draftRevision"] > first["draftRevision"]  # still a write
+    assert remade["deploymentId"] != made["deploymentId"]
+
+
+def test_a_changed_function_is_judged_and_only_it_is_planned(
+        api: Api, site: TaskSite, judged: list[int], planned: list[str]) -> None:
+    put(api, site, functions_body(database_functions=[list_tasks(["Open"])]))
+    deploy(api, site.app_token)
+    both = [list_tasks(["Open"]), list_tasks(["Open"], function_id="openTasks")]
+    put(api, site, functions_body(database_functions=both))
+    deploy(api, site.app_token)
+    assert len(judged) == 2
+    assert planned == ["listTasks", "openTasks"]
+
+
+def test_a_catalog_change_judges_and_plans_again(
+        api: Api, site: TaskSite, judged: list[int], planned: list[str]) -> None:
+    body = functions_body(database_functions=[list_tasks(["Open"])], mutations=[])
+    put(api, site, body)
+    deploy(api, site.app_token)
+    table = api.ok("GET", f"/bases/{site.base_token}/tables/{site.table_id}")
+    title = field_id(table, "Title")
+    api.ok("PUT", f"/bases/{site.base_token}/tables/{site.table_id}/fields/{title}",
+           json={"name": "Title", "type": "text", "description": "renamed nothing"})
+    put(api, site, body)
+    deploy(api, site.app_token)
+    assert len(judged) == 2 and planned == ["listTasks", "listTasks"]
+
+
+def test_a_judgement_is_not_reused_for_a_broken_catalog(
+        api: Api, site: TaskSite, judged: list[int]) -> None:
+    body = functions_body(database_functions=[list_tasks(["Open"])], mutations=[])
+    put(api, site, body)
+    table = api.ok("GET", f"/bases/{site.base_token}/tables/{site.table_id}")
+    title = field_id(table, "Title")
+    api.ok("PUT", f"/bases/{site.base_token}/tables/{site.table_id}/fields/{title}",
+           json={"name": "Name", "type": "text"})
+    response = api.call("PUT", f"/sites/{site.app_token}/draft/functions", json=body)
+    assert response.status_code == 400
+    assert "SQL_UNKNOWN_FIELD" in {e["code"] for e in response.json()["data"]["errors"]}
+
+
+def test_a_site_keeps_few_judgements(api: Api, site: TaskSite,
+                                     platform: LocalPlatform) -> None:
+    for number in range(drafts.JUDGEMENTS_KEPT + 3):
+        put(api, site, functions_body(mutations=[create_task(f"create{number}")]))
+    with sqlite3.connect(platform.store.path) as conn:
+        count = conn.execute("SELECT COUNT(*) FROM draft_judgements WHERE app_token = ?",
+                             (site.app_token,)).fetchone()[0]
+    assert count == drafts.JUDGEMENTS_KEPT
+
+
+def test_content_hashes_tell_functions_apart() -> None:
+    one = drafts.DraftFunction("database_function", "a", {"name": "a"}, "SELECT 1")
+    assert one.content_hash == drafts.DraftFunction(
+        "database_function", "a", {"name": "a"}, "SELECT 1", position=3).content_hash
+    for other in (drafts.DraftFunction("database_function", "b", {"name": "a"}, "SELECT 1"),
+                  drafts.DraftFunction("database_function", "a", {"name": "b"}, "SELECT 1"),
+                  drafts.DraftFunction("database_function", "a", {"name": "a"}, "SELECT 2"),
+                  drafts.DraftFunction("faas", "a", {"name": "a"}, None, "SELECT 1")):
+        assert other.content_hash != one.content_hash
