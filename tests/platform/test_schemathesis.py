@@ -157,6 +157,11 @@ STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
     ("DELETE", "/sites/{app_token}/members"): (StatedRule(
         "in the body or as ?userId=; one of the two is needed",
         re.compile(r"^9499 userId is missing")),),
+    # maxLength counts characters; the limit is in bytes, and the count is the site's.
+    ("PUT", "/sites/{app_token}/secrets/{secret_name}"): (StatedRule(
+        "bytes of UTF-8 without NUL characters; a site has at most",
+        re.compile(r"^9499 (The secret's value must be at most \d+ bytes|"
+                   r"Site \w+ already has \d+ secrets)")),),
     ("POST", "/sites/{app_token}/deployments"): (StatedRule(
         "site.zip must be a zip archive", re.compile(r"^9499 .* Parameter: /artifact\b")),),
     ("PUT", "/sites/{app_token}/draft/functions"): (_CHECKED_DRAFT, _TIMEZONE),
