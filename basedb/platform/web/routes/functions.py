@@ -35,7 +35,6 @@ from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, o
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-_TRUE, _FALSE = ("true", "1"), ("false", "0", "")
 
 
 def parse_env(call: Call) -> str:
@@ -49,10 +48,12 @@ def parse_env(call: Call) -> str:
 
 
 def parse_flag(call: Call, name: str) -> bool:
-    raw = (call.query.get(name) or "").lower()
-    if raw in _TRUE:
+    """A boolean query parameter, spelt as the document's boolean reads on the wire:
+    true or false (absent: false)."""
+    raw = call.query.get(name, "false")
+    if raw == "true":
         return True
-    if raw in _FALSE:
+    if raw == "false":
         return False
     raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
                       received=call.query.get(name), fix=f"send {name}=true or leave it out")
