@@ -87,13 +87,17 @@ def parse_settings(argv: list[str] | None) -> tuple[argparse.Namespace, Settings
 
 def run_benchmarks(ctx: BenchContext, selected: list[str],
                    ) -> tuple[list[BenchResult], dict[str, str]]:
+    from basedb.core.errors import BasedbError
+
     results: list[BenchResult] = []
     errors: dict[str, str] = {}
     for name in selected:
         ctx.log(f"{name}: {REGISTRY[name].summary}")
         try:
             results.append(REGISTRY[name].run(ctx))
-        except BenchError as error:
+        except (BenchError, BasedbError) as error:
+            # A refusal of basedb's own (a draft the platform rejects, say) stops this
+            # benchmark with its message, not the run with a traceback.
             errors[name] = str(error)
             ctx.log(f"{name}: not measured: {error}")
     return results, errors

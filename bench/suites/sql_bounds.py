@@ -2,7 +2,7 @@
 
 `basedb serve` on loopback holds two sites. The hostile one publishes Database Functions
 that would each run for ever (a recursive CTE that never ends, and a straight line of
-quadratic instr() calls no interrupt reaches); 40 clients keep 40 of them in flight
+quadratic strpos() calls no interrupt reaches); 40 clients keep 40 of them in flight
 the whole time, each sending the next as soon as the last is answered (stopped at the
 deadline, or refused with 99991400 once the site's slow-query slots are taken). A
 victim site's cheap Database Function is called meanwhile, one call after another.
@@ -33,8 +33,8 @@ HEAVY = {
     "countForever": 'WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) '
                     'SELECT count(*) AS c FROM r, "Tasks"',
     "straightLine": "SELECT " + " + ".join(
-        f"instr(printf('%.*c', {262_143 - i}, 'a') || 'b', printf('%.*c', 131071, 'a') "
-        "|| 'b')" for i in range(40)) + ' AS n FROM "Tasks" LIMIT 1',
+        f"strpos(repeat('a', {262_143 - i}) || 'b', repeat('a', 131071) || 'b')"
+        for i in range(40)) + ' AS n FROM "Tasks" LIMIT 1',
 }
 
 
