@@ -116,9 +116,30 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
     assert api.ok("GET", f"{path}/records/{r1}")["fields"]["Many"] == "a"
 
 
+@pytest.mark.parametrize("fields", [False, None, 0, ""])
+def test_fields_of_a_new_table_must_be_an_array(api: Api, base: str, fields: Any) -> None:
+    # false, null, 0 and "" once created a table without fields.
+    msg = api.fail("POST", f"/bases/{base}/tables", json={"name": "T", "fields": fields},
+                   code=9499, status=400)
+    assert "/fields" in msg
+
+
+def test_a_field_name_taken_in_the_table_is_a_conflict(api: Api, base: str) -> None:
+    # As a table name taken in the Base: the request is sound, the table's state is not.
+    table = make_table(api, base, "T", [{"name": "A", "type": "text"},
+                                        {"name": "B", "type": "text"}])
+    fields = f"/bases/{base}/tables/{table['id']}/fields"
+    assert "already has a field named" in api.fail(
+        "POST", fields, json={"name": "A", "type": "text"}, code=9499, status=409)
+    assert "already has a field named" in api.fail(
+        "PUT", f"{fields}/{table['fields'][1]['id']}", json={"name": "A"}, code=9499,
+        status=409)
+
+
 @pytest.mark.parametrize(("body", "expected"), [
     ({"name": "X", "type": "formula"}, "not supported by the local platform"),
     ({"name": "X", "type": "rich"}, "Unknown field type"),
+    ({"name": "X", "type": [None, None]}, "Unknown field type"),  # once a 500
     ({"name": "", "type": "text"}, "name is missing or empty"),
     ({"name": "record_id", "type": "text"}, "reserved"),
     ({"name": "X", "type": "text", "multiple": True}, "multiple applies to select and user"),
@@ -128,7 +149,6 @@ def test_put_field_updates_options_and_clears_removed_ones(api: Api, base: str) 
     ({"name": "X", "type": "link"}, "needs link_table"),
     ({"name": "X", "type": "link", "link_table": "tblNope"}, "needs link_table"),
     ({"name": "X", "type": "text", "colour": "red"}, "Unknown field property"),
-    ({"name": "A", "type": "text"}, "already has a field named"),
 ])
 def test_invalid_field_definitions(api: Api, base: str, body: dict[str, Any],
                                    expected: str) -> None:

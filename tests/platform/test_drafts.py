@@ -249,7 +249,11 @@ def test_agent_tools_policy(api: Api, site: TaskSite) -> None:
                                                                         "summarize"]})
     assert drafts_of(saved) == {"exclude": ["closeTask", "summarize"]}
     assert drafts_of(api.ok("GET", draft(site, "agent-tools"))) == saved
-    assert drafts_of(api.ok("PUT", draft(site, "agent-tools"), json={})) == {"exclude": []}
+    # The body names the whole policy: {} is refused rather than read as "exclude nothing".
+    assert "exclude is missing" in api.fail("PUT", draft(site, "agent-tools"), json={},
+                                            code=9499, status=400)
+    assert drafts_of(api.ok("PUT", draft(site, "agent-tools"),
+                            json={"exclude": []})) == {"exclude": []}
 
 
 @pytest.mark.parametrize(("policy", "expected"), [

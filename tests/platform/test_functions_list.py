@@ -114,7 +114,8 @@ def test_a_bad_page_token_or_size_is_refused(site: TaskSite) -> None:
 def test_bad_env_and_flag_values_are_refused(site: TaskSite) -> None:
     msg = site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"env": "staging"})
     assert "Parameter: ?env" in msg and "Candidates: prod, preview" in msg
-    site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"includeInternal": "yes"})
+    for value in ("yes", "", "1", "TRUE"):  # "" once meant false, "1" and "TRUE" true
+        site.api.fail("GET", site.url(), code=Code.BAD_REQUEST, params={"includeInternal": value})
 
 
 def test_preview_is_for_owners_and_admins(site: TaskSite) -> None:

@@ -191,3 +191,10 @@ def test_a_schema_change_during_the_call_is_seen_by_the_write(
     site.invoke_fails("updateTask", {"taskId": site.tasks["Fix bug"], "title": "Renamed"},
                       code=Code.SCHEMA_NOT_READY)
     assert changed and task(site, site.tasks["Fix bug"])["Title"] == "Fix bug"
+
+
+def test_params_null_is_refused_and_absent_params_are_none(site: TaskSite) -> None:
+    # The document types params as an object; null was once read as "no parameters".
+    msg = site.invoke_fails("listTasks", None, code=9499)
+    assert "params must be a JSON object" in msg
+    assert "rows" in site.invoke("myTasks")

@@ -74,6 +74,12 @@ def test_bad_queries_name_the_parameter(site: TaskSite) -> None:
     message = site.api.fail("GET", f"/sites/{site.app_token}/logs", params={"kind": "all"},
                             code=Code.BAD_REQUEST)
     assert "?kind" in message and "call" in message
+    # Values outside the document's schema, an empty one included, are refused.
+    for name, value in (("env", "0"), ("env", ""), ("kind", ""), ("tail", ""),
+                        ("after", "")):
+        message = site.api.fail("GET", f"/sites/{site.app_token}/logs",
+                                params={name: value}, code=Code.BAD_REQUEST)
+        assert f"?{name}" in message
 
 
 @needs_node

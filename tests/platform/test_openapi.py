@@ -3,6 +3,7 @@ the same document."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import yaml
@@ -10,13 +11,16 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
+from basedb.platform.web.http import Endpoint
 from basedb.platform.web.openapi import (
     DOCUMENT_PATH,
     current_document,
+    error_statuses,
     main,
     openapi_path,
     render_yaml,
 )
+from basedb.platform.web.routes import all_endpoints
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 # Operations anyone may call: the document itself, the page runtime, signing in, and
@@ -77,7 +81,12 @@ def test_every_operation_is_described() -> None:
             where = f"{method.upper()} {path}"
             assert operation["summary"] and operation["tags"], where
             redirects = {"3XX"} if path.startswith("/sites/") else set()
-            assert set(operation["responses"]) == {"200", "default"} | redirects, where
+            assert set(operation["responses"]) == {"200", *redirects, *error_statuses(
+                endpoint_of(method, path))}, where
+            assert "default" not in operation["responses"], where
+            for status in set(operation["responses"]) - {"200", *redirects}:
+                failure = operation["responses"][status]["content"]["application/json"]
+                assert "ErrorEnvelope" in json.dumps(failure["schema"]), where
             names = {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}
             assert names == set(re.findall(r"\{(\w+)\}", path)), where
             assert all(p.get("description") for p in operation.get("parameters", [])), where
@@ -87,3 +96,22 @@ def test_every_operation_is_described() -> None:
             assert public == ((method, path) in PUBLIC_OPERATIONS), where
     error = document["components"]["schemas"]["ErrorEnvelope"]
     assert error["required"] == ["code", "msg", "error"]
+
+
+def endpoint_of(method: str, path: str) -> Endpoint:
+    [endpoint] = [e for e in all_endpoints()
+                  if e.method.lower() == method and openapi_path(e.full_path) == path]
+    return endpoint
+
+
+def test_error_statuses_follow_the_endpoint() -> None:
+    by_operation = {(e.method, openapi_path(e.full_path)): error_statuses(e)
+                    for e in all_endpoints()}
+    # Input to refuse, a token, a path that may name nothing, a body that may be too big
+    # or too slow; any request may come with a Host the platform does not answer to.
+    assert by_operation["POST", "/open-apis/base/v3/sites/{app_token}/deployments/"
+                        "{deployment_id}/promote"] == ["400", "401", "403", "404", "408",
+                                                       "409", "413", "421", "5XX"]
+    # An API route is not found on a site's page host.
+    assert by_operation["GET", "/open-apis/base/v3/users/me"] == ["401", "404", "421", "5XX"]
+    assert by_operation["GET", "/_basedb/runtime.js"] == ["421", "5XX"]

@@ -54,6 +54,13 @@ def test_sites_list_pages_with_page_token(api: Api, site: str) -> None:
     api.fail("GET", "/sites/list", params={"pageSize": 0}, code=9499)
 
 
+@pytest.mark.parametrize("size", ["", " 2", "1_0", "\u0663", "2.0"])
+def test_an_integer_query_parameter_is_digits_only(api: Api, site: str, size: str) -> None:
+    # The document says integer; "" once meant the default and "1_0" meant 10.
+    msg = api.fail("GET", "/sites/list", params={"pageSize": size}, code=9499, status=400)
+    assert "?pageSize" in msg
+
+
 def test_batch_create_answers_the_rows_as_lark_cli_reads_them(api: Api, base: str) -> None:
     table = make_table(api, base, "T", [{"name": "Title", "type": "text"},
                                         {"name": "N", "type": "number"}])

@@ -113,6 +113,14 @@ def test_body_must_be_an_object(api: Api, records_path: str) -> None:
     assert "not valid JSON" in msg and "line 1" in msg
 
 
+def test_a_body_of_only_whitespace_is_not_an_absent_body(api: Api) -> None:
+    # Unbinding takes an optional body; "\r\n\r\n" was once read as no body at all.
+    site = api.ok("POST", "/sites/create", json={"title": "S"})["appToken"]
+    msg = api.fail("POST", f"/sites/{site}/unbind_base", content=b"\r\n\r\n", code=9499,
+                   status=400)
+    assert "not valid JSON" in msg
+
+
 def test_received_values_are_clipped_and_redacted() -> None:
     msg = unexecuted_message("Bad value", parameter="/x", fix="send less",
                              received="y" * 500, candidates=["a", "b", "c", "d"])

@@ -189,7 +189,8 @@ def _check_table_name_free(conn: sqlite3.Connection, base_token: str, name: str,
     if conn.execute("SELECT 1 FROM base_tables WHERE base_token = ? AND name = ?",
                     (base_token, name)).fetchone():
         raise bad_request(f"A table named {quote(name)} already exists in Base {base_token}",
-                          parameter=at, received=name, fix="choose another table name")
+                          parameter=at, received=name, fix="choose another table name",
+                          status=409)
 
 
 # -------------------------------------------------------------------------- fields
@@ -213,9 +214,10 @@ def parse_field_spec(conn: sqlite3.Connection, base_token: str, body: Any, at: s
         raise bad_request("record_id is reserved for the record id pseudo-column",
                           parameter=f"{at}/name", received=name, fix="choose another name")
     ftype = body.get("type", current.type if current else None)
-    if ftype not in CREATABLE_FIELD_TYPES:
+    if not isinstance(ftype, str) or ftype not in CREATABLE_FIELD_TYPES:
         reason = (f"Field type {quote(ftype)} is not supported by the local platform"
-                  if ftype in UNSUPPORTED_FIELD_TYPES else "Unknown field type")
+                  if isinstance(ftype, str) and ftype in UNSUPPORTED_FIELD_TYPES
+                  else "Unknown field type")
         raise bad_request(reason, parameter=f"{at}/type", received=ftype,
                           fix=f"use one of {', '.join(CREATABLE_FIELD_TYPES)}",
                           candidates=("text", "number", "select"))
@@ -404,4 +406,5 @@ def _check_field_name_free(table: Table, name: str, own_id: str | None) -> None:
     for other in table.fields:
         if other.name == name and other.field_id != own_id:
             raise bad_request(f"Table {quote(table.name)} already has a field named {quote(name)}",
-                              parameter="/name", received=name, fix="choose another field name")
+                              parameter="/name", received=name, fix="choose another field name",
+                              status=409)

@@ -45,9 +45,11 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
         if endpoint.method in methods:
             raise ValueError(f"{endpoint.method} {endpoint.full_path} is defined twice")
         methods[endpoint.method] = asgi_handler(endpoint, context)
-    # One route per path, dispatching on the method, so that a 405 lists every method.
-    routes = [Route(path, _dispatcher(methods), methods=list(methods))
-              for path, methods in by_path.items()]
+    # One route per path, dispatching on the method, so that a 405 lists every method;
+    # literal paths first, so that a 405 on …/records/batch_create lists that route's
+    # methods rather than those of …/records/{record_id}, which its path also matches.
+    routes = [Route(path, _dispatcher(by_path[path]), methods=list(by_path[path]))
+              for path in sorted(by_path, key=_specificity)]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
@@ -58,6 +60,13 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     )
     app.state.context = context
     return app
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    """Sorts a path before those whose segment at the same place is a parameter (and a
+    parameter before a `{name:path}` one that spans segments); otherwise stable."""
+    return tuple(2 if segment.endswith(":path}") else 1 if segment.startswith("{") else 0
+                 for segment in path.split("/"))
 
 
 def _dispatcher(methods: dict[str, Handler]) -> Handler:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sys
 import time
 import traceback
@@ -47,6 +48,7 @@ from basedb.platform.web.origins import HOST_KEY, classify_host, request_host
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 from basedb.platform.web.sessions import page_session_user
 
+_DECIMAL_RE = re.compile(r"-?[0-9]+")
 HostScope = Literal["api", "page", "any"]
 
 LOG_ID_KEY = "basedb.log_id"
@@ -77,6 +79,7 @@ class Endpoint:
     description: str = ""
     auth: bool = True
     query: tuple[QueryParam, ...] = ()
+    headers: tuple[QueryParam, ...] = ()  # request headers the handler reads
     body: Mapping[str, Any] | None = None  # JSON Schema of the request body
     body_media_type: str = JSON  # other types are left for the handler to read
     body_required: bool = True
@@ -88,6 +91,9 @@ class Endpoint:
     # Set when failures answer a JSON body of the endpoint's own (Lark's OAuth and auth/v3
     # formats) besides the error envelope: its JSON Schema.
     error_schema: Mapping[str, Any] | None = None
+    # Error statuses beyond those the document derives from the endpoint's shape
+    # (basedb.platform.web.openapi.error_statuses), e.g. 409 for a conflict.
+    errors: tuple[int, ...] = ()
     absolute: bool = False
     # Also accept the page sign-in cookie, with the CSRF header (basedb.platform.web.sessions).
     page_session: bool = False
@@ -135,6 +141,8 @@ class Call:
     path: dict[str, str]
     query: QueryParams
     body: Any = None
+    # Whether the request carried a body at all (`null` is a body; nothing is not).
+    body_sent: bool = False
     user: identity.User | None = None
     # Signed in through a page session (the sign-in cookie with the page header), i.e.
     # called by a deployed page's runtime rather than with a bearer token.
@@ -158,7 +166,7 @@ class Call:
     def body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
         """The JSON body, which must be an object (with only `allowed` keys, if given)."""
         if not isinstance(self.body, dict):
-            what = "is missing" if self.body is None else "must be a JSON object"
+            what = "must be a JSON object" if self.body_sent else "is missing"
             raise bad_request(f"The request body {what}", parameter="/", received=self.body,
                               fix="send a JSON object such as {\"name\": …}")
         if allowed is not None:
@@ -169,14 +177,17 @@ class Call:
                                       candidates=sorted(allowed))
         return self.body
 
+    def optional_body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
+        """The JSON body when one was sent (then it must be an object), else {}."""
+        return self.body_object(allowed) if self.body_sent else {}
+
     def query_int(self, name: str, *, default: int, minimum: int, maximum: int) -> int:
         raw = self.query.get(name)
-        if raw is None or raw == "":
+        if raw is None:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            value = minimum - 1
+        # Digits only, as the document's integer reads: not "", " 5", "1_0" or "٣",
+        # which int() would take.
+        value = int(raw) if _DECIMAL_RE.fullmatch(raw) else minimum - 1
         if not minimum <= value <= maximum:
             raise bad_request(f"Query parameter {name} must be an integer from {minimum} "
                               f"to {maximum}", parameter=f"?{name}", received=raw,
@@ -270,7 +281,9 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_json_body(raw: bytes) -> Any:
-    if not raw.strip():
+    """The JSON document of a body; None when there is none (no bytes at all: a body of
+    only whitespace is not a JSON document, and is refused like any other)."""
+    if not raw:
         return None
     try:
         return json.loads(raw)
@@ -332,7 +345,9 @@ def asgi_handler(endpoint: Endpoint,
             if auth_first:
                 await run_in_threadpool(_authenticate, call, endpoint.page_session)
             if reads_json:
-                call.body = parse_json_body(await read_body(request, endpoint.body_limit))
+                raw = await read_body(request, endpoint.body_limit)
+                call.body_sent = bool(raw)
+                call.body = parse_json_body(raw)
             if is_async:
                 result = await endpoint.handler(call)
             else:

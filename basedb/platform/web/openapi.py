@@ -13,6 +13,7 @@ request and response JSON Schemas); see `basedb.platform.web.routes` for adding 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import sys
@@ -25,6 +26,8 @@ from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
 from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
 from basedb.platform.web.routes import all_endpoints
+from basedb.workspace.faas_access import SECRET_NAME_RE
+from basedb.workspace.model import FUNCTION_ID_RE
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
 
@@ -39,6 +42,10 @@ PATH_PARAMETERS = {
     "secret_name": "A secret's name, as FaaS declarations list it (such as STRIPE_API_KEY).",
     "path": "A file below the site root (src/ of site.zip); empty or ending in / means "
             "index.html.",
+}
+PATH_SCHEMAS = {
+    "function_id": {"type": "string", "pattern": FUNCTION_ID_RE.pattern},
+    "secret_name": {"type": "string", "pattern": SECRET_NAME_RE.pattern},
 }
 # Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
 _CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
@@ -111,6 +118,22 @@ def build_document(endpoints: Iterable[Endpoint],
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",
                            "description": "A platform token (bdb_…)."},
+                # The Lark stand-in's credentials (routes/lark.py): what its token
+                # endpoints mint, documented so that readers and tools know they do.
+                "larkTenant": {"type": "oauth2", "description": "A tenant access token "
+                               "(t-…) for an app's id and secret.",
+                               "flows": {"clientCredentials": {
+                                   "tokenUrl": "/open-apis/auth/v3/tenant_access_token/internal",
+                                   "scopes": {}}}},
+                "larkUser": {"type": "oauth2", "description": "A user access token from the "
+                             "OAuth device flow (RFC 8628): POST /oauth/v1/device_authorization, "
+                             "the user approves at /oauth/v1/device/verify, the app polls the "
+                             "token URL.",
+                             "flows": {"authorizationCode": {
+                                 "authorizationUrl": "/oauth/v1/device/verify",
+                                 "tokenUrl": "/open-apis/authen/v2/oauth/token",
+                                 "refreshUrl": "/open-apis/authen/v2/oauth/token",
+                                 "scopes": {}}}},
                 "pageSession": {"type": "apiKey", "in": "cookie", "name": "basedb_session",
                                 "description": "The page sign-in session (POST "
                                 "/_basedb/session); accepted only with the header "
@@ -139,7 +162,8 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     elif endpoint.page_session:
         operation["security"] = [{"bearer": []}, {"pageSession": []}]
     parameters = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+        {"name": name, "in": "path", "required": True,
+         "schema": dict(PATH_SCHEMAS.get(name, {"type": "string"})),
          "description": PATH_PARAMETERS.get(name, "Path parameter.")}
         for name in re.findall(r"\{(\w+)\}", openapi_path(endpoint.path))
     ]
@@ -147,6 +171,11 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         {"name": q.name, "in": "query", "required": q.required, "schema": dict(q.schema),
          "description": q.description}
         for q in endpoint.query
+    ]
+    parameters += [
+        {"name": h.name, "in": "header", "required": h.required, "schema": dict(h.schema),
+         "description": h.description}
+        for h in endpoint.headers
     ]
     if parameters:
         operation["parameters"] = parameters
@@ -176,15 +205,57 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         failure["description"] = ("An error page for a browser (sign-in, no access, not "
                                   "found), or an error envelope (e.g. an invalid token).")
         failure["content"][endpoint.error_page_media_type] = {"schema": {"type": "string"}}
-    operation["responses"] = {
-        "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success},
-    }
+    responses: dict[str, Any] = {
+        "200": {"description": "Success.", "headers": _LOG_ID_HEADER, **success}}
     if endpoint.redirect is not None:
-        operation["responses"]["3XX"] = {
+        responses["3XX"] = {
             "description": endpoint.redirect,
             "headers": {**_LOG_ID_HEADER, "Location": {"schema": {"type": "string"}}}}
-    operation["responses"]["default"] = failure
+    for status in error_statuses(endpoint):
+        responses[status] = {**copy.deepcopy(failure),
+                             "description": f"{ERROR_STATUSES[status]} {failure['description']}"}
+    operation["responses"] = responses
     return operation
+
+
+ERROR_STATUSES = {
+    "400": "The request is malformed or breaks a rule (nothing executed).",
+    "401": "The token (or page session) is missing, unknown or expired.",
+    "403": "The caller may not do this (not a member, or the role is too low).",
+    "404": "Something the path (or body) names does not exist, or the caller cannot see it.",
+    "408": "The request body stopped arriving.",
+    "409": "The request conflicts with the current state.",
+    "413": "The request body is too large.",
+    "421": "The request's Host is not a name this platform is reached by.",
+    "422": "The function's declaration or query cannot run as written.",
+    "429": "Too many failed attempts; retry later.",
+    "502": "An upstream service (the model provider) failed.",
+    "504": "The function ran out of time.",
+    "5XX": "An internal error (500; the log id finds it in the platform log) or a busy "
+           "database (503; retry).",
+}
+
+
+def error_statuses(endpoint: Endpoint) -> list[str]:
+    """The error statuses an endpoint answers: those its shape implies (request input can
+    be invalid, a token can be refused, a path can name nothing, a body can be too large,
+    any call can fail inside) and its own `errors`."""
+    statuses = {str(status) for status in endpoint.errors}
+    if endpoint.body is not None or endpoint.query or endpoint.headers:
+        statuses |= {"400", "408", "413"} if endpoint.body is not None else {"400"}
+    if endpoint.auth:
+        statuses.add("401")
+    # A path can name nothing; a route served on one kind of host only (the API's or a
+    # site's page host) is not found on the other.
+    if "{" in endpoint.path or endpoint.hosts != "any":
+        statuses.add("404")
+    if endpoint.auth and ("{app_token}" in endpoint.path or "{base_token}" in endpoint.path):
+        statuses.add("403")  # basedb.platform.domain.access: members and roles
+    statuses |= {"421", "5XX"}  # any request: basedb.platform.web.http's host check
+    unknown = statuses - ERROR_STATUSES.keys()
+    if unknown:
+        raise ValueError(f"{endpoint.method} {endpoint.path}: undescribed statuses {unknown}")
+    return sorted(statuses)
 
 
 def _size(limit: int) -> str:

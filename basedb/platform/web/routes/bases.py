@@ -18,8 +18,11 @@ from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     FIELD,
     FIELD_BODY,
+    ID,
     INTEGER,
+    MAX_OFFSET,
     MAX_PAGE,
+    NAME,
     PAGE_QUERY,
     STRING,
     TABLE,
@@ -118,7 +121,7 @@ def remove_grant(call: Call) -> dict[str, Any]:
 
 
 def list_tables(call: Call) -> dict[str, Any]:
-    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         require_base(conn, call.caller, call.path["base_token"])
@@ -131,7 +134,7 @@ def create_table(call: Call) -> dict[str, Any]:
     body = call.body_object({"name", "fields"})
     base_token = call.path["base_token"]
     name = bases.parse_name(body.get("name"), "/name", "table")
-    raw_fields = body.get("fields") or []
+    raw_fields = body.get("fields", [])
     if not isinstance(raw_fields, list) or len(raw_fields) > MAX_FIELDS_PER_TABLE:
         raise bad_request("fields must be an array of field definitions", parameter="/fields",
                           received=raw_fields, fix=f"send at most {MAX_FIELDS_PER_TABLE} "
@@ -230,14 +233,22 @@ _GRANT = obj({"user_id": STRING, "name": STRING,
                                 "site whose owner or admin the user is (bound to the Base)."},
               "granted_by": STRING, "created_at": STRING},
              ("user_id", "name", "via_app_token", "granted_by", "created_at"))
-_GRANTEE = obj({"user_id": STRING}, ("user_id",))
+_GRANTEE = obj({"user_id": ID}, ("user_id",))
+
+# What a field body must also satisfy, by its type; refused with 9499 (400).
+_FIELD_RULES = ("Field rules by type (400 when broken): options only on select fields, "
+                "multiple only on select and user fields, link_table only on link fields, "
+                "where it is required and names a table of the same Base; field names differ "
+                "within a table, and option names within a field (both compared without "
+                "surrounding spaces).")
 
 ENDPOINTS = [
     Endpoint("POST", "/bases", create_base, "Create a Base owned by the caller.", "bases",
-             description="`timezone` (an IANA name, UTC when absent) is the zone the record "
+             description="`timezone` (an IANA time zone name, UTC when absent or null; 400 "
+             "for any other name) is the zone the record "
              "routes write datetimes in: a value in milliseconds since 1970, and created / "
              "updated times.",
-             body=obj({"name": STRING, "timezone": STRING}, ("name",)),
+             body=obj({"name": NAME, "timezone": {"type": ["string", "null"]}}, ("name",)),
              response=obj({"base_token": STRING, "name": STRING, "timezone": STRING},
                           ("base_token", "name", "timezone"))),
     Endpoint("GET", _GRANTS, list_grants, "Who may use the Base besides its owner.", "bases",
@@ -249,11 +260,12 @@ ENDPOINTS = [
              body=_GRANTEE,
              response=obj({"user_id": STRING, "granted": BOOLEAN}, ("user_id", "granted"))),
     Endpoint("DELETE", _GRANTS, remove_grant, "Take a direct grant back (its owner only).",
-             "bases", description="The user id comes in the body or as ?user_id=. Sites the "
+             "bases", description="The user id comes in the body or as ?user_id=; one of the "
+             "two is needed (400). Sites the "
              "user bound on that access, and that rest on no other access of theirs, are "
              "unbound from the Base (unbound_app_tokens).",
              body=_GRANTEE, body_required=False,
-             query=(QueryParam("user_id", STRING, "The user (instead of the body)."),),
+             query=(QueryParam("user_id", ID, "The user (instead of the body)."),),
              response=obj({"user_id": STRING, "revoked": BOOLEAN,
                            "unbound_app_tokens": array(STRING)},
                           ("user_id", "revoked", "unbound_app_tokens"))),
@@ -263,11 +275,14 @@ ENDPOINTS = [
                            "has_more": BOOLEAN, "total": INTEGER},
                           ("tables", "has_more", "total"))),
     Endpoint("POST", _TABLES, create_table, "Create a table, optionally with fields.", "tables",
-             body=obj({"name": STRING, "fields": array(FIELD_BODY)}, ("name",)),
-             response=TABLE),
+             description=_FIELD_RULES,
+             body=obj({"name": NAME, "fields": array(FIELD_BODY,
+                                                     maxItems=MAX_FIELDS_PER_TABLE)},
+                      ("name",)),
+             response=TABLE, errors=(409,)),
     Endpoint("GET", _TABLE, get_table, "A table and its fields.", "tables", response=TABLE),
     Endpoint("PATCH", _TABLE, patch_table, "Rename a table.", "tables",
-             body=obj({"name": STRING}, ("name",)), response=TABLE),
+             body=obj({"name": NAME}, ("name",)), response=TABLE, errors=(409,)),
     Endpoint("DELETE", _TABLE, delete_table, "Delete a table and its records.", "tables",
              description="Refused while a link field of another table points at it; the "
              "table is also unbound from sites.", response=_DELETED),
@@ -275,13 +290,13 @@ ENDPOINTS = [
              response=obj({"fields": array(FIELD), "has_more": BOOLEAN, "total": INTEGER},
                           ("fields", "has_more", "total"))),
     Endpoint("POST", _FIELDS, create_field, "Add a field (a new column).", "fields",
-             body=FIELD_BODY, response=FIELD),
+             description=_FIELD_RULES, body=FIELD_BODY, response=FIELD, errors=(409,)),
     Endpoint("GET", _FIELD, get_field, "One field.", "fields", response=FIELD),
     Endpoint("PUT", _FIELD, put_field, "Update a field's name, description, options or "
              "multiple.", "fields",
              description="Omitted keys keep their values; the type and link_table cannot "
-             "change. Cells holding removed options are cleared.",
-             body=_FIELD_UPDATE, response=FIELD),
+             "change (400). Cells holding removed options are cleared. " + _FIELD_RULES,
+             body=_FIELD_UPDATE, response=FIELD, errors=(409,)),
     Endpoint("DELETE", _FIELD, delete_field, "Delete a field and its cells.", "fields",
              response=_DELETED),
 ]

@@ -60,7 +60,7 @@ async def create_deployment(call: Call) -> dict[str, Any]:
 def _revision_field(value: str | None) -> int | None:
     if value is None:
         return None
-    text = value.strip()
+    text = value
     if not text.isascii() or not text.isdigit() or len(text) > 18:
         raise bad_request("draftRevision must be a whole number", parameter="/draftRevision",
                           received=value, fix="send the draftRevision your last draft write "
@@ -134,8 +134,7 @@ ProdAction = Callable[[sqlite3.Connection, User, str, str], Deployment]
 
 
 def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
-    if call.body is not None:
-        call.body_object(())
+    call.optional_body_object(())
     with call.store.write() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
@@ -183,13 +182,14 @@ ENDPOINTS = [
              "Deploy a preview: snapshot the drafts, the catalog and site.zip.", "deployments",
              description="The drafts are judged again against the live catalog (9499 with "
              "data.errors), the agent-tools policy against the draft ids (800004030), and "
-             "site.zip must carry .basedb/manifest.json whose fingerprint equals the form "
-             "field (9499). With draftRevision, refused (800004020) unless the drafts are "
-             "still at that revision: another deploy of the site wrote them meanwhile.",
+             "site.zip must be a zip archive carrying .basedb/manifest.json whose fingerprint "
+             "equals the form field (9499). With draftRevision, refused (800004020) unless "
+             "the drafts are still at that revision: another deploy of the site wrote them "
+             "meanwhile.",
              body=obj({"artifact": {"type": "string", "format": "binary",
                                     "description": "site.zip"},
                        "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"},
-                       "draftRevision": {**STRING, "pattern": "^[0-9]+$",
+                       "draftRevision": {**STRING, "pattern": "^[0-9]{1,18}$",
                                          "description": "The draftRevision the deploy's "
                                          "last draft write answered."}},
                       ("artifact", "fingerprint")),
@@ -200,7 +200,8 @@ ENDPOINTS = [
                            "functionHints": _HINTS, "createdAt": STRING,
                            "draftRevision": {"type": "integer"}},
                           ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
-                           "functionHints", "createdAt"))),
+                           "functionHints", "createdAt")),
+             errors=(409,)),
     Endpoint("GET", _DEPLOYMENTS, list_deployments, "The site's deployments, newest first.",
              "deployments",
              response=obj({"deployments": array(_SUMMARY),
@@ -218,15 +219,19 @@ ENDPOINTS = [
                            "artifact": obj({"sha256": STRING, "size": INTEGER},
                                            ("sha256", "size")),
                            "baseAppUrl": _NULLABLE_STRING},
-                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl"))),
+                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl")),
+             errors=(409,)),
     Endpoint("POST", _ONE + "/promote", promote_deployment,
              "Point prod at this exact preview snapshot.", "deployments",
              description="Only the site's latest preview; anything else answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD),
+             body=_NO_BODY, body_required=False, response=_PROD,
+             errors=(409,)),
     Endpoint("POST", _ONE + "/rollback", rollback_deployment,
              "Point prod back at a deployment that was prod before.", "deployments",
              description="A deployment that was never prod answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD),
+             body=_NO_BODY, body_required=False, response=_PROD,
+             errors=(409,)),
     Endpoint("GET", _ONE + "/artifact", download_artifact, "The deployment's site.zip.",
-             "deployments", response_media_type=ZIP),
+             "deployments", response_media_type=ZIP,
+             errors=(409,)),
 ]

@@ -10,20 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
-from basedb.core.protocol import Code
+from basedb.core.protocol import Code, bad_request
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
-from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS
+from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_ID_RE, FUNCTION_KINDS
+
+MAX_REVISION = 2**62
 
 
 def expected_revision(call: Call) -> int | None:
     """?draftRevision=N: the revision the caller's previous write left, if sent."""
-    if call.query.get("draftRevision") in (None, ""):
+    if call.query.get("draftRevision") is None:
         return None
-    return call.query_int("draftRevision", default=0, minimum=0, maximum=2**62)
+    return call.query_int("draftRevision", default=0, minimum=0, maximum=MAX_REVISION)
 
 
 def _manage(call: Call) -> sites.SiteRow:
@@ -116,7 +118,13 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
         findings = validate_exclude(call.body, legal, file="agent-tools.json")
         if findings:
             raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
-        exclude = list(call.body.get("exclude", []))
+        # The file may leave exclude out; the request replaces the whole policy and says so.
+        body = call.body_object()
+        if "exclude" not in body:
+            raise bad_request("exclude is missing", parameter="/exclude", received=body,
+                              fix='send {"exclude": [functionId, …]}, or [] to open every '
+                              "function to external agents")
+        exclude = list(body["exclude"])
         drafts.save_exclude(conn, site.app_token, exclude)
         revision = drafts.draft_revision(conn, site.app_token)
     return {"exclude": exclude, "draftRevision": revision}
@@ -131,29 +139,40 @@ def get_draft_agent_tools(call: Call) -> dict[str, Any]:
 
 # ------------------------------------------------------------------- schemas
 
+FUNCTION_ID: Schema = {"type": "string", "pattern": FUNCTION_ID_RE.pattern}
+
 _DOC: Schema = {"type": "object", "description": "The function.json document."}
-_DATABASE_FUNCTION = obj({"functionId": STRING, "declaration": _DOC,
-                          "sql": {**STRING, "description": "main.sql"}},
+_NON_BLANK: Schema = {"type": "string", "pattern": r"\S"}
+_DATABASE_FUNCTION = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
+                          "sql": {**_NON_BLANK, "description": "main.sql"}},
                          ("functionId", "declaration", "sql"))
-_MUTATION = obj({"functionId": STRING, "declaration": _DOC}, ("functionId", "declaration"))
-_FAAS = obj({"functionId": STRING, "declaration": _DOC,
+_MUTATION = obj({"functionId": FUNCTION_ID, "declaration": _DOC}, ("functionId", "declaration"))
+_FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
 FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
                   "faas": array(_FAAS),
-                  "timezone": {**STRING, "description": "The IANA time zone the functions "
-                               "run in (base-database.jsonc `timezone`; UTC when absent): "
+                  "timezone": {"type": ["string", "null"], "description": "The IANA time "
+                               "zone name the functions run in (base-database.jsonc "
+                               "`timezone`; UTC when absent or null; 400 for any other name): "
                                "now(), CURRENT_DATE and datetime values in SQL, datetime "
                                "params, and the datetimes Mutations and FaaS write."}},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
                  "left out counts as empty.")
 FUNCTION_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
-AI_FUNCTIONS_BODY = obj({"aiFunctions": array(obj({"key": STRING, "declaration": _DOC},
-                                              ("key", "declaration")))})
+_AI_DECLARATION = obj({"name": _NON_BLANK, "description": {"type": ["string", "null"]},
+                       "capability": _NON_BLANK, "prompt": _NON_BLANK,
+                       "inputSchema": {"type": ["object", "null"]}},
+                      ("capability", "prompt"), additional=True,
+                      description="The AI Function's declaration (ai/<key>.json).")
+AI_FUNCTIONS_BODY = obj({"aiFunctions": array(obj({"key": FUNCTION_ID,
+                                                   "declaration": _AI_DECLARATION},
+                                                  ("key", "declaration")))})
 _EXCLUDE = obj({"exclude": STRINGS}, ("exclude",))
 _REVISION: Schema = {**INTEGER, "description": "The drafts' revision (after this write)."}
-_EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0},
+_EXPECTED = QueryParam("draftRevision", {"type": "integer", "minimum": 0,
+                                          "maximum": MAX_REVISION},
                        "Refuse the write (800004020) unless the drafts are still at this "
                        "revision: the one the caller's previous write answered.")
 
@@ -172,7 +191,7 @@ ENDPOINTS = [
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
              "validators of `basedb check`. " + _FAILURES,
-             body=FUNCTIONS_BODY, body_limit=32 * MIB, query=(_EXPECTED,),
+             body=FUNCTIONS_BODY, body_limit=32 * MIB, query=(_EXPECTED,), errors=(409,),
              response=obj({"functionHints": FUNCTION_HINTS,
                            "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS}),
                            "draftRevision": _REVISION},
@@ -182,8 +201,9 @@ ENDPOINTS = [
              response=_with_revision(FUNCTIONS_BODY)),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
-             description="Stored even when no AI endpoint is configured. " + _FAILURES,
-             body=AI_FUNCTIONS_BODY, body_limit=8 * MIB, query=(_EXPECTED,),
+             description="Judged by the validators of `basedb check`; stored even when no "
+             "AI endpoint is configured. " + _FAILURES,
+             body=AI_FUNCTIONS_BODY, body_limit=8 * MIB, query=(_EXPECTED,), errors=(409,),
              response=obj({"keys": STRINGS, "draftRevision": _REVISION},
                           ("keys", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/ai-functions", get_draft_ai_functions,
@@ -192,7 +212,7 @@ ENDPOINTS = [
              "Replace the draft agent-tools policy.", "drafts",
              description="Every id in exclude must be a draft function or AI Function; "
              "otherwise 800004030 with data.errors.",
-             body=_EXCLUDE, query=(_EXPECTED,), response=_with_revision(_EXCLUDE)),
+             body=_EXCLUDE, query=(_EXPECTED,), errors=(409,), response=_with_revision(_EXCLUDE)),
     Endpoint("GET", _DRAFT + "/agent-tools", get_draft_agent_tools,
              "The draft agent-tools policy.", "drafts", response=_with_revision(_EXCLUDE)),
 ]

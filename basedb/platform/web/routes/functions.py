@@ -35,11 +35,10 @@ from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, o
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-_TRUE, _FALSE = ("true", "1"), ("false", "0", "")
 
 
 def parse_env(call: Call) -> str:
-    env = call.query.get("env") or "prod"
+    env = call.query.get("env", "prod")
     if env not in INVOKE_ENVIRONMENTS:
         raise bad_request("env must be prod, preview or dev", parameter="?env", received=env,
                           fix="send env=prod (the published release), env=preview, or "
@@ -49,23 +48,24 @@ def parse_env(call: Call) -> str:
 
 
 def parse_flag(call: Call, name: str) -> bool:
-    raw = (call.query.get(name) or "").lower()
-    if raw in _TRUE:
+    """A boolean query parameter, spelt as the document's boolean reads on the wire:
+    true or false (absent: false)."""
+    raw = call.query.get(name, "false")
+    if raw == "true":
         return True
-    if raw in _FALSE:
+    if raw == "false":
         return False
     raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
                       received=call.query.get(name), fix=f"send {name}=true or leave it out")
 
 
 def body_params(call: Call) -> dict[str, Any]:
-    """`params` of the body {"params": {…}}; an absent body or params means none."""
-    if call.body is None:
+    """`params` of the body {"params": {…}}; an absent body or params means none (but
+    `"params": null` is refused, as the document's object type says)."""
+    body = call.optional_body_object({"params"})
+    if "params" not in body:
         return {}
-    body = call.body_object({"params"})
-    params = body.get("params")
-    if params is None:
-        return {}
+    params = body["params"]
     if not isinstance(params, dict):
         raise bad_request("params must be a JSON object of named parameters",
                           parameter="/params", received=params,
@@ -239,14 +239,18 @@ ENDPOINTS = [
              response=obj({"functions": array(obj(_ITEM_PROPERTIES, _ITEM_REQUIRED)),
                            "hasMore": BOOLEAN, "pageToken": _NULLABLE_STRING,
                            "env": STRING, "deploymentId": STRING},
-                          ("functions", "hasMore", "pageToken", "env", "deploymentId"))),
+                          ("functions", "hasMore", "pageToken", "env", "deploymentId")),
+             errors=(409,)),
     Endpoint("GET", _FUNCTION_PATH, describe, "How to call one function.", "functions",
              description="Read before each write call: inputSchema, parameters, a request "
              "example whose replacePaths are placeholders, and the call command.",
-             query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",))),
+             query=(_ENV, _INTERNAL), response=obj({"function": _FUNCTION}, ("function",)),
+             errors=(409,)),
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
-             description="800004002 names the parameter that failed validation (nothing "
-             "ran); 800004004 when the function's schema is not ready; 800004005 when it "
+             description="params must match the function's inputSchema (GET …/functions/"
+             "{function_id} gives it): 800004002 names the parameter that failed validation "
+             "(nothing ran); 800004011 for an AI Function while the platform has no AI "
+             "endpoint; 800004004 when the function's schema is not ready; 800004005 when it "
              "failed while running or a Database Function hit a limit (5 s, 1 MiB per "
              "value, memory); 99991400 when its site already runs its share of slow "
              "queries (retry later). A Database Function answers at most 5,000 rows and "
@@ -262,5 +266,6 @@ ENDPOINTS = [
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "
-                       "Functions their own data."}),
+                       "Functions their own data."},
+             errors=(409, 422, 429, 502, 504)),
 ]

@@ -33,7 +33,7 @@ from basedb.platform.domain import lark_auth
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.domain.lark_auth import LarkAnswer, LarkRefusal
 from basedb.platform.web.http import Call, Endpoint, json_response, parse_json_body, read_body
-from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, obj
+from basedb.platform.web.routes.schemas import BOOLEAN, ID, INTEGER, NAME, STRING, obj
 
 FORM = "application/x-www-form-urlencoded"
 BODY_LIMIT = 64 * 1024
@@ -158,10 +158,13 @@ def approve_device(call: Call) -> dict[str, Any]:
     except LarkRefusal as refusal:
         decided = refusal.answer
     if isinstance(decided, LarkAnswer):
+        # Lark's OAuth refusal in the envelope: no pending grant has the code (404), a bot
+        # cannot sign in (403), too many wrong codes (429).
         raise bad_request(str(decided.body.get("error_description")),
                           parameter="/user_code", received=body.get("user_code"),
                           fix="use the code the waiting command printed, before it "
-                          "expires, as the user signing in") from None
+                          "expires, as the user signing in",
+                          status=404 if decided.status == 400 else decided.status) from None
     return {"app_id": decided, "approved": approve}
 
 
@@ -184,34 +187,42 @@ _OAUTH_ERROR = obj({"error": STRING, "error_description": STRING, "code": INTEGE
 ENDPOINTS = [
     Endpoint("POST", TENANT_PATH, tenant_token, "A tenant access token for app credentials.",
              "lark", auth=False, absolute=True,
-             body=obj({"app_id": STRING, "app_secret": STRING}, ("app_id", "app_secret")),
+             body=obj({"app_id": ID, "app_secret": ID}, ("app_id", "app_secret")),
              response_media_type="application/json", error_schema=_AUTH_V3_ERROR,
              description="Answers `{code, msg, tenant_access_token, expire}`. " + _RAW +
-             " Failed secrets are throttled per app and client."),
+             " Failed secrets are throttled per app and client.",
+             errors=(429,)),
     Endpoint("POST", DEVICE_PATH, device_authorization, "Start an OAuth device sign-in.",
              "lark", auth=False, absolute=True, body_media_type=FORM, body={},
              response_media_type="application/json", error_schema=_OAUTH_ERROR,
              description="Basic auth with app id and secret; form `client_id`, `scope`. "
              "Answers `{device_code, user_code, verification_uri, "
-             "verification_uri_complete, expires_in, interval}`. " + _RAW),
+             "verification_uri_complete, expires_in, interval}`. " + _RAW,
+             errors=(401, 429)),
     Endpoint("POST", TOKEN_PATH, oauth_token, "Poll a device sign-in, or refresh a user token.",
-             "lark", auth=False, absolute=True, body_media_type=FORM, body={},
+             "lark", auth=False, absolute=True, body_media_type=FORM,
+             body=obj({"grant_type": {"type": "string", "enum": [DEVICE_GRANT, "refresh_token"]},
+                       "client_id": STRING, "client_secret": STRING, "device_code": STRING,
+                       "refresh_token": STRING}, ("grant_type",), additional=True),
              response_media_type="application/json", error_schema=_OAUTH_ERROR,
              description="Form `grant_type` (device_code or refresh_token), `client_id`, "
              "`client_secret`, and `device_code` or `refresh_token`. Answers `{access_token, "
              "expires_in, refresh_token, refresh_token_expires_in, scope}` or an OAuth "
-             "`{error, error_description}`. A refresh token works once. " + _RAW),
+             "`{error, error_description}`. A refresh token works once. " + _RAW,
+             errors=(401, 429)),
     Endpoint("GET", VERIFY_PATH, verify_page, "The page a signing-in user is sent to.", "lark",
              auth=False, absolute=True, response_media_type="text/html"),
     Endpoint("POST", "/_basedb/lark/device/approve", approve_device,
              "Approve (or deny) a pending device sign-in as the calling user.", "lark",
-             absolute=True, body=obj({"user_code": STRING, "approve": BOOLEAN},
+             absolute=True, body=obj({"user_code": ID, "approve": BOOLEAN},
                                      ("user_code",)),
-             response=obj({"app_id": STRING, "approved": BOOLEAN}, ("app_id", "approved"))),
+             response=obj({"app_id": STRING, "approved": BOOLEAN}, ("app_id", "approved")),
+             errors=(403, 404, 429)),
     Endpoint("POST", "/_basedb/lark/apps", create_app,
              "Register an app: its id, secret and bot (platform owner only).", "lark",
-             absolute=True, body=obj({"name": STRING}, ("name",)),
+             absolute=True, body=obj({"name": NAME}, ("name",)),
              description="The secret is shown once; only its hash is kept.",
              response=obj({"app_id": STRING, "app_secret": STRING, "name": STRING,
-                           "bot_user_id": STRING}, ("app_id", "app_secret"))),
+                           "bot_user_id": STRING}, ("app_id", "app_secret")),
+             errors=(403,)),
 ]

@@ -25,26 +25,34 @@ from basedb.platform.web.routes.schemas import BOOLEAN, STRING, array, obj
 MAX_WAIT_SECONDS = 25
 _POLL_SECONDS = 0.1
 _KINDS = ("call", "detail")
+_ENVS = ("prod", "preview", "dev")
 
 
 def _query(call: Call) -> logs.LogQuery:
-    raw_after = call.query.get("after") or "0"
+    # A parameter sent empty is refused like any other value outside its schema (the
+    # client leaves out what it does not mean).
+    raw_after = call.query.get("after", "0")
     if not raw_after.isascii() or not raw_after.isdigit() or len(raw_after) > 18:
         raise bad_request("after must be the cursor of an entry", parameter="?after",
                           received=raw_after, fix="send the cursor of the last entry you "
                           "read, or leave it out to start at the beginning")
-    kind = call.query.get("kind") or None
+    kind = call.query.get("kind")
     if kind is not None and kind not in _KINDS:
         raise bad_request("kind must be call or detail", parameter="?kind", received=kind,
                           fix="send kind=call or kind=detail, or leave it out",
                           candidates=_KINDS)
+    env = call.query.get("env")
+    if env is not None and env not in _ENVS:
+        raise bad_request("env must be prod, preview or dev", parameter="?env", received=env,
+                          fix="send one of them, or leave env out for every environment",
+                          candidates=_ENVS)
     tail = call.query.get("tail")
     return logs.LogQuery(
         log_id=call.query.get("logId") or None, after=int(raw_after),
         limit=call.query_int("limit", default=100, minimum=1, maximum=logs.MAX_ENTRIES),
-        env=call.query.get("env") or None, function_id=call.query.get("functionId") or None,
+        env=env, function_id=call.query.get("functionId") or None,
         kind=kind,
-        tail=None if tail in (None, "") else call.query_int(
+        tail=None if tail is None else call.query_int(
             "tail", default=20, minimum=1, maximum=logs.MAX_ENTRIES))
 
 
@@ -112,12 +120,13 @@ _LISTING = obj({"entries": array(_ENTRY), "hasMore": BOOLEAN, "cursor": STRING},
                ("entries", "hasMore", "cursor"))
 _QUERY = (
     QueryParam("logId", STRING, "Only the entries of this request (the LogID of an error)."),
-    QueryParam("after", STRING, "The cursor of the last entry read."),
+    QueryParam("after", {"type": "string", "pattern": "^[0-9]{1,18}$"},
+               "The cursor of the last entry read."),
     QueryParam("limit", {"type": "integer", "minimum": 1, "maximum": logs.MAX_ENTRIES,
                          "default": 100}, "Page size."),
     QueryParam("tail", {"type": "integer", "minimum": 1, "maximum": logs.MAX_ENTRIES},
                "Only the newest entries, this many."),
-    QueryParam("env", {"type": "string", "enum": ["prod", "preview", "dev"]},
+    QueryParam("env", {"type": "string", "enum": list(_ENVS)},
                "Only calls of this environment."),
     QueryParam("functionId", STRING, "Only entries of this function."),
     QueryParam("kind", {"type": "string", "enum": list(_KINDS)}, "Only this kind."),

@@ -23,7 +23,7 @@ from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denie
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import origins, pages, sessions
-from basedb.platform.web.http import KIB, Call, Endpoint, envelope
+from basedb.platform.web.http import KIB, Call, Endpoint, QueryParam, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
 RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
@@ -251,11 +251,13 @@ ENDPOINTS = [
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True, hosts="any",
-             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML),
+             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML,
+             errors=(401, 403)),
     Endpoint("GET", "/sites/{app_token}/{path:path}", serve_prod_page,
              "A page of the site's production release (members).", "pages",
              description=_PAGE_DESCRIPTION, auth=False, absolute=True, hosts="any",
-             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML),
+             redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML,
+             errors=(401, 403)),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
              "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
              "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,
@@ -265,9 +267,13 @@ ENDPOINTS = [
              "pages", description=_SESSION + " The token's user must be a member of the "
              "site. Sets an HttpOnly, SameSite=Strict session cookie for this host, which "
              "endpoints marked for pages accept for this site only.",
-             auth=False, absolute=True, hosts="page", body=obj({"token": STRING}, ("token",)),
-             body_limit=16 * KIB,
-             response=_USER),
+             auth=False, absolute=True, hosts="page",
+             headers=(QueryParam(sessions.PAGE_HEADER, {"type": "string", "enum": ["1"]},
+                                 "1: the call comes from a platform page's script.",
+                                 required=True),),
+             body=obj({"token": {"type": "string", "pattern": r"\S"}}, ("token",)),
+             body_limit=16 * KIB, response=_USER,
+             errors=(401, 403)),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
              "pages", description=_SESSION, absolute=True, hosts="page", page_session=True,
              response=_USER),

@@ -13,7 +13,9 @@ from basedb.platform.web.routes.paths import path_table, path_table_and_zone
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
+    IDS,
     INTEGER,
+    MAX_OFFSET,
     MAX_PAGE,
     PAGE_QUERY,
     RECORD,
@@ -38,7 +40,7 @@ def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str,
 
 
 def list_records(call: Call) -> dict[str, Any]:
-    offset = call.query_int("offset", default=0, minimum=0, maximum=10**9)
+    offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         return records.list_page(conn, path_table(conn, call), offset, limit)
@@ -149,6 +151,8 @@ _RECORD = _RECORDS + "/{record_id}"
 _FLAT = {"type": "object", "additionalProperties": CELL,
          "description": "Cell values keyed by field name or field_id."}
 
+_KEYS = "Keys are the table's field names or ids (400 for any other)."
+
 ENDPOINTS = [
     Endpoint("GET", _RECORDS, list_records, "A page of records, column-oriented.", "records",
              query=PAGE_QUERY,
@@ -160,24 +164,29 @@ ENDPOINTS = [
                           ("fields", "field_id_list", "record_id_list", "data", "has_more",
                            "total"))),
     Endpoint("POST", _RECORDS, create_record, "Create a record.", "records", body=_FLAT,
-             body_limit=RECORD_BODY_LIMIT, response=RECORD),
+             body_limit=RECORD_BODY_LIMIT, description=_KEYS, response=RECORD),
     Endpoint("GET", _RECORD, get_record, "One record.", "records", response=RECORD),
     Endpoint("PATCH", _RECORD, patch_record, "Update some fields of a record.", "records",
-             body=_FLAT, body_limit=RECORD_BODY_LIMIT, response=RECORD),
+             body=_FLAT, body_limit=RECORD_BODY_LIMIT, description=_KEYS, response=RECORD),
     Endpoint("DELETE", _RECORD, delete_record, "Delete a record (and links to it).",
              "records", response=obj({"record_id": STRING, "deleted": BOOLEAN},
                                      ("record_id", "deleted"))),
     Endpoint("POST", _RECORDS + "/batch_create", batch_create,
              f"Create up to {MAX_BATCH} records.", "records",
-             body=obj({"fields": {**STRINGS, "description": "Field names or ids."},
-                       "rows": array(array(CELL), maxItems=MAX_BATCH)}, ("fields", "rows")),
+             description="Each row holds one value per entry of fields, in the same order "
+             "(null for none); fields are the table's field names or ids (400 otherwise).",
+             body=obj({"fields": {**IDS, "minItems": 1, "maxItems": bases.MAX_FIELDS_PER_TABLE,
+                                  "description": "Field names or ids."},
+                       "rows": array(array(CELL), minItems=1, maxItems=MAX_BATCH)},
+                      ("fields", "rows")),
              body_limit=BATCH_BODY_LIMIT,
              response=obj({"fields": STRINGS, "field_id_list": STRINGS,
                            "record_id_list": STRINGS, "data": array(array(CELL))},
                           ("fields", "field_id_list", "record_id_list", "data"))),
     Endpoint("POST", _RECORDS + "/batch_update", batch_update,
              f"Apply one patch to up to {MAX_BATCH} records.", "records",
-             body=obj({"record_id_list": {**STRINGS, "maxItems": MAX_BATCH}, "patch": _FLAT},
+             body=obj({"record_id_list": {**IDS, "minItems": 1, "maxItems": MAX_BATCH},
+                       "patch": {**_FLAT, "minProperties": 1}},
                       ("record_id_list", "patch")),
              body_limit=RECORD_BODY_LIMIT,
              response=obj({"record_id_list": STRINGS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from basedb.platform.domain.bases import MAX_NAME_CHARS
 from basedb.platform.web.http import QueryParam
 from basedb.workspace.model import FIELD_TYPES
 
@@ -13,6 +14,17 @@ STRING: Schema = {"type": "string"}
 BOOLEAN: Schema = {"type": "boolean"}
 INTEGER: Schema = {"type": "integer"}
 STRINGS: Schema = {"type": "array", "items": STRING}
+# An id or token the server looks up: never empty.
+ID: Schema = {"type": "string", "minLength": 1}
+IDS: Schema = {"type": "array", "items": ID}
+# A name as basedb.platform.domain.bases.parse_name takes it: printable text with at
+# least one non-blank character; blanks around it are trimmed.
+_INNER = MAX_NAME_CHARS - 2
+NAME: Schema = {"type": "string", "pattern": (
+    r"^\s*(?:[^\s\x00-\x1f]|[^\s\x00-\x1f][^\x00-\x1f]{0," + str(_INNER)
+    + r"}[^\s\x00-\x1f])\s*$"),
+    "description": f"1 to {MAX_NAME_CHARS} printable characters (blanks around them are "
+                   "trimmed)."}
 
 
 def obj(properties: dict[str, Schema], required: tuple[str, ...] = (), *,
@@ -31,18 +43,19 @@ def array(items: Schema, **extra: Any) -> Schema:
 
 
 MAX_PAGE = 200
+MAX_OFFSET = 10**9
 
 PAGE_QUERY = (
-    QueryParam("offset", {"type": "integer", "minimum": 0, "default": 0},
+    QueryParam("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
                "How many items to skip."),
     QueryParam("limit", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 100},
                f"Page size, at most {MAX_PAGE}."),
 )
 
-OPTION: Schema = obj({"name": STRING}, ("name",))
+OPTION: Schema = obj({"name": NAME}, ("name",))
 
 FIELD_BODY: Schema = obj({
-    "name": {**STRING, "description": "Unique within the table; not `record_id`."},
+    "name": {**NAME, "description": "Unique within the table; not `record_id`."},
     "type": {"type": "string", "enum": [t for t in FIELD_TYPES
                                         if t not in ("formula", "lookup")]},
     "description": STRING,

@@ -38,11 +38,15 @@ ENDPOINTS = [
     Endpoint("GET", _SECRETS, list_secrets, "The names of the site's secrets.", "secrets",
              description=_ABOUT, response=obj({"secrets": array(_ITEM)}, ("secrets",))),
     Endpoint("PUT", _SECRETS + "/{secret_name}", put_secret, "Set a secret.", "secrets",
-             description=_ABOUT + f" A value is 1 to {site_secrets.MAX_VALUE_BYTES} bytes; a "
-             f"site has at most {site_secrets.MAX_SECRETS_PER_SITE}.",
-             body=obj({"value": STRING}, ("value",)), response=_ITEM),
+             description=_ABOUT + " A value is 1 to "
+             f"{site_secrets.MAX_VALUE_BYTES} bytes of UTF-8 without NUL characters; a site "
+             f"has at most {site_secrets.MAX_SECRETS_PER_SITE} secrets (400 otherwise).",
+             body=obj({"value": {"type": "string", "minLength": 1,
+                                 "maxLength": site_secrets.MAX_VALUE_BYTES,
+                                 "pattern": r"^[^\x00]*$"}}, ("value",)),
+             response=_ITEM),
     Endpoint("DELETE", _SECRETS + "/{secret_name}", delete_secret, "Delete a secret.", "secrets",
-             description=_ABOUT, body_required=False,
+             description=_ABOUT, body_required=False, errors=(400,),
              response=obj({"name": STRING, "deleted": {"type": "boolean"}},
                           ("name", "deleted"))),
 ]

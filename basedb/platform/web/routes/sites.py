@@ -19,7 +19,10 @@ from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CATALOG,
+    ID,
+    IDS,
     INTEGER,
+    NAME,
     STRING,
     STRINGS,
     array,
@@ -141,10 +144,10 @@ def bind_base(call: Call) -> dict[str, Any]:
 
 
 def unbind_base(call: Call) -> dict[str, Any]:
-    body = call.body_object({"tableIds"}) if call.body is not None else {}
+    body = call.optional_body_object({"tableIds"})
     table_ids = body.get("tableIds")
-    if table_ids is not None and (not isinstance(table_ids, list) or not all(
-            isinstance(t, str) for t in table_ids)):
+    if "tableIds" in body and (not isinstance(table_ids, list) or not all(
+            isinstance(t, str) and t for t in table_ids)):
         raise bad_request("tableIds must be an array of table ids", parameter="/tableIds",
                           received=table_ids, fix="send the ids to unbind, or omit tableIds "
                           "to unbind every table")
@@ -210,8 +213,7 @@ def add_member(call: Call) -> dict[str, Any]:
 
 
 def remove_member(call: Call) -> dict[str, Any]:
-    if call.body is not None:
-        call.body_object({"userId"})
+    call.optional_body_object({"userId"})
     user_id = _member_id(call)
     with call.store.write() as conn:
         site, my_role = require_site(conn, call.caller, call.path["app_token"])
@@ -238,12 +240,12 @@ def remove_member(call: Call) -> dict[str, Any]:
 _SITE = "/sites/{app_token}"
 _BINDING = obj({"baseToken": {"type": ["string", "null"]}, "tableIds": STRINGS},
                ("baseToken", "tableIds"))
-_MEMBER_BODY = obj({"userId": STRING, "role": {"type": "string", "enum": ["admin", "member"],
+_MEMBER_BODY = obj({"userId": ID, "role": {"type": "string", "enum": ["admin", "member"],
                                                "default": "member"}}, ("userId",))
 
 ENDPOINTS = [
     Endpoint("POST", "/sites/create", create_site, "Create a site owned by the caller.", "sites",
-             body=obj({"title": STRING}, ("title",)),
+             body=obj({"title": NAME}, ("title",)),
              response=obj({"appToken": STRING, "title": STRING}, ("appToken", "title"))),
     Endpoint("GET", "/sites/list", list_sites, "The sites the caller belongs to, a page at a "
              "time.", "sites",
@@ -267,12 +269,14 @@ ENDPOINTS = [
                            "baseToken": {"type": ["string", "null"]}},
                           ("appToken", "deleted", "baseToken"))),
     Endpoint("POST", _SITE + "/bind_base", bind_base, "Bind tables of one Base to the site.",
-             "sites", description="Appends and dedupes; never replaces. A site binds one Base.",
-             body=obj({"baseToken": STRING, "tableIds": STRINGS}, ("baseToken", "tableIds")),
+             "sites", description="Appends and dedupes; never replaces. A site binds one Base (400 "
+             "for tables of another while any are bound).",
+             body=obj({"baseToken": ID, "tableIds": {**IDS, "minItems": 1}},
+                      ("baseToken", "tableIds")),
              response=obj({"appToken": STRING, "baseToken": STRING, "tableIds": STRINGS},
                           ("appToken", "baseToken", "tableIds"))),
     Endpoint("POST", _SITE + "/unbind_base", unbind_base, "Unbind tables (all when tableIds "
-             "is omitted).", "sites", body=obj({"tableIds": STRINGS}), body_required=False,
+             "is omitted).", "sites", body=obj({"tableIds": IDS}), body_required=False,
              response=obj({"appToken": STRING, **_BINDING["properties"]},
                           ("appToken", "baseToken", "tableIds"))),
     Endpoint("GET", _SITE + "/catalog", get_catalog, "The catalog.json of the bound tables.",
@@ -286,9 +290,11 @@ ENDPOINTS = [
              "or revokes admin.", body=_MEMBER_BODY,
              response=obj({"userId": STRING, "role": STRING}, ("userId", "role"))),
     Endpoint("DELETE", _SITE + "/members", remove_member, "Remove a member.", "members",
-             description="The user id comes in the body or as ?userId=. Members may remove "
-             "themselves.", body=obj({"userId": STRING}), body_required=False,
-             query=(QueryParam("userId", STRING, "The member to remove (instead of the "
+             description="The user id comes in the body or as ?userId=; one of the two is "
+             "needed (400). Members may remove themselves.", body=obj({"userId": ID},
+                                                                       ("userId",)),
+             body_required=False,
+             query=(QueryParam("userId", ID, "The member to remove (instead of the "
                                "body)."),),
              response=obj({"userId": STRING, "removed": {"type": "boolean"}},
                           ("userId", "removed"))),

@@ -21,7 +21,7 @@ from basedb.platform.web.routes.schemas import STRING, Schema, array, obj
 
 
 def get_skill(call: Call) -> dict[str, Any]:
-    env = call.query.get("env") or "prod"
+    env = call.query.get("env", "prod")
     if env != "prod":
         raise bad_request("The site Skill is only installable from production",
                           parameter="?env", received=env,
@@ -76,5 +76,6 @@ ENDPOINTS = [
                  "references": {"type": "object", "additionalProperties": STRING,
                                 "description": "Files of references/ by name."},
              }, ("name", "description", "title", "appToken", "env", "deploymentId",
-                 "functions", "markdown", "references"))),
+                 "functions", "markdown", "references")),
+             errors=(409,)),
 ]

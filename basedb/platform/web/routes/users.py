@@ -13,7 +13,7 @@ from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain import identity
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.web.http import Call, Endpoint
-from basedb.platform.web.routes.schemas import BOOLEAN, STRING, obj
+from basedb.platform.web.routes.schemas import BOOLEAN, NAME, STRING, obj
 
 
 def get_me(call: Call) -> dict[str, Any]:
@@ -57,7 +57,8 @@ ENDPOINTS = [
                           ("open_id", "name"))),
     Endpoint("POST", "/users", create_user, "Create a user (platform owner only).", "users",
              description="Returns the new user's bearer token once; only its hash is kept.",
-             body=obj({"name": STRING}, ("name",)),
+             body=obj({"name": NAME}, ("name",)),
              response=obj({"user_id": STRING, "name": STRING, "token": STRING},
-                          ("user_id", "name", "token"))),
+                          ("user_id", "name", "token")),
+             errors=(403,)),
 ]
