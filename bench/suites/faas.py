@@ -35,7 +35,7 @@ from typing import Any
 from bench.orders_site import DECLARATION, FUNCTION_ID, SQL, OrdersSite, build_orders_site
 from bench.registry import BenchContext, BenchError, BenchResult, Figure, Target, register
 from bench.serve_process import Server, cpu_split, pinned, served
-from bench.suites.invoke import LOAD_SCRIPT, percentile
+from bench.suites.invoke import load_run, percentile
 from bench.timing import Samples
 
 WARM_TARGET = Target(0.003, "seconds")
@@ -313,17 +313,7 @@ def measure_throughput(ctx: BenchContext, server: Server, site: OrdersSite, plan
         encoding="utf-8")
     runs = []
     for _ in range(plan.throughput_runs):
-        done = subprocess.run([node, str(LOAD_SCRIPT), str(config)], capture_output=True,
-                              text=True, check=False, timeout=plan.throughput_seconds + 120)
-        if done.returncode != 0:
-            raise BenchError(f"the load generator exited with status {done.returncode}: "
-                             f"{done.stderr.strip()[-500:]}")
-        run = json.loads(done.stdout)
-        if run["failures"] or not run["completed"]:
-            raise BenchError(f"{run['failures']} of {run['completed']} FaaS calls under load "
-                             f"failed (statuses {run['statuses']}): {run['sampleFailure']}")
-        runs.append({key: round(value, 3) if isinstance(value, float) else value
-                     for key, value in run.items() if key != "sampleFailure"})
+        runs.append(load_run(node, config, plan.throughput_seconds, "FaaS calls"))
     return runs
 
 

@@ -385,18 +385,24 @@ def run_load(ctx: BenchContext, load: dict[str, Any], plan: Plan, *,
         "seconds": plan.throughput_seconds}, ensure_ascii=False), encoding="utf-8")
     found = []
     for _ in range(runs):
-        done = subprocess.run([node, str(LOAD_SCRIPT), str(config)], capture_output=True,
-                              text=True, check=False, timeout=plan.throughput_seconds + 120)
-        if done.returncode != 0:
-            raise BenchError(f"the load generator exited with status {done.returncode}: "
-                             f"{done.stderr.strip()[-500:]}")
-        run = json.loads(done.stdout)
-        if run["failures"] or not run["completed"]:
-            raise BenchError(f"{run['failures']} of {run['completed']} invokes under load "
-                             f"failed (statuses {run['statuses']}): {run['sampleFailure']}")
-        found.append({key: round(value, 3) if isinstance(value, float) else value
-                      for key, value in run.items() if key != "sampleFailure"})
+        found.append(load_run(node, config, plan.throughput_seconds, "invokes"))
     return found
+
+
+def load_run(node: str, config: Path, seconds: float, what: str) -> dict[str, Any]:
+    """One run of the Node load generator on `config`: its figures, rounded; a
+    BenchError when it fails or any of its `what` (calls) failed."""
+    done = subprocess.run([node, str(LOAD_SCRIPT), str(config)], capture_output=True,
+                          text=True, check=False, timeout=seconds + 120)
+    if done.returncode != 0:
+        raise BenchError(f"the load generator exited with status {done.returncode}: "
+                         f"{done.stderr.strip()[-500:]}")
+    run = json.loads(done.stdout)
+    if run["failures"] or not run["completed"]:
+        raise BenchError(f"{run['failures']} of {run['completed']} {what} under load "
+                         f"failed (statuses {run['statuses']}): {run['sampleFailure']}")
+    return {key: round(value, 3) if isinstance(value, float) else value
+            for key, value in run.items() if key != "sampleFailure"}
 
 
 def scan_experiment(server: Server, site: OrdersSite,
