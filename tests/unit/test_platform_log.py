@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,3 +40,57 @@ def test_an_unwritable_log_file_falls_back_to_stderr(
     with platform_log.logging_to(tmp_path / "missing-dir" / "platform.log"):
         platform_log.write("kept (log_id D)")
     assert capsys.readouterr().err == "kept (log_id D)\n"
+
+
+class _Recorder:
+    """A stand-in store transaction that records each batch it was given."""
+
+    def __init__(self) -> None:
+        self.transactions = 0
+        self.saved: list[str] = []
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        self.transactions += 1
+        yield self
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        if sql.startswith("SELECT last_insert_rowid()"):
+            return _Rows([(len(self.saved),)])
+        return _Rows([(1,)])
+
+    def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        self.saved.extend(row[1] for row in rows)
+
+
+class _Rows:
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self.rows = rows
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self.rows[0] if self.rows else None
+
+
+def _scope(log_id: str) -> platform_log.LogScope:
+    scope = platform_log.LogScope(log_id)
+    scope.add(platform_log.Entry("call", "info", "ok"))
+    return scope
+
+
+def test_flush_saves_what_waits_at_once_whatever_the_linger() -> None:
+    recorder = _Recorder()
+    writer = platform_log.LogWriter(recorder.transaction, linger_s=3600)
+    writer.submit(_scope("A"))
+    writer.submit(_scope("B"))
+    writer.flush(timeout=60)
+    assert recorder.saved == ["A", "B"]
+
+
+def test_scopes_that_arrive_together_are_saved_in_one_transaction() -> None:
+    recorder = _Recorder()
+    writer = platform_log.LogWriter(recorder.transaction, linger_s=3600)
+    for number in range(platform_log.LogWriter.BATCH_SCOPES):
+        writer.submit(_scope(f"L{number}"))
+    writer.flush(timeout=60)
+    assert len(recorder.saved) == platform_log.LogWriter.BATCH_SCOPES
+    assert recorder.transactions == 1

@@ -3,6 +3,7 @@
     deployed = resolve_deployment(conn, caches, caller, app_token, env, include_internal)
     target = resolve_target(conn, caches, caller, app_token, env, function_id, …)
     data = invoke_function(store, caches, caller, app_token, function_id, params, env=env, …)
+    answer = start_on_loop(InvokeCall(…), params_chars)   # data, or Pending: finish() it
 
 Who sees what: prod is open to every member of the site, preview and the development
 draft of `basedb dev` (env=dev, `basedb.platform.domain.dev_drafts`) to its owner and
@@ -22,13 +23,15 @@ import json
 import math
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
+from basedb.core.memo import NotBuilt, memos_only
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
@@ -284,48 +287,121 @@ def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
 # ------------------------------------------------------------------------- invoking
 
 
+@dataclass(frozen=True, slots=True)
+class InvokeCall:
+    """One call of a site's function: who calls what, with which params."""
+
+    store: Store
+    caches: DomainCaches
+    caller: identity.User
+    app_token: str
+    function_id: str
+    params: dict[str, Any]
+    env: str
+    include_internal: bool
+    from_page: bool
+    log_id: str
+    faas: FaasRuntime
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A call whose rest may block (a worker's statement, a write, a FaaS or AI call, or
+    building what the memos do not hold yet): `finish()` runs it, in a worker thread."""
+
+    finish: Callable[[], Any]
+
+
+# The largest params (as JSON text) validated on the event loop; larger ones are checked
+# in a thread, where a long validation holds up no one else.
+LOOP_PARAMS_CHARS = 16 * 1024
+
+
 def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
                     app_token: str, function_id: str, params: dict[str, Any], *, env: str,
                     include_internal: bool, from_page: bool, log_id: str,
                     faas: FaasRuntime) -> Any:
-    """Run one function of a site's `env` deployment for `caller`: the invoke data."""
-    for attempt in range(2):
-        # Resolution and validation share one read snapshot, and so does a cheap
-        # Database Function statement; any other runs in a worker, which checks that the
-        # catalog is still the one it was compiled for (else this resolves again, once).
-        with sql_runtime.read_only_pool(store).transaction() as conn:
-            target = resolve_target(conn, caches, caller, app_token, env, function_id,
-                                    include_internal, from_page=from_page)
-            plan = target.plan
-            require_callable(plan)
-            checked = checked_input(plan, params)
-            zone = target.deployed.snapshot.timezone
-            values = (list(param_values(plan, checked, zone).values()) if plan.compiled
-                      else [])
-            if plan.compiled is not None:
-                answer = sql_runtime.run_cheap(conn, plan.compiled, values,
-                                               user_id=caller.user_id,
-                                               site=target.deployed.site.app_token)
-                if answer is not None:
-                    return answer
+    """Run one function of a site's `env` deployment for `caller`: the invoke data.
+    Blocks (run it in a worker thread)."""
+    return finish(InvokeCall(store, caches, caller, app_token, function_id, params, env,
+                             include_internal, from_page, log_id, faas))
+
+
+def finish(call: InvokeCall) -> Any:
+    """The call's invoke data, running whatever it takes (blocks)."""
+    answer = _start(call, on_loop=False)
+    return answer.finish() if isinstance(answer, Pending) else answer
+
+
+def start_on_loop(call: InvokeCall, params_chars: int) -> Any:
+    """The call's invoke data when the server's event loop can answer it at once: from
+    what the memos hold, small params (`params_chars` long as JSON), and a Database
+    Function statement that finishes within the loop's budget (`sql_inline`); else a
+    Pending with the rest, refusals included. Raises what `finish` raises."""
+    if params_chars > LOOP_PARAMS_CHARS:
+        return Pending(partial(finish, call))
+    try:
+        with memos_only():
+            return _start(call, on_loop=True)
+    except NotBuilt:
+        return Pending(partial(finish, call))
+
+
+def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
+    """Resolve and check the call, and answer it when a cheap statement can; a Pending
+    for anything else."""
+    # Resolution and validation share one read snapshot, and so does a cheap Database
+    # Function statement; any other runs in a worker, which checks that the catalog is
+    # still the one it was compiled for (else the call is resolved again, once).
+    with sql_runtime.read_only_pool(call.store).transaction() as conn:
+        target = resolve_target(conn, call.caches, call.caller, call.app_token, call.env,
+                                call.function_id, call.include_internal,
+                                from_page=call.from_page)
+        plan = target.plan
+        require_callable(plan)
+        checked = checked_input(plan, call.params)
         if plan.compiled is None:
-            break
-        try:
-            return sql_runtime.run_query(store.path, plan.compiled, values,
-                                         catalog_revision=target.live.revision,
-                                         user_id=caller.user_id, function_id=function_id,
-                                         log_id=log_id, site=target.deployed.site.app_token)
-        except sql_runtime.StaleCatalog:
-            if attempt:
-                raise ApiFailure(Code.PLATFORM_BUSY, "The site's tables changed while the "
-                                 "call was being run; nothing was changed. Executed: no. "
-                                 "Retry: retry later.", status=503) from None
+            return Pending(partial(_run_other, call, target, checked))
+        zone = target.deployed.snapshot.timezone
+        values = list(param_values(plan, checked, zone).values())
+        answer = sql_runtime.run_cheap(conn, plan.compiled, values,
+                                       user_id=call.caller.user_id,
+                                       site=target.deployed.site.app_token, on_loop=on_loop)
+    if answer is not None:
+        return answer
+    if on_loop:
+        return Pending(partial(finish, call))
+    return Pending(partial(_run_in_worker, call, target, values, retried=retried))
+
+
+def _run_in_worker(call: InvokeCall, target: Target, values: list[Any], *,
+                   retried: bool) -> Any:
+    compiled = target.plan.compiled
+    assert compiled is not None
+    try:
+        return sql_runtime.run_query(call.store.path, compiled, values,
+                                     catalog_revision=target.live.revision,
+                                     user_id=call.caller.user_id, function_id=call.function_id,
+                                     log_id=call.log_id, site=target.deployed.site.app_token)
+    except sql_runtime.StaleCatalog:
+        if retried:
+            raise ApiFailure(Code.PLATFORM_BUSY, "The site's tables changed while the "
+                             "call was being run; nothing was changed. Executed: no. "
+                             "Retry: retry later.", status=503) from None
+    answer = _start(call, on_loop=False, retried=True)
+    return answer.finish() if isinstance(answer, Pending) else answer
+
+
+def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any:
+    """A Mutation, FaaS or AI function."""
+    plan = target.plan
     if plan.kind == "mutation":
-        return _run_mutation(store, caches, caller, target, checked)
-    item = target.deployed.snapshot.functions[function_id]
+        return _run_mutation(call.store, call.caches, call.caller, target, checked)
     if plan.kind == "faas":
-        return _run_faas(store, faas, caller, target, checked, log_id=log_id, env=env)
-    return run_ai(declaration=item.declaration, input=checked, log_id=log_id)
+        return _run_faas(call.store, call.faas, call.caller, target, checked,
+                         log_id=call.log_id, env=call.env)
+    item = target.deployed.snapshot.functions[call.function_id]
+    return run_ai(declaration=item.declaration, input=checked, log_id=call.log_id)
 
 
 def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Target,

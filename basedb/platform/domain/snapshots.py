@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
-from basedb.core.memo import Memo
+from basedb.core.memo import Memo, require_builds
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import FUNCTION_KINDS, AnyDeclaration, Catalog, FunctionKind
@@ -102,6 +102,7 @@ def load_deployment_snapshot(conn: sqlite3.Connection, deployment_id: str,
     found = memo.get(deployment_id)
     if found is not None:
         return found
+    require_builds()
     snapshot = _read_snapshot(conn, deployment_id)
     if snapshot is None:
         return None

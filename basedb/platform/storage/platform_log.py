@@ -182,16 +182,25 @@ def prune(conn: sqlite3.Connection, app_token: str | None, keep: int | None = No
 
 
 class LogWriter:
-    """Saves request scopes to the table off the request path (see the module docstring):
-    what arrives while a batch is written goes in the next one."""
+    """Saves request scopes to the table off the request path (see the module docstring).
+
+    Scopes are written in batches, one transaction each: the writer waits up to
+    `linger_s` after the first scope of a batch (or until `BATCH_SCOPES` are waiting) so
+    that a busy server takes the write lock once per batch rather than once per request.
+    `flush` (what readers of the log call first) writes what is waiting at once."""
+
+    LINGER_S = 0.05
+    BATCH_SCOPES = 256
 
     def __init__(self, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]],
-                 ) -> None:
+                 *, linger_s: float = LINGER_S) -> None:
         self._transaction = transaction  # a write transaction on the platform's store
+        self._linger_s = linger_s
         self._changed = threading.Condition()
         self._queue: list[LogScope] = []
         self._submitted = 0
         self._saved = 0
+        self._wanted = 0  # flush() waits for everything up to here
         self._thread: threading.Thread | None = None
 
     def submit(self, scope: LogScope) -> None:
@@ -210,18 +219,24 @@ class LogWriter:
                                                 daemon=True)
                 self._thread.start()
                 atexit.register(self.flush)
-            self._changed.notify_all()
+            if len(self._queue) == 1 or len(self._queue) >= self.BATCH_SCOPES:
+                self._changed.notify_all()
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything submitted so far is saved (or could not be)."""
         with self._changed:
             target = self._submitted
+            if self._saved >= target:
+                return
+            self._wanted = max(self._wanted, target)
+            self._changed.notify_all()
             self._changed.wait_for(lambda: self._saved >= target, timeout)
 
     def _run(self) -> None:
         while True:
             with self._changed:
                 self._changed.wait_for(lambda: bool(self._queue))
+                self._changed.wait_for(self._batch_ready, self._linger_s)
                 batch, self._queue = self._queue, []
             try:
                 with self._transaction() as conn:
@@ -234,3 +249,8 @@ class LogWriter:
             with self._changed:
                 self._saved += len(batch)
                 self._changed.notify_all()
+
+    def _batch_ready(self) -> bool:
+        """Whether the waiting scopes should be written now rather than after lingering
+        (called with the condition held)."""
+        return len(self._queue) >= self.BATCH_SCOPES or self._wanted > self._saved

@@ -1,9 +1,10 @@
 """The request layer: endpoint metadata, the call object handlers receive, envelopes,
 error handling, and the log-id / access-log middleware.
 
-A handler is a plain function `handler(call: Call) -> data`; the layer authenticates,
-then (and only then) reads and parses the JSON body within the endpoint's size limit,
-runs sync handlers in the thread pool (SQLite calls block), wraps the result as
+A handler is a plain function `handler(call: Call) -> data`; the layer authenticates
+(on the event loop: one read by a unique key), then (and only then) reads and parses
+the JSON body within the endpoint's size limit, runs sync handlers in the thread pool
+(SQLite calls block; an `async` handler keeps to what cannot), wraps the result as
 `{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or anything
 unexpected) into the error envelope of `basedb.core.protocol`. A handler may also return
 a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
@@ -143,6 +144,7 @@ class Call:
     body: Any = None
     # Whether the request carried a body at all (`null` is a body; nothing is not).
     body_sent: bool = False
+    body_size: int = 0  # in bytes
     user: identity.User | None = None
     # Signed in through a page session (the sign-in cookie with the page header), i.e.
     # called by a deployed page's runtime rather than with a bearer token.
@@ -316,20 +318,11 @@ def _authenticate(call: Call, page_session: bool = False) -> None:
         scope.user_id = user.user_id
 
 
-def _run_sync(endpoint: Endpoint, call: Call, authenticate: bool) -> Any:
-    if authenticate:
-        _authenticate(call, endpoint.page_session)
-    return endpoint.handler(call)
-
-
 def asgi_handler(endpoint: Endpoint,
                  context: AppContext) -> Callable[[Request], Awaitable[Response]]:
     """The Starlette endpoint function for one Endpoint."""
     is_async = inspect.iscoroutinefunction(endpoint.handler)
     reads_json = endpoint.body is not None and endpoint.body_media_type == JSON
-    # Authenticate in its own step when a body comes next (nothing is read before the
-    # caller is known), else together with the handler in one thread-pool hop.
-    auth_first = endpoint.auth and (reads_json or is_async)
 
     async def handle(request: Request) -> Response:
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
@@ -342,17 +335,17 @@ def asgi_handler(endpoint: Endpoint,
         if scope is not None:
             scope.app_token = request.path_params.get("app_token")
         try:
-            if auth_first:
-                await run_in_threadpool(_authenticate, call, endpoint.page_session)
+            if endpoint.auth:
+                # On the loop: a lookup by a unique key, cheaper than a hop to a thread.
+                _authenticate(call, endpoint.page_session)
             if reads_json:
                 raw = await read_body(request, endpoint.body_limit)
-                call.body_sent = bool(raw)
+                call.body_sent, call.body_size = bool(raw), len(raw)
                 call.body = parse_json_body(raw)
             if is_async:
                 result = await endpoint.handler(call)
             else:
-                result = await run_in_threadpool(_run_sync, endpoint, call,
-                                                 endpoint.auth and not auth_first)
+                result = await run_in_threadpool(endpoint.handler, call)
             return result if isinstance(result, Response) else envelope(result)
         except ApiFailure as failure:
             return failure_response(failure, log_id)

@@ -181,16 +181,17 @@ class StaleCatalog(Exception):
 
 def run_cheap(conn: sqlite3.Connection, compiled: CompiledQuery, values: Sequence[Any], *,
               user_id: str, site: str, limits: QueryLimits | None = None,
-              ) -> dict[str, Any] | None:
+              on_loop: bool = False) -> dict[str, Any] | None:
     """The result of the function's statement run in this process on `conn`, a
     read-only connection inside the read snapshot the call was resolved in, when it is
-    cheap (`sql_inline`); None when it must go to `run_query` instead."""
+    cheap (`sql_inline`; `on_loop`: cheap enough for the server's event loop); None when
+    it must go to `run_query` instead."""
     limits = limits or current_limits()
     answer = run_inline(conn, compiled, compiled.parameters(values, user_id), site=site,
                         column_names=[c.name for c in compiled.columns],
                         row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,
                         statement_limits=STATEMENT_LIMITS,
-                        budget_s=min(BUDGET_S, limits.time_limit_s))
+                        budget_s=min(BUDGET_S, limits.time_limit_s), on_loop=on_loop)
     if answer is None:
         return None
     return shape_result(compiled.columns, *answer)

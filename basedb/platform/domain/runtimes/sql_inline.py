@@ -19,6 +19,13 @@ statement is:
   limits as in a worker;
 - at most `PER_SITE` such statements of one site at once.
 
+An attempt made on the server's event loop (`on_loop`) has the far smaller budget
+`LOOP_BUDGET_S`, since nothing else is served while it runs. A statement that does not
+finish within it is not tried on the loop again for `LOOP_BACKOFF_S` (it runs in a
+thread, then a worker, as above), and once attempts that gave up have cost the loop
+`LOOP_WASTE_S` within one second, none is tried there until the next: whatever
+statements a site deploys, they cannot take more than that share of the loop.
+
 Anything else, or anything that stops the attempt (the budget, the cap, a refused
 function, any error), gives up and returns None: the statement then runs in a worker
 process under the full bounds of `basedb.platform.domain.runtimes.sql` (hard deadline
@@ -35,11 +42,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from cachetools import TTLCache
+
 from basedb.core.memo import Memo
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
 from basedb.platform.storage.sql_query import CompiledQuery, read_only_authorizer
 
 BUDGET_S = 0.02
+LOOP_BUDGET_S = 0.002
+LOOP_BACKOFF_S = 1.0
+LOOP_WASTE_S = 0.05
 CHECK_EVERY = 500
 VALUE_CAP_BYTES = 64 * 1024
 PER_SITE = 4
@@ -66,6 +78,11 @@ INLINE_FUNCTIONS: frozenset[str] = frozenset({
 # Statements known to need a worker (a function not in INLINE_FUNCTIONS): not tried here
 # again. Keyed by the SQL text, which names everything the refusal depends on.
 _refused: Memo[str, bool] = Memo(1024)
+# Statements that did not finish within the loop's budget, by SQL text: tried in a thread
+# instead until their entry expires.
+_off_loop: TTLCache[str, bool] = TTLCache(maxsize=1024, ttl=LOOP_BACKOFF_S)
+_off_loop_lock = threading.Lock()
+_waste = [0.0, 0.0]  # [start of the current second, seconds the loop lost in it]
 _running: Counter[str] = Counter()
 _running_lock = threading.Lock()
 
@@ -73,16 +90,46 @@ _running_lock = threading.Lock()
 def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequence[Any],
                *, site: str, column_names: Sequence[str], row_cap: int,
                response_cap_bytes: int, statement_limits: Mapping[int, int],
-               budget_s: float = BUDGET_S) -> tuple[list[tuple[Any, ...]], bool] | None:
+               budget_s: float = BUDGET_S,
+               on_loop: bool = False) -> tuple[list[tuple[Any, ...]], bool] | None:
     """(rows, truncated) of the statement run on `conn` within the bounds above, or None
-    when it must run in a worker instead."""
+    when it must run elsewhere instead (in a thread when `on_loop`, else in a worker)."""
+    if on_loop:
+        if not _loop_may_try(compiled.sql):
+            return None
+        budget_s = min(budget_s, LOOP_BUDGET_S)
     if _refused.get(compiled.sql) or not _enter(site):
         return None
+    started = time.perf_counter()
     try:
-        return _attempt(conn, compiled, parameters, column_names, row_cap,
-                        response_cap_bytes, statement_limits, budget_s)
+        answer = _attempt(conn, compiled, parameters, column_names, row_cap,
+                          response_cap_bytes, statement_limits, budget_s)
     finally:
         _leave(site)
+    if answer is None and on_loop:
+        _loop_gave_up(compiled.sql, time.perf_counter() - started)
+    return answer
+
+
+def reset_loop_state() -> None:
+    """Forget which statements left the loop and what it lost this second."""
+    with _off_loop_lock:
+        _off_loop.clear()
+        _waste[:] = [0.0, 0.0]
+
+
+def _loop_may_try(sql: str) -> bool:
+    with _off_loop_lock:
+        now = time.monotonic()
+        if now - _waste[0] >= 1.0:
+            _waste[:] = [now, 0.0]
+        return sql not in _off_loop and _waste[1] <= LOOP_WASTE_S
+
+
+def _loop_gave_up(sql: str, spent_s: float) -> None:
+    with _off_loop_lock:
+        _off_loop[sql] = True
+        _waste[1] += spent_s
 
 
 def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequence[Any],

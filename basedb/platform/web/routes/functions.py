@@ -19,14 +19,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
+
 from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.invoke import (
     INVOKE_ENVIRONMENTS,
-    invoke_function,
+    InvokeCall,
+    Pending,
     resolve_deployment,
     resolve_target,
+    start_on_loop,
 )
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage import platform_log
@@ -128,14 +132,20 @@ def describe(call: Call) -> dict[str, Any]:
         internal=target.deployed.is_internal(target.function_id))}
 
 
-def invoke(call: Call) -> Any:
+async def invoke(call: Call) -> Any:
+    """Answered on the event loop when it can be at once (a cheap Database Function
+    statement on what the platform holds in memory), else finished in a worker thread
+    (`basedb.platform.domain.invoke.start_on_loop`)."""
     env, function_id = parse_env(call), call.path["function_id"]
     started = time.perf_counter()
     with call_logged(env, function_id, started):
-        return invoke_function(
+        answer = start_on_loop(InvokeCall(
             call.store, call.caches, call.caller, call.path["app_token"], function_id,
-            body_params(call), env=env, include_internal=parse_flag(call, "includeInternal"),
-            from_page=call.from_page, log_id=call.log_id, faas=call.context.faas)
+            body_params(call), env, parse_flag(call, "includeInternal"), call.from_page,
+            call.log_id, call.context.faas), call.body_size)
+        if isinstance(answer, Pending):
+            return await run_in_threadpool(answer.finish)
+        return answer
 
 
 @contextmanager
