@@ -104,6 +104,12 @@ def draft_functions(app_token: str) -> str:
     return site(app_token) + "/draft/functions"
 
 
+def draft_hashes(app_token: str) -> str:
+    """GET: content hashes of the draft functions and fingerprints of the newest
+    deployments, so a deploy sends only what the platform lacks."""
+    return site(app_token) + "/draft/hashes"
+
+
 def draft_ai_functions(app_token: str) -> str:
     """PUT (full overwrite) / GET."""
     return site(app_token) + "/draft/ai-functions"
@@ -156,8 +162,9 @@ def secret(app_token: str, name: str) -> str:
     return secrets(app_token) + f"/{_seg(name)}"
 
 
-INFERRED = ("draft_functions", "draft_ai_functions", "draft_agent_tools", "deployments",
-            "deployment", "promote", "rollback", "artifact", "skill", "secrets", "secret")
+INFERRED = ("draft_functions", "draft_hashes", "draft_ai_functions", "draft_agent_tools",
+            "deployments", "deployment", "promote", "rollback", "artifact", "skill", "secrets",
+            "secret")
 """The names of the inferred path builders above (docs/lark.md lists them)."""
 
 # --------------------------------------------------------------------------- local

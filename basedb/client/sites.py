@@ -119,6 +119,11 @@ class SiteApi:
     def draft_functions(self) -> dict[str, Any]:
         return self._get(endpoints.draft_functions(self.app_token))
 
+    def draft_hashes(self) -> dict[str, Any]:
+        """What the site holds: content hashes of its draft functions, fingerprints of its
+        newest deployments."""
+        return self._get(endpoints.draft_hashes(self.app_token))
+
     def put_draft_ai_functions(self, body: dict[str, Any], *,
                                revision: int | None = None) -> dict[str, Any]:
         return self._send("PUT", endpoints.draft_ai_functions(self.app_token), body,
@@ -146,13 +151,19 @@ class SiteApi:
 
     # ---------------------------------------------------------------- deployments
 
-    def create_deployment(self, site_zip: bytes, fingerprint: str, *,
+    def create_deployment(self, site_zip: bytes | None, fingerprint: str, *,
                           revision: int | None = None) -> dict[str, Any]:
         """A preview of the drafts as they are, refused (800004020) when they are no
-        longer at `revision`."""
+        longer at `revision`. `site_zip` None leaves the artifact out: the platform reuses
+        the site.zip of the site's deployment with this fingerprint (9499 with
+        data.resend when it has none)."""
         fields = {"fingerprint": fingerprint}
         if revision is not None:
             fields["draftRevision"] = str(revision)
+        if site_zip is None:  # still multipart: text parts without a file
+            return _data(self.client.request(
+                "POST", endpoints.deployments(self.app_token),
+                files={name: (None, value) for name, value in fields.items()}))
         return _data(self.client.request(
             "POST", endpoints.deployments(self.app_token),
             files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields))

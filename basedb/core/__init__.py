@@ -4,6 +4,7 @@
     findings    `Finding` and `Hint`, what validators report; JSON Pointers
     protocol    the platform's business codes, error envelope and message template
     site_zip    the site.zip format: manifest, fingerprint, build, verified read
+    content_hash the content hash of a draft function (client and platform alike)
     skill_spec  the Agent Skills format rules (names, descriptions, frontmatter)
     json_schema helpers over JSON Schema documents
     node        finding Node.js, which runs FaaS handlers

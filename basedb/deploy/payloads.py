@@ -4,6 +4,9 @@ The bodies are made from the same bytes that go into site.zip (the `InputFile`s)
 the drafts the platform validates and the archive it stores describe one workspace.
 Comparisons for read-backs live here too: after a write whose outcome is unknown, the
 pipeline reads the draft back and asks whether it is what was sent.
+
+A function the platform already holds (its content hash is among those GET draft/hashes
+answered) is sent as `{functionId, contentHash}` instead (`by_reference`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from basedb.core.errors import InputError
+from basedb.core.content_hash import RESEND_KEY, function_content_hash
+from basedb.core.errors import ApiError, InputError
+from basedb.core.protocol import Code
 from basedb.core.site_zip import InputFile
 from basedb.workspace import files
 from basedb.workspace.declarations import declaration_file, handler_file, sql_file
@@ -70,6 +75,37 @@ def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
             body[key].append(item)
     body[TIMEZONE] = timezone
     return body
+
+
+def by_reference(body: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with every function whose content hash the platform holds for that
+    functionId (`held`: a GET draft/hashes answer) sent as `{functionId, contentHash}`."""
+    out: dict[str, Any] = dict(body)
+    for key, kind in CODE_LISTS.items():
+        hashes = held.get(key)
+        if not isinstance(hashes, dict) or not hashes:
+            continue
+        items = []
+        for item in body.get(key, []):
+            content_hash = function_content_hash(kind, item["functionId"], item["declaration"],
+                                                 item.get("sql"), item.get("handler"))
+            items.append({"functionId": item["functionId"], "contentHash": content_hash}
+                         if hashes.get(item["functionId"]) == content_hash else item)
+        out[key] = items
+    return out
+
+
+def referenced(body: Mapping[str, Any]) -> int:
+    """How many functions of a PUT draft/functions body are sent by content hash."""
+    return sum(1 for key in CODE_LISTS for item in body.get(key, [])
+               if "contentHash" in item)
+
+
+def resend_asked(error: ApiError) -> bool:
+    """Whether the platform refused content named by hash that it does not hold (9499
+    with data.resend): sending it in full is the fix."""
+    return (error.code == Code.BAD_REQUEST and isinstance(error.data, dict)
+            and isinstance(error.data.get(RESEND_KEY), list))
 
 
 def ai_body(inputs: list[InputFile], keys: list[str]) -> dict[str, list[dict[str, Any]]]:

@@ -2,13 +2,17 @@
 
     check          abort on errors (FindingsError listing them); nothing is sent
     build          collect inputs → fingerprint → deterministic site.zip
-    draft_functions PUT draft/functions (full overwrite of SQL, Mutations, FaaS)
+    draft_functions GET draft/hashes, then PUT draft/functions (full overwrite of SQL,
+                   Mutations, FaaS; a function the platform holds is named by its
+                   content hash, and sent in full if the platform asks for it)
     ai_sync        empty ai/: skipped (no_local_ai_functions); --skip-ai-functions:
                    skipped (skip_ai_functions); otherwise read the remote keys, refuse
                    (800004021) if one is missing locally, then PUT the full set
     agent_tools    PUT draft/agent-tools; when AI sync was skipped, AI ids the local file
                    excludes are kept only if the remote has them (upstream agent-tools.md)
-    deployment     POST deployments (multipart: site.zip + fingerprint)
+    deployment     POST deployments (multipart: site.zip + fingerprint; site.zip is left
+                   out when the site has a deployment of this fingerprint, and sent if
+                   the platform asks for it)
 
 Writes go through `StageRunner.write`, so a timeout or 5xx is answered by reading the
 draft or the deployment list back, never by sending again. Each write after the first,
@@ -22,7 +26,7 @@ exactly the drafts this run uploaded. Promotion to production is in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -67,9 +71,17 @@ AI_NOT_ENABLED_HINT = (
 
 @dataclass(slots=True)
 class DraftChain:
-    """The draft revision this run's last write left (None: the platform has none)."""
+    """The draft revision this run's last write left (None: the platform has none), and
+    what the platform held when the run began (GET draft/hashes; empty when it cannot
+    say)."""
 
     revision: int | None = None
+    held: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fingerprints(self) -> list[str]:
+        found = self.held.get("fingerprints")
+        return [f for f in found if isinstance(f, str)] if isinstance(found, list) else []
 
     def follow(self, answer: dict[str, Any] | None) -> None:
         self.revision = draft_revision(answer) if answer is not None else None
@@ -275,11 +287,34 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
         stored = api.draft_functions()
         return stored if payloads.same_functions(body, stored) else None
 
-    # The first write replaces every function whatever the drafts were: no revision.
-    answer, confirmed = runner.write("draft_functions", lambda: api.put_draft_functions(body),
-                                     confirm)
+    chain.held = runner.run("draft_functions", lambda: _held_content(api))
+    by_reference = payloads.by_reference(body, chain.held)
+
+    def send() -> dict[str, Any]:
+        # The first write replaces every function whatever the drafts were: no revision.
+        if not payloads.referenced(by_reference):
+            return api.put_draft_functions(body)
+        try:
+            return api.put_draft_functions(by_reference)
+        except ApiError as error:
+            if not payloads.resend_asked(error):
+                raise
+            return api.put_draft_functions(body)  # refused, so nothing changed: send all
+
+    answer, confirmed = runner.write("draft_functions", send, confirm)
     chain.follow(answer)
     runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
+
+
+def _held_content(api: SiteApi) -> dict[str, Any]:
+    """What the platform holds for the site; empty from a platform without GET
+    draft/hashes (everything is then sent in full)."""
+    try:
+        return api.draft_hashes()
+    except BasedbError as error:
+        if _unsupported(error):
+            return {}
+        raise
 
 
 def ai_call(call: Callable[[], Any]) -> Any:
@@ -414,8 +449,16 @@ def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
                 "functionHints": found.get("functionHints") or [],
                 "createdAt": found.get("createdAt")}
 
+    def send() -> dict[str, Any]:
+        if fingerprint in chain.fingerprints:  # the platform has this site.zip already
+            try:
+                return api.create_deployment(None, fingerprint, revision=chain.revision)
+            except ApiError as error:
+                if not payloads.resend_asked(error):
+                    raise
+        return api.create_deployment(prepared.site_zip, fingerprint, revision=chain.revision)
+
     data, confirmed = runner.write(
-        "deployment", lambda: explained_conflicts(lambda: api.create_deployment(
-            prepared.site_zip, fingerprint, revision=chain.revision)), confirm)
+        "deployment", lambda: explained_conflicts(send), confirm)
     runner.ok("deployment", _confirmed({"deploymentId": data["deploymentId"]}, confirmed))
     return data

@@ -122,6 +122,7 @@ class Faults:
     def __init__(self) -> None:
         self.rules: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str]] = []
+        self.requests: list[httpx.Request] = []  # every request, body read
 
     def add(self, method: str, suffix: str, kind: str, *, times: int = 1,
             after: tuple[str, str] | None = None) -> None:
@@ -140,6 +141,8 @@ class Faults:
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
         self.calls.append((request.method, path))
+        request.read()
+        self.requests.append(request)
         fired = next((rule for rule in self.rules
                       if rule["left"] and rule["armed"] and request.method == rule["method"]
                       and path.endswith(rule["suffix"])), None)

@@ -27,7 +27,8 @@ def test_connections_use_wal_busy_timeout_and_foreign_keys(platform: LocalPlatfo
 
 def test_new_migrations_apply_once(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
-    extra = Migration(len(MIGRATIONS) + 1, "demo table", "CREATE TABLE demo (x INTEGER)")
+    extra = Migration(max(m.version for m in MIGRATIONS) + 1, "demo table",
+                      "CREATE TABLE demo (x INTEGER)")
     Store(path).close()
     store = Store(path, migrations=[*MIGRATIONS, extra])
     store.close()

@@ -105,6 +105,7 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("DELETE", _SITE + "/members"): "site manager",
     ("PUT", _SITE + "/draft/functions"): "site manager",
     ("GET", _SITE + "/draft/functions"): "site manager",
+    ("GET", _SITE + "/draft/hashes"): "site manager",
     ("PUT", _SITE + "/draft/ai-functions"): "site manager",
     ("GET", _SITE + "/draft/ai-functions"): "site manager",
     ("PUT", _SITE + "/draft/agent-tools"): "site manager",

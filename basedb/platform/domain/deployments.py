@@ -7,6 +7,11 @@ saved). The judging runs on a read snapshot so that the write lock is held only 
 inserts; if the drafts or the catalog moved in between (their revision counters say so),
 it is redone inside the write transaction.
 
+A redeploy of unchanged drafts costs little more than its bookkeeping: the drafts'
+judgement and index plans are found by content hash, their rows are copied inside
+SQLite without being parsed, and a site.zip the site already has (same fingerprint) may
+be named instead of uploaded (`HeldArtifact`).
+
 Prod is never a rebuild: promoting points prod at the exact snapshot, and every
 promotion or rollback is a row of `promotions`, whose newest row per site is prod. Only
 the latest preview may be promoted (an older one is stale: 800004020), and rollback
@@ -28,6 +33,13 @@ from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.draft_content import (
+    DraftEntry,
+    HeldArtifact,
+    artifact_resend_failure,
+    draft_entries,
+    find_artifact,
+)
 from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.revision import LiveCatalog, catalog_revision, live_catalog
@@ -76,7 +88,8 @@ def _row(row: Sequence[Any]) -> Deployment:
 @dataclass(frozen=True, slots=True)
 class _DraftState:
     site: sites.SiteRow
-    functions: list[drafts.DraftFunction]
+    entries: list[DraftEntry]
+    functions: list[drafts.DraftFunction] | None  # in full, only when they must be judged
     exclude: list[str]
     timezone: str
     catalog: Catalog
@@ -88,18 +101,21 @@ class _DraftState:
 def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
                  app_token: str) -> _DraftState:
     site, _ = require_site(conn, user, app_token, roles=sites.MANAGER_ROLES)
-    functions = drafts.load_functions(conn, app_token, FUNCTION_KINDS)
+    entries = draft_entries(conn, app_token, FUNCTION_KINDS, list(drafts.LIST_OF_KIND))
     revision = catalog_revision(conn)
-    digest = drafts.draft_digest(functions)
+    digest = drafts.draft_digest(entries)
+    judged = drafts.judged_hints(conn, app_token, digest, revision)
     return _DraftState(
         site=site,
-        functions=functions,
+        entries=entries,
+        functions=(drafts.load_functions(conn, app_token, FUNCTION_KINDS)
+                   if judged is None else None),
         exclude=drafts.load_exclude(conn, app_token),
         timezone=drafts.load_timezone(conn, app_token),
         catalog=live_catalog(conn, site, caches.catalogs).catalog,
         revisions=(drafts.draft_revision(conn, app_token), revision),
         digest=digest,
-        judged=drafts.judged_hints(conn, app_token, digest, revision),
+        judged=judged,
     )
 
 
@@ -110,13 +126,14 @@ def _judge(state: _DraftState) -> list[dict[str, Any]]:
     upload, or an earlier deployment) are not judged again."""
     hints = state.judged
     if hints is None:
+        assert state.functions is not None, "drafts not judged before are loaded in full"
         result = drafts.validate(state.functions, state.catalog)
         if result.errors:
             raise drafts.findings_failure(
                 result, state.functions,
                 what="The saved draft, judged against the site's live catalog at deploy time,")
         hints = [hint.to_dict() for hint in result.hints]
-    legal = {item.function_id for item in state.functions}
+    legal = {item.function_id for item in state.entries}
     findings = validate_exclude({"exclude": state.exclude}, legal, file="agent-tools.json")
     if findings:
         raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
@@ -124,9 +141,12 @@ def _judge(state: _DraftState) -> list[dict[str, Any]]:
 
 
 def create(store: Store, caches: DomainCaches, user: User, app_token: str,
-           artifact: VerifiedArtifact, *, draft_revision: int | None = None) -> Deployment:
-    """A new preview deployment of the site's current drafts and `artifact`; refused
-    (800004020) when `draft_revision` is given and the drafts are no longer at it."""
+           artifact: VerifiedArtifact | HeldArtifact, *,
+           draft_revision: int | None = None) -> Deployment:
+    """A new preview deployment of the site's current drafts and `artifact` (uploaded, or
+    the site.zip of the site's deployment with that fingerprint); refused (800004020)
+    when `draft_revision` is given and the drafts are no longer at it, and (9499 with
+    data.resend) when a held artifact is not the site's."""
     with store.read() as conn:
         seen = _draft_state(conn, caches, user, app_token)
         drafts.require_revision(conn, app_token, draft_revision)
@@ -151,7 +171,7 @@ def _ensure_indexes(conn: sqlite3.Connection, caches: DomainCaches, deployment_i
     zone) is not planned again: the platform only adds indexes, and a catalog change
     that drops one moves the revision."""
     keys = {item.function_id: _index_key(item.content_hash, state.timezone)
-            for item in state.functions if item.kind == "database_function"}
+            for item in state.entries if item.kind == "database_function"}
     done = _indexed(conn, state.site.app_token, live.revision)
     todo = [function_id for function_id, key in keys.items() if key not in done]
     if not todo:
@@ -185,14 +205,22 @@ def _indexed(conn: sqlite3.Connection, app_token: str, revision: int) -> set[str
 
 
 def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
-            artifact: VerifiedArtifact, hints: list[dict[str, Any]]) -> Deployment:
+            artifact: VerifiedArtifact | HeldArtifact,
+            hints: list[dict[str, Any]]) -> Deployment:
     app_token = state.site.app_token
+    if isinstance(artifact, HeldArtifact):
+        held = find_artifact(conn, app_token, artifact.fingerprint)
+        if held is None:
+            raise artifact_resend_failure(artifact.fingerprint)
+        sha256, size = held.sha256, held.size
+    else:
+        sha256, size = artifact.sha256, len(artifact.content)
     seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM deployments WHERE app_token = ?",
                        (app_token,)).fetchone()[0]
     deployment = Deployment(
         deployment_id=ids.new_id(DEPLOYMENT_ID), app_token=app_token, seq=seq,
         fingerprint=artifact.fingerprint, exclude=list(state.exclude), function_hints=hints,
-        artifact_sha256=artifact.sha256, artifact_size=len(artifact.content),
+        artifact_sha256=sha256, artifact_size=size,
         created_by=user.user_id, created_at=ids.now_text(), timezone=state.timezone,
         draft_revision=state.revisions[0])
     conn.execute(
@@ -204,14 +232,19 @@ def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
          deployment.artifact_size, deployment.created_by, deployment.created_at,
          deployment.timezone, deployment.draft_revision,
          json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))
-    conn.executemany(
+    # The drafts read in this transaction, copied as stored (never parsed again).
+    conn.execute(
         "INSERT INTO deployment_functions (deployment_id, function_id, kind, declaration, "
-        "sql, handler) VALUES (?, ?, ?, ?, ?, ?)",
-        [(deployment.deployment_id, item.function_id, item.kind,
-          json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler)
-         for item in state.functions])
-    conn.execute("INSERT INTO deployment_artifacts (deployment_id, content) VALUES (?, ?)",
-                 (deployment.deployment_id, artifact.content))
+        "sql, handler) SELECT ?, function_id, kind, declaration, sql, handler "
+        "FROM draft_functions WHERE app_token = ?", (deployment.deployment_id, app_token))
+    if isinstance(artifact, HeldArtifact):
+        assert held is not None
+        conn.execute("INSERT INTO deployment_artifacts (deployment_id, content) SELECT ?, "
+                     "content FROM deployment_artifacts WHERE deployment_id = ?",
+                     (deployment.deployment_id, held.deployment_id))
+    else:
+        conn.execute("INSERT INTO deployment_artifacts (deployment_id, content) "
+                     "VALUES (?, ?)", (deployment.deployment_id, artifact.content))
     return deployment
 
 

@@ -17,6 +17,12 @@ Every draft write bumps the site's draft revision by one. A deploy sends each of
 writes, and then the deployment, with the revision its previous write left
 (`require_revision`), so a deploy of the same site by someone else in between (whose
 writes would mix into this one's drafts) is refused instead of deployed.
+
+A redeploy need not send what the site's draft already holds: an item of PUT
+draft/functions may name a stored function by its content hash
+(`basedb.platform.domain.draft_content`). Unchanged functions are then neither sent,
+parsed, judged (a draft already judged at this catalog revision passes again) nor
+rewritten.
 """
 
 from __future__ import annotations
@@ -34,8 +40,17 @@ import basedb.check
 import basedb.workspace
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
+from basedb.core.content_hash import CONTENT_HASH_RE, function_content_hash
 from basedb.core.findings import Finding
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
+from basedb.platform.domain.draft_content import (
+    DraftEntry,
+    Hashed,
+    HashReference,
+    draft_entries,
+    resend_failure,
+    unknown_references,
+)
 from basedb.platform.storage import ids
 from basedb.workspace.config import is_timezone
 from basedb.workspace.declarations import (
@@ -108,11 +123,14 @@ class DraftFunction:
     @functools.cached_property
     def content_hash(self) -> str:
         """SHA-256 of everything the function is: kind, id, declaration (canonical JSON),
-        main.sql and index.mjs. Equal hashes mean the same function."""
-        text = json.dumps([self.kind, self.function_id, self.declaration, self.sql,
-                           self.handler], ensure_ascii=False, sort_keys=True,
-                          separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        main.sql and index.mjs (`basedb.core.content_hash`). Equal hashes mean the same
+        function."""
+        return function_content_hash(self.kind, self.function_id, self.declaration,
+                                     self.sql, self.handler)
+
+
+DraftItem = DraftFunction | HashReference
+"""An item of PUT draft/functions: a function in full, or one named by content hash."""
 
 
 # ------------------------------------------------------------------------ parsing
@@ -121,10 +139,12 @@ class DraftFunction:
 TIMEZONE_KEY = "timezone"
 
 
-def parse_functions_body(body: Any) -> list[DraftFunction]:
-    """The Database Functions, Mutations and FaaS of a PUT draft/functions body. A list
-    left out of the body is empty: the PUT replaces all three kinds."""
-    return parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS, extra=(TIMEZONE_KEY,))
+def parse_functions_body(body: Any) -> list[DraftItem]:
+    """The Database Functions, Mutations and FaaS of a PUT draft/functions body, each in
+    full or named by content hash. A list left out of the body is empty: the PUT
+    replaces all three kinds."""
+    return _parse_lists(body, FUNCTION_LISTS, MAX_FUNCTIONS, (TIMEZONE_KEY,),
+                        references=True)
 
 
 def parse_timezone(body: Any) -> str:
@@ -147,7 +167,13 @@ def parse_ai_body(body: Any) -> list[DraftFunction]:
 def parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
                 extra: tuple[str, ...] = ()) -> list[DraftFunction]:
     """The functions of the `lists` of a request body (at most `limit` in all); `extra`
-    names other keys the body may have."""
+    names other keys the body may have. Every function is sent in full."""
+    out = _parse_lists(body, lists, limit, extra, references=False)
+    return [item for item in out if isinstance(item, DraftFunction)]
+
+
+def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
+                 extra: tuple[str, ...], *, references: bool) -> list[DraftItem]:
     example = "{" + ", ".join(f'"{key}": [...]' for key in lists) + "}"
     if not isinstance(body, dict):
         raise bad_request("The request body must be a JSON object", parameter="/",
@@ -157,19 +183,50 @@ def parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
             raise bad_request(f"Unknown property {json.dumps(key)}", parameter=f"/{key}",
                               received=body[key], fix="remove it",
                               candidates=[*lists, *extra])
-    out: list[DraftFunction] = []
+    out: list[DraftItem] = []
     for key, kind in lists.items():
         items = body.get(key, [])
         if not isinstance(items, list):
             raise bad_request(f"{key} must be an array", parameter=f"/{key}", received=items,
                               fix=f"send {key} as an array of objects (or [] for none)")
         for position, item in enumerate(items):
-            out.append(_parse_item(kind, f"/{key}/{position}", position, item))
+            if references and isinstance(item, dict) and REFERENCE_KEY in item:
+                out.append(_parse_reference(kind, key, position, item))
+            else:
+                out.append(_parse_item(kind, f"/{key}/{position}", position, item))
     if len(out) > limit:
         raise bad_request(f"The draft has {len(out)} functions; at most {limit} are allowed",
                           parameter="/", fix="split the site, or remove functions it no "
                           "longer needs")
     return out
+
+
+REFERENCE_KEY = "contentHash"
+
+
+def _parse_reference(kind: FunctionKind, key: str, position: int,
+                     item: dict[str, Any]) -> HashReference:
+    at = f"/{key}/{position}"
+    id_key = _ITEM_KEYS[kind][0]
+    for name in item:
+        if name not in (id_key, REFERENCE_KEY):
+            raise bad_request(f"An item with {REFERENCE_KEY} carries only {id_key} and "
+                              f"{REFERENCE_KEY}, not {json.dumps(name)}",
+                              parameter=f"{at}/{name}", received=item[name],
+                              fix=f"send either {{{id_key}, {REFERENCE_KEY}}} or the "
+                                  "function in full without contentHash")
+    function_id = item.get(id_key)
+    if not isinstance(function_id, str) or not function_id:
+        raise bad_request(f"{id_key} must be a non-empty string", parameter=f"{at}/{id_key}",
+                          received=function_id, fix="send the function's directory name, "
+                          "e.g. listTasks")
+    content_hash = item[REFERENCE_KEY]
+    if not isinstance(content_hash, str) or not CONTENT_HASH_RE.match(content_hash):
+        raise bad_request(f"{REFERENCE_KEY} must be 64 lowercase hex digits",
+                          parameter=f"{at}/{REFERENCE_KEY}", received=content_hash,
+                          fix="send the hash GET draft/hashes answered for this function, "
+                              "or the function in full")
+    return HashReference(kind, function_id, content_hash, position, key)
 
 
 def _parse_item(kind: FunctionKind, at: str, position: int, item: Any) -> DraftFunction:
@@ -271,7 +328,7 @@ def _rules_digest() -> str:
     return digest.hexdigest()
 
 
-def draft_digest(functions: Iterable[DraftFunction]) -> str:
+def draft_digest(functions: Iterable[Hashed]) -> str:
     """The digest of a draft as a whole (its functions, in order, and the rules that
     judge it): what a stored judgement is looked up by."""
     digest = hashlib.sha256(_rules_digest().encode())
@@ -375,12 +432,77 @@ def replace_functions(conn: sqlite3.Connection, app_token: str,
     """Replace every stored draft of `kinds` by `functions` (inside a write)."""
     conn.execute("DELETE FROM draft_functions WHERE app_token = ? AND kind IN "
                  "(SELECT value FROM json_each(?))", (app_token, json.dumps(list(kinds))))
+    _insert_rows(conn, app_token, functions)
+    bump_revision(conn, app_token)
+
+
+def _insert_rows(conn: sqlite3.Connection, app_token: str,
+                 functions: Iterable[DraftFunction]) -> None:
     conn.executemany(
-        "INSERT INTO draft_functions (app_token, kind, function_id, position, declaration, "
-        "sql, handler) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO draft_functions (app_token, kind, function_id, position, "
+        "declaration, sql, handler, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(app_token, item.kind, item.function_id, item.position,
-          json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler)
-         for item in functions])
+          json.dumps(item.declaration, ensure_ascii=False), item.sql, item.handler,
+          item.content_hash) for item in functions])
+
+
+def held_hashes(conn: sqlite3.Connection, app_token: str,
+                kinds: Collection[FunctionKind]) -> dict[tuple[str, str], DraftEntry]:
+    """The site's stored drafts of `kinds` by (kind, functionId)."""
+    return {(entry.kind, entry.function_id): entry
+            for entry in draft_entries(conn, app_token, kinds, list(LIST_OF_KIND))}
+
+
+def _require_held(conn: sqlite3.Connection, app_token: str, items: Sequence[DraftItem],
+                  kinds: Collection[FunctionKind]) -> dict[tuple[str, str], DraftEntry]:
+    held = held_hashes(conn, app_token, kinds)
+    missing = unknown_references(
+        (item for item in items if isinstance(item, HashReference)),
+        {key: entry.content_hash for key, entry in held.items()})
+    if missing:
+        raise resend_failure(missing)
+    return held
+
+
+def resolve_items(conn: sqlite3.Connection, app_token: str,
+                  items: Sequence[DraftItem]) -> list[DraftFunction]:
+    """Every item in full: a reference becomes the site's stored function it names (9499
+    with data.resend when the site's draft does not hold it)."""
+    if not any(isinstance(item, HashReference) for item in items):
+        return [item for item in items if isinstance(item, DraftFunction)]
+    _require_held(conn, app_token, items, CODE_KINDS)
+    stored = {(item.kind, item.function_id): item
+              for item in load_functions(conn, app_token, CODE_KINDS)}
+    return [item if isinstance(item, DraftFunction)
+            else DraftFunction(item.kind, item.function_id,
+                               stored[(item.kind, item.function_id)].declaration,
+                               stored[(item.kind, item.function_id)].sql,
+                               stored[(item.kind, item.function_id)].handler, item.position)
+            for item in items]
+
+
+def apply_functions(conn: sqlite3.Connection, app_token: str,
+                    items: Sequence[DraftItem]) -> None:
+    """Make the site's Database Functions, Mutations and FaaS exactly `items` (inside a
+    write), touching only the rows that change: an unchanged function keeps its row."""
+    held = _require_held(conn, app_token, items, CODE_KINDS)
+    wanted = {(item.kind, item.function_id) for item in items}
+    conn.executemany("DELETE FROM draft_functions WHERE app_token = ? AND kind = ? AND "
+                     "function_id = ?", [(app_token, kind, function_id)
+                                         for kind, function_id in held
+                                         if (kind, function_id) not in wanted])
+    changed: list[DraftFunction] = []
+    moved: list[tuple[int, str, str, str]] = []
+    for item in items:
+        entry = held.get((item.kind, item.function_id))
+        if entry is None or entry.content_hash != item.content_hash:
+            assert isinstance(item, DraftFunction), "references were checked above"
+            changed.append(item)
+        elif entry.position != item.position:
+            moved.append((item.position, app_token, item.kind, item.function_id))
+    _insert_rows(conn, app_token, changed)
+    conn.executemany("UPDATE draft_functions SET position = ? WHERE app_token = ? AND "
+                     "kind = ? AND function_id = ?", moved)
     bump_revision(conn, app_token)
 
 
@@ -388,6 +510,19 @@ def load_timezone(conn: sqlite3.Connection, app_token: str) -> str:
     row = conn.execute("SELECT timezone FROM site_drafts WHERE app_token = ?",
                        (app_token,)).fetchone()
     return str(row[0]) if row else ids.DEFAULT_TIMEZONE
+
+
+@dataclass(frozen=True, slots=True)
+class DraftFunctionsSaved:
+    """The answer to PUT draft/functions."""
+
+    function_hints: Sequence[Mapping[str, Any]]
+    counts: Mapping[str, int]
+    draft_revision: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"functionHints": list(self.function_hints), "counts": dict(self.counts),
+                "draftRevision": self.draft_revision}
 
 
 def save_timezone(conn: sqlite3.Connection, app_token: str, timezone: str) -> None:

@@ -11,10 +11,12 @@ Base records do not live here: each Base table is its own SQLite table, laid out
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from basedb.core.content_hash import function_content_hash
 from basedb.core.errors import ConflictError
 
 
@@ -342,6 +344,19 @@ CREATE TABLE indexed_functions (
 # needs no new plan to choose them.
 
 
+def _draft_content_hashes(conn: sqlite3.Connection) -> None:
+    """Each draft function keeps its content hash (basedb.core.content_hash), so that a
+    redeploy can name the functions the site already holds instead of sending them."""
+    conn.execute("ALTER TABLE draft_functions ADD COLUMN content_hash TEXT NOT NULL "
+                 "DEFAULT ''")
+    rows = conn.execute("SELECT rowid, kind, function_id, declaration, sql, handler "
+                        "FROM draft_functions").fetchall()
+    conn.executemany("UPDATE draft_functions SET content_hash = ? WHERE rowid = ?",
+                     [(function_content_hash(kind, function_id, json.loads(declaration),
+                                             sql, handler), rowid)
+                      for rowid, kind, function_id, declaration, sql, handler in rows])
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "users, tokens, bases, tables, fields, sites, site members", _CORE),
     Migration(2, "catalog revision counter", _catalog_revision),
@@ -355,6 +370,7 @@ MIGRATIONS: list[Migration] = [
     Migration(9, "the platform log as a table", _PLATFORM_LOG),
     Migration(10, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
     Migration(11, "judged drafts and indexed functions, by content", _DRAFT_JUDGEMENTS),
+    Migration(13, "draft functions keep their content hash", _draft_content_hashes),
 ]
 
 

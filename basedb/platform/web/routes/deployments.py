@@ -15,6 +15,7 @@ from basedb.platform.domain import deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
 from basedb.platform.domain.deployments import Deployment
+from basedb.platform.domain.draft_content import HeldArtifact
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
 from basedb.platform.web import origins
@@ -46,12 +47,11 @@ async def create_deployment(call: Call) -> dict[str, Any]:
     form = await read_form(call.request, limit=MAX_UPLOAD_BYTES,
                            texts=("fingerprint", "draftRevision"), files=("artifact",))
     try:
-        if "artifact" not in form.files:
-            raise bad_request("The artifact file is missing", parameter="/artifact",
-                              fix="send site.zip as the file field \"artifact\"")
         fingerprint = check_fingerprint_field(form.texts.get("fingerprint"))
         revision = _revision_field(form.texts.get("draftRevision"))
-        content = await form.files["artifact"].read()
+        # Left out: the site.zip of the site's deployment with this fingerprint.
+        content = (await form.files["artifact"].read() if "artifact" in form.files
+                   else None)
     finally:
         await form.close()
     return await run_in_threadpool(_create, call, content, fingerprint, revision)
@@ -68,9 +68,10 @@ def _revision_field(value: str | None) -> int | None:
     return int(text)
 
 
-def _create(call: Call, content: bytes, fingerprint: str,
+def _create(call: Call, content: bytes | None, fingerprint: str,
             revision: int | None) -> dict[str, Any]:
-    artifact = verify_artifact(content, fingerprint)
+    artifact = (HeldArtifact(fingerprint) if content is None
+                else verify_artifact(content, fingerprint))
     deployment = deployments.create(call.store, call.caches, call.caller,
                                     call.path["app_token"], artifact, draft_revision=revision)
     return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
@@ -183,7 +184,10 @@ ENDPOINTS = [
              description="The drafts are judged again against the live catalog (9499 with "
              "data.errors), the agent-tools policy against the draft ids (800004030), and "
              "site.zip must be a zip archive carrying .basedb/manifest.json whose fingerprint "
-             "equals the form field (9499). With draftRevision, refused (800004020) unless "
+             "equals the form field (9499). site.zip may be left out when one of the site's "
+             "deployments has this fingerprint (GET draft/hashes lists the newest): its "
+             "site.zip is reused; otherwise 9499 with data.resend [\"/artifact\"]. With "
+             "draftRevision, refused (800004020) unless "
              "the drafts are still at that revision: another deploy of the site wrote them "
              "meanwhile.",
              body=obj({"artifact": {"type": "string", "format": "binary",
@@ -192,7 +196,7 @@ ENDPOINTS = [
                        "draftRevision": {**STRING, "pattern": "^[0-9]{1,18}$",
                                          "description": "The draftRevision the deploy's "
                                          "last draft write answered."}},
-                      ("artifact", "fingerprint")),
+                      ("fingerprint",)),
              body_media_type="multipart/form-data", body_limit=MAX_UPLOAD_BYTES,
              response=obj({"deploymentId": STRING, "env": {"type": "string",
                                                            "enum": ["preview"]},

@@ -19,7 +19,11 @@ from basedb.platform.domain.access import require_site
 from basedb.platform.domain.dev_drafts import MAX_DRAFT_BYTES, draft_size
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import MIB, Call, Endpoint
-from basedb.platform.web.routes.drafts import AI_FUNCTIONS_BODY, FUNCTION_HINTS, FUNCTIONS_BODY
+from basedb.platform.web.routes.drafts import (
+    AI_FUNCTIONS_BODY,
+    FULL_FUNCTIONS_BODY,
+    FUNCTION_HINTS,
+)
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRINGS, obj
 from basedb.workspace.model import FunctionKind
 
@@ -66,7 +70,7 @@ def delete_dev_functions(call: Call) -> dict[str, Any]:
 
 
 _DEV = "/sites/{app_token}/dev/functions"
-_BODY = obj({**FUNCTIONS_BODY["properties"], **AI_FUNCTIONS_BODY["properties"]},
+_BODY = obj({**FULL_FUNCTIONS_BODY["properties"], **AI_FUNCTIONS_BODY["properties"]},
             description="Every Database Function, Mutation, FaaS and AI Function of the "
             "workspace; a list left out counts as empty.")
 

@@ -3,7 +3,11 @@ owners and admins only).
 
 Every answer carries the drafts' `draftRevision`; a write sent with `?draftRevision=N`
 is refused (800004020) unless the drafts are still at N, which is how a deploy keeps
-another deploy's writes from mixing into its own."""
+another deploy's writes from mixing into its own.
+
+PUT draft/functions takes each function in full or, when the site's draft already holds
+it, as `{functionId, contentHash}` (`basedb.platform.domain.draft_content`); GET
+draft/hashes says what the site holds."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from basedb.check.agent_tools import validate_exclude
 from basedb.core.protocol import Code, bad_request
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
+from basedb.platform.domain.draft_content import HeldContent, recent_fingerprints
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
@@ -43,27 +48,31 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
         live = live_catalog(conn, site, call.caches.catalogs)
-    functions = drafts.parse_functions_body(call.body)
+    items = drafts.parse_functions_body(call.body)
     timezone = drafts.parse_timezone(call.body)
-    digest = drafts.draft_digest(functions)
+    digest = drafts.draft_digest(items)
     with call.store.read() as conn:
         # The same functions, judged at this catalog revision before, pass again.
         hints = drafts.judged_hints(conn, site.app_token, digest, live.revision)
-    if hints is None:
+        functions = (drafts.resolve_items(conn, site.app_token, items)
+                     if hints is None else None)
+    if functions is not None:
         result = drafts.validate(functions, live.catalog)
         if result.errors:
             raise drafts.findings_failure(result, functions, what="The draft")
         hints = [hint.to_dict() for hint in result.hints]
+    assert hints is not None
     expected = expected_revision(call)
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
         drafts.require_revision(conn, site.app_token, expected)
-        drafts.replace_functions(conn, site.app_token, drafts.CODE_KINDS, functions)
+        drafts.apply_functions(conn, site.app_token, items)
         drafts.save_timezone(conn, site.app_token, timezone)
         drafts.save_judgement(conn, site.app_token, digest, live.revision, hints)
         revision = drafts.draft_revision(conn, site.app_token)
-    counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in drafts.CODE_KINDS}
-    return {"functionHints": hints, "counts": counts, "draftRevision": revision}
+    counts: dict[str, int] = {kind: sum(1 for f in items if f.kind == kind)
+                              for kind in drafts.CODE_KINDS}
+    return drafts.DraftFunctionsSaved(hints, counts, revision).to_dict()
 
 
 def get_draft_functions(call: Call) -> dict[str, Any]:
@@ -74,6 +83,19 @@ def get_draft_functions(call: Call) -> dict[str, Any]:
         revision = drafts.draft_revision(conn, site.app_token)
     return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone,
             "draftRevision": revision}
+
+
+def get_draft_hashes(call: Call) -> dict[str, Any]:
+    site = _manage(call)
+    with call.store.read() as conn:
+        held = drafts.held_hashes(conn, site.app_token, drafts.CODE_KINDS)
+        hashes: dict[str, dict[str, str]] = {key: {} for key in drafts.FUNCTION_LISTS}
+        for entry in held.values():
+            hashes[drafts.LIST_OF_KIND[entry.kind]][entry.function_id] = entry.content_hash
+        content = HeldContent(hashes=hashes, timezone=drafts.load_timezone(conn, site.app_token),
+                              fingerprints=recent_fingerprints(conn, site.app_token),
+                              draft_revision=drafts.draft_revision(conn, site.app_token))
+    return content.to_dict()
 
 
 # --------------------------------------------------------------- AI Functions
@@ -113,8 +135,7 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
         drafts.require_revision(conn, site.app_token, expected)
-        legal = {f.function_id for f in drafts.load_functions(conn, site.app_token,
-                                                              FUNCTION_KINDS)}
+        legal = {key[1] for key in drafts.held_hashes(conn, site.app_token, FUNCTION_KINDS)}
         findings = validate_exclude(call.body, legal, file="agent-tools.json")
         if findings:
             raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
@@ -150,15 +171,46 @@ _MUTATION = obj({"functionId": FUNCTION_ID, "declaration": _DOC}, ("functionId",
 _FAAS = obj({"functionId": FUNCTION_ID, "declaration": _DOC,
              "handler": {**STRING, "description": "index.mjs"}},
             ("functionId", "declaration", "handler"))
-FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION), "mutations": array(_MUTATION),
-                  "faas": array(_FAAS),
+CONTENT_HASH: Schema = {"type": "string", "pattern": "^[0-9a-f]{64}$",
+                        "description": "SHA-256 (hex) of the canonical JSON of [kind, "
+                        "functionId, declaration, sql, handler]: keys sorted, no spaces, "
+                        "non-ASCII as is; kind is database_function, mutation or faas, and "
+                        "sql / handler are null for the kinds without them."}
+_REFERENCE = obj({"functionId": FUNCTION_ID, "contentHash": CONTENT_HASH},
+                 ("functionId", "contentHash"),
+                 description="A function the site's draft already holds with this content "
+                 "hash (GET draft/hashes), named instead of sent.")
+
+
+def _or_reference(item: Schema) -> Schema:
+    return {"oneOf": [item, _REFERENCE]}
+
+
+FUNCTIONS_BODY = obj({"databaseFunctions": array(_or_reference(_DATABASE_FUNCTION)),
+                      "mutations": array(_or_reference(_MUTATION)),
+                      "faas": array(_or_reference(_FAAS)),
                   "timezone": {"type": ["string", "null"], "description": "The IANA time "
                                "zone name the functions run in (base-database.jsonc "
                                "`timezone`; UTC when absent or null; 400 for any other name): "
                                "now(), CURRENT_DATE and datetime values in SQL, datetime "
                                "params, and the datetimes Mutations and FaaS write."}},
                  description="Every Database Function, Mutation and FaaS of the site; a list "
-                 "left out counts as empty.")
+                 "left out counts as empty. An item is the function in full, or "
+                 "{functionId, contentHash} for a function the site's draft already holds "
+                 "with that content hash.")
+FULL_FUNCTIONS_BODY = obj({"databaseFunctions": array(_DATABASE_FUNCTION),
+                            "mutations": array(_MUTATION), "faas": array(_FAAS),
+                            "timezone": FUNCTIONS_BODY["properties"]["timezone"]})
+_HASHES = obj({}, additional=CONTENT_HASH, description="Content hashes by functionId.")
+HELD_CONTENT = obj({"databaseFunctions": _HASHES, "mutations": _HASHES, "faas": _HASHES,
+                    "timezone": STRING,
+                    "fingerprints": array({**STRING, "pattern": "^sha256:[0-9a-f]{64}$"},
+                                          description="Fingerprints of the site's newest "
+                                          "deployments (newest first): a deployment with one "
+                                          "of them may leave site.zip out."),
+                    "draftRevision": INTEGER},
+                   ("databaseFunctions", "mutations", "faas", "timezone", "fingerprints",
+                    "draftRevision"))
 FUNCTION_HINTS = array({"type": "object", "description": "A functionHints entry, as `basedb check "
                 "--json` reports it."})
 _AI_DECLARATION = obj({"name": _NON_BLANK, "description": {"type": ["string", "null"]},
@@ -190,7 +242,10 @@ ENDPOINTS = [
     Endpoint("PUT", _DRAFT + "/functions", put_draft_functions,
              "Replace the draft Database Functions, Mutations and FaaS.", "drafts",
              description="Judged against the live catalog of the site's bound tables by the "
-             "validators of `basedb check`. " + _FAILURES,
+             "validators of `basedb check`; a draft already judged at this catalog revision "
+             "is not judged again. " + _FAILURES + " An item sent as {functionId, "
+             "contentHash} that the site's draft does not hold is refused (9499) with "
+             "data.resend, the JSON Pointers of the items to send in full.",
              body=FUNCTIONS_BODY, body_limit=32 * MIB, query=(_EXPECTED,), errors=(409,),
              response=obj({"functionHints": FUNCTION_HINTS,
                            "counts": obj({kind: INTEGER for kind in drafts.CODE_KINDS}),
@@ -198,7 +253,13 @@ ENDPOINTS = [
                           ("functionHints", "counts", "draftRevision"))),
     Endpoint("GET", _DRAFT + "/functions", get_draft_functions,
              "The draft Database Functions, Mutations and FaaS.", "drafts",
-             response=_with_revision(FUNCTIONS_BODY)),
+             response=_with_revision(FULL_FUNCTIONS_BODY)),
+    Endpoint("GET", _DRAFT + "/hashes", get_draft_hashes,
+             "What the site holds: content hashes of its draft functions, fingerprints of "
+             "its newest deployments.", "drafts",
+             description="A deploy reads this first, then names the unchanged functions "
+             "by contentHash in PUT draft/functions and leaves out site.zip when its "
+             "fingerprint is listed.", response=HELD_CONTENT),
     Endpoint("PUT", _DRAFT + "/ai-functions", put_draft_ai_functions,
              "Replace the draft AI Functions.", "drafts",
              description="Judged by the validators of `basedb check`; stored even when no "
