@@ -20,6 +20,7 @@ only returns to a deployment that was prod before.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import sqlite3
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
+from basedb.check.sql.rules import declared_param_count, declared_param_kinds
 from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import drafts, sites
 from basedb.platform.domain.access import require_site
@@ -40,7 +42,6 @@ from basedb.platform.domain.draft_content import (
     draft_entries,
     find_artifact,
 )
-from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.revision import LiveCatalog, catalog_revision, live_catalog
 from basedb.platform.domain.snapshots import (
@@ -49,9 +50,10 @@ from basedb.platform.domain.snapshots import (
     prod_deployment_id,
 )
 from basedb.platform.storage import ids, indexes
+from basedb.platform.storage.sql_query import CompileError
 from basedb.platform.storage.store import Store
 from basedb.workspace.catalog import catalog_to_dict
-from basedb.workspace.model import FUNCTION_KINDS, Catalog
+from basedb.workspace.model import FUNCTION_KINDS, Catalog, DatabaseFunction
 
 DEPLOYMENT_ID = ("dpl", 16)
 
@@ -180,10 +182,19 @@ def _ensure_indexes(conn: sqlite3.Connection, caches: DomainCaches, deployment_i
     if snapshot is None:
         raise ValueError(f"deployment {deployment_id} is not in the database")
     specs: list[indexes.IndexSpec] = []
-    for function_id in todo:
-        compiled = function_plan(snapshot, function_id, live, caches.plans).compiled
-        if compiled is not None:
-            specs.extend(indexes.filter_indexes(compiled))
+    # As in `basedb check`: the trees made here are garbage at once, and a collector
+    # running during the batch would traverse everything the process holds, again and
+    # again, making a large first deploy superlinear.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for function_id in todo:
+            decl = snapshot.declarations.get(function_id)
+            if isinstance(decl, DatabaseFunction):
+                specs.extend(_index_specs(decl, live.catalog, state.timezone))
+    finally:
+        if paused:
+            gc.enable()
     created = indexes.ensure_indexes(conn, specs)
     conn.execute("DELETE FROM indexed_functions WHERE app_token = ? AND "
                  "catalog_revision != ?", (state.site.app_token, live.revision))
@@ -192,6 +203,28 @@ def _ensure_indexes(conn: sqlite3.Connection, caches: DomainCaches, deployment_i
                      [(state.site.app_token, keys[function_id], live.revision)
                       for function_id in todo])
     return created
+
+
+def _index_specs(decl: DatabaseFunction, catalog: Catalog,
+                 timezone: str) -> list[indexes.IndexSpec]:
+    """The indexes one Database Function's query would use, compiled as invoke compiles
+    it. Its draft passed `check` against this very catalog (the deployment was judged
+    just now, or its judgement found by content), so it is compiled without judging it
+    again; a query that does not compile gets no index."""
+    # Lazy: sqlglot loads with the first deployment that plans indexes, not with the app.
+    from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
+    from basedb.platform.storage.sql_compile import compile_for_sqlite  # noqa: PLC0415
+
+    if decl.sql is None:
+        return []
+    count = declared_param_count(decl)
+    analysis = analyze_sql(decl.sql, catalog, count,
+                           param_kinds=declared_param_kinds(decl, count))
+    try:
+        compiled = compile_for_sqlite(analysis, catalog, timezone=timezone)
+    except CompileError:
+        return []
+    return indexes.filter_indexes(compiled)
 
 
 def _index_key(content_hash: str, timezone: str) -> str:
