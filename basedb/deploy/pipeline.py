@@ -112,6 +112,12 @@ class Prepared:
     inputs: list[InputFile]
     fingerprint: str
     site_zip: bytes
+    cached: bool = False  # site_zip is the local state's copy for this fingerprint
+
+    def upload(self) -> bytes:
+        """site.zip to send: built anew when it came from the local cache, so a damaged
+        cached copy is never uploaded."""
+        return build_site_zip(self.inputs, self.fingerprint) if self.cached else self.site_zip
 
     @property
     def ai_keys(self) -> list[str]:
@@ -130,8 +136,10 @@ class Prepared:
 
 
 def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
-            dry_run: bool = False) -> Prepared:
-    """Run the check and build stages (a dry run writes nothing, not even check's cache)."""
+            dry_run: bool = False, cache: LocalState | None = None) -> Prepared:
+    """Run the check and build stages (a dry run writes nothing, not even check's cache).
+    site.zip is deterministic, so one `cache` holds for this fingerprint (from an earlier
+    deploy of the same files) is used instead of building it again."""
     runner.start("check")
     workspace = load_workspace(root, skip_ai=skip_ai)
     result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_findings,
@@ -144,11 +152,14 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     runner.start("build")
     inputs = runner.run("build", lambda: manifest.collect_inputs(root))
     fingerprint = fingerprint_of(inputs)
-    archive = runner.run("build", lambda: build_site_zip(inputs, fingerprint))
+    cached = cache.load_artifact(fingerprint) if cache is not None else None
+    archive = cached if cached is not None else runner.run(
+        "build", lambda: build_site_zip(inputs, fingerprint))
     runner.ok("build", {"files": len(inputs), "bytes": len(archive),
                         "fingerprint": fingerprint})
     return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
-                    inputs=inputs, fingerprint=fingerprint, site_zip=archive)
+                    inputs=inputs, fingerprint=fingerprint, site_zip=archive,
+                    cached=cached is not None)
 
 
 def findings_error(result: CheckResult) -> FindingsError:
@@ -218,7 +229,7 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     done: list[str] = []
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage,
                          earlier_effects=lambda known: _effects(done, known))
-    prepared = prepare(root, runner, skip_ai=skip_ai)
+    prepared = prepare(root, runner, skip_ai=skip_ai, cache=state)
     api = SiteApi(client, prepared.app_token)
 
     chain = DraftChain()
@@ -456,7 +467,7 @@ def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
             except ApiError as error:
                 if not payloads.resend_asked(error):
                     raise
-        return api.create_deployment(prepared.site_zip, fingerprint, revision=chain.revision)
+        return api.create_deployment(prepared.upload(), fingerprint, revision=chain.revision)
 
     data, confirmed = runner.write(
         "deployment", lambda: explained_conflicts(send), confirm)

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from basedb.client.sites import SiteApi
+from basedb.deploy import pipeline
 from tests.cli.deploy_support import Faults, app_token_of, forward_to_platform, local_client, run
 
 SQL = Path("database-functions") / "listPeriods" / "main.sql"
@@ -146,3 +147,27 @@ def test_a_platform_without_the_hashes_endpoint_gets_everything(site: Path,
     assert not any("contentHash" in item for item in function_items(put))
     [post] = sent(faults, "POST", "/deployments")
     assert uploads_artifact(post)
+
+
+def test_an_unchanged_site_zip_is_neither_rebuilt_nor_uploaded(
+        site: Path, faults: Faults, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    real = pipeline.build_site_zip
+
+    def counting(inputs: Any, fingerprint: str) -> bytes:
+        built.append(fingerprint)
+        return real(inputs, fingerprint)
+
+    monkeypatch.setattr(pipeline, "build_site_zip", counting)
+    first = deploy(site)
+    assert built == [first["fingerprint"]]
+    deploy(site)  # the local cache and the platform both have it
+    assert built == [first["fingerprint"]]
+    # A platform that cannot say what it holds gets an upload built anew, never the
+    # cached copy as it lies on disk.
+    faults.add("GET", "/draft/hashes", "404", times=10)
+    faults.requests.clear()
+    again = deploy(site)
+    assert built == [first["fingerprint"]] * 2
+    [post] = sent(faults, "POST", "/deployments")
+    assert uploads_artifact(post) and again["fingerprint"] == first["fingerprint"]
