@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from basedb.platform import LocalPlatform
-from basedb.platform.domain import deployments, drafts
+from basedb.platform.domain import deployments, draft_content, drafts
 from tests.platform.conftest import Api, field_id
 from tests.platform.release_support import (
     TaskSite,
@@ -43,15 +43,15 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.fixture
 def planned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The functions whose plans were built to choose indexes."""
+    """The functions whose queries were compiled to choose indexes."""
     calls: list[str] = []
-    real = deployments.function_plan
+    real = deployments._index_specs
 
-    def counting(snapshot: Any, function_id: str, live: Any, memo: Any) -> Any:
-        calls.append(function_id)
-        return real(snapshot, function_id, live, memo)
+    def counting(decl: Any, catalog: Any, timezone: str) -> Any:
+        calls.append(decl.function_id)
+        return real(decl, catalog, timezone)
 
-    monkeypatch.setattr(deployments, "function_plan", counting)
+    monkeypatch.setattr(deployments, "_index_specs", counting)
     return calls
 
 
@@ -117,12 +117,12 @@ def test_a_judgement_is_not_reused_for_a_broken_catalog(
 
 def test_a_site_keeps_few_judgements(api: Api, site: TaskSite,
                                      platform: LocalPlatform) -> None:
-    for number in range(drafts.JUDGEMENTS_KEPT + 3):
+    for number in range(draft_content.JUDGEMENTS_KEPT + 3):
         put(api, site, functions_body(mutations=[create_task(f"create{number}")]))
     with sqlite3.connect(platform.store.path) as conn:
         count = conn.execute("SELECT COUNT(*) FROM draft_judgements WHERE app_token = ?",
                              (site.app_token,)).fetchone()[0]
-    assert count == drafts.JUDGEMENTS_KEPT
+    assert count == draft_content.JUDGEMENTS_KEPT
 
 
 def test_content_hashes_tell_functions_apart() -> None:

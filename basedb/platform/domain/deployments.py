@@ -31,7 +31,7 @@ from typing import Any
 from basedb.check.agent_tools import validate_exclude
 from basedb.check.sql.rules import declared_param_count, declared_param_kinds
 from basedb.core.protocol import ApiFailure, Code, unexecuted_message
-from basedb.platform.domain import drafts, sites
+from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
 from basedb.platform.domain.caches import DomainCaches
@@ -96,7 +96,7 @@ class _DraftState:
     timezone: str
     catalog: Catalog
     revisions: tuple[int, int]  # (drafts, catalog)
-    digest: str  # of the functions (drafts.draft_digest)
+    digest: str  # of the functions (draft_content.draft_digest)
     judged: list[dict[str, Any]] | None  # their hints, when judged at this catalog before
 
 
@@ -105,8 +105,8 @@ def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
     site, _ = require_site(conn, user, app_token, roles=sites.MANAGER_ROLES)
     entries = draft_entries(conn, app_token, FUNCTION_KINDS, list(drafts.LIST_OF_KIND))
     revision = catalog_revision(conn)
-    digest = drafts.draft_digest(entries)
-    judged = drafts.judged_hints(conn, app_token, digest, revision)
+    digest = draft_content.draft_digest(entries)
+    judged = draft_content.judged_hints(conn, app_token, digest, revision)
     return _DraftState(
         site=site,
         entries=entries,
@@ -158,7 +158,7 @@ def create(store: Store, caches: DomainCaches, user: User, app_token: str,
         drafts.require_revision(conn, app_token, draft_revision)
         if state.revisions != seen.revisions:
             hints = _judge(state)
-        drafts.save_judgement(conn, app_token, state.digest, state.revisions[1], hints)
+        draft_content.save_judgement(conn, app_token, state.digest, state.revisions[1], hints)
         deployment = _insert(conn, user, state, artifact, hints)
         _ensure_indexes(conn, caches, deployment.deployment_id, state,
                         LiveCatalog(state.catalog, state.revisions[1]))

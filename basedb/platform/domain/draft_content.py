@@ -8,6 +8,10 @@ draft has that function (same kind and functionId) with exactly that content has
 `data.resend`, the pointers of the items to send in full. Hashes are never looked up
 across sites, so a hash names nothing a caller has not uploaded to this site itself.
 
+`A draft that passed `check` is remembered by its digest (the content hashes of its
+functions in order, and the rules that judged it) with the catalog revision it was
+judged at, so the same draft is not judged again (`judged_hints`).
+
 `GET draft/hashes` answers what the site holds (`HeldContent`): the content hash of
 every stored draft function, and the fingerprints of its recent deployments, whose
 site.zip a deployment may reuse instead of uploading it again.
@@ -15,13 +19,19 @@ site.zip a deployment may reuse instead of uploading it again.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from basedb.core.content_hash import RESEND_KEY
-from basedb.core.protocol import ApiFailure, Code, unexecuted_message
+import basedb.check
+import basedb.workspace
+from basedb.core.content_hash import CONTENT_HASH_RE, RESEND_KEY
+from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.workspace.model import FunctionKind
 
 RECENT_FINGERPRINTS = 8
@@ -65,6 +75,34 @@ class DraftEntry:
     content_hash: str
 
 
+REFERENCE_KEY = "contentHash"
+
+
+def parse_reference(kind: FunctionKind, id_key: str, key: str, position: int,
+                    item: dict[str, Any]) -> HashReference:
+    """A `{functionId, contentHash}` item of list `key` (9499 when malformed)."""
+    at = f"/{key}/{position}"
+    for name in item:
+        if name not in (id_key, REFERENCE_KEY):
+            raise bad_request(f"An item with {REFERENCE_KEY} carries only {id_key} and "
+                              f"{REFERENCE_KEY}, not {json.dumps(name)}",
+                              parameter=f"{at}/{name}", received=item[name],
+                              fix=f"send either {{{id_key}, {REFERENCE_KEY}}} or the "
+                                  "function in full without contentHash")
+    function_id = item.get(id_key)
+    if not isinstance(function_id, str) or not function_id:
+        raise bad_request(f"{id_key} must be a non-empty string", parameter=f"{at}/{id_key}",
+                          received=function_id, fix="send the function's directory name, "
+                          "e.g. listTasks")
+    content_hash = item[REFERENCE_KEY]
+    if not isinstance(content_hash, str) or not CONTENT_HASH_RE.match(content_hash):
+        raise bad_request(f"{REFERENCE_KEY} must be 64 lowercase hex digits",
+                          parameter=f"{at}/{REFERENCE_KEY}", received=content_hash,
+                          fix="send the hash GET draft/hashes answered for this function, "
+                              "or the function in full")
+    return HashReference(kind, function_id, content_hash, position, key)
+
+
 def draft_entries(conn: sqlite3.Connection, app_token: str, kinds: Collection[FunctionKind],
                   order: Sequence[FunctionKind]) -> list[DraftEntry]:
     """The site's stored drafts of `kinds`, by kind (in `order`) then position."""
@@ -97,6 +135,71 @@ def resend_failure(missing: Sequence[HashReference]) -> ApiFailure:
                                  "handler); `basedb deploy` does so by itself")
     return ApiFailure(Code.BAD_REQUEST, msg,
                       data={RESEND_KEY: [ref.request_pointer for ref in missing]})
+
+
+# ------------------------------------------------------------------ judgements
+
+
+@functools.cache
+def _rules_digest() -> str:
+    """A digest of the code this platform judges drafts with (the check rules and the
+    declaration loader): a judgement made by another basedb is not reused."""
+    digest = hashlib.sha256()
+    for package in (basedb.check, basedb.workspace):
+        for path in sorted(Path(package.__file__ or "").parent.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def draft_digest(functions: Iterable[Hashed]) -> str:
+    """The digest of a draft as a whole (its functions, in order, and the rules that
+    judge it): what a stored judgement is looked up by."""
+    digest = hashlib.sha256(_rules_digest().encode())
+    for item in functions:
+        digest.update(f"{item.position}:{item.content_hash}\n".encode())
+    return digest.hexdigest()
+
+
+def judged_hints(conn: sqlite3.Connection, app_token: str, digest: str,
+                 catalog_revision: int) -> list[dict[str, Any]] | None:
+    """The hints of a draft with this digest that passed `check` against this catalog
+    revision, or None when it has not been judged there."""
+    row = conn.execute("SELECT hints FROM draft_judgements WHERE app_token = ? AND "
+                       "digest = ? AND catalog_revision = ?",
+                       (app_token, digest, catalog_revision)).fetchone()
+    return list(json.loads(row[0])) if row else None
+
+
+JUDGEMENTS_KEPT = 4
+
+
+def save_judgement(conn: sqlite3.Connection, app_token: str, digest: str,
+                   catalog_revision: int, hints: Sequence[Mapping[str, Any]]) -> None:
+    """Remember that the draft with `digest` passed `check` at `catalog_revision` (inside
+    a write); the site keeps its few newest judgements."""
+    conn.execute("INSERT OR REPLACE INTO draft_judgements (app_token, digest, "
+                 "catalog_revision, hints) VALUES (?, ?, ?, ?)",
+                 (app_token, digest, catalog_revision, json.dumps(list(hints),
+                                                                  ensure_ascii=False)))
+    conn.execute("DELETE FROM draft_judgements WHERE app_token = ? AND rowid NOT IN "
+                 "(SELECT rowid FROM draft_judgements WHERE app_token = ? "
+                 "ORDER BY rowid DESC LIMIT ?)", (app_token, app_token, JUDGEMENTS_KEPT))
+
+
+@dataclass(frozen=True, slots=True)
+class DraftFunctionsSaved:
+    """The answer to PUT draft/functions."""
+
+    function_hints: Sequence[Mapping[str, Any]]
+    counts: Mapping[str, int]
+    draft_revision: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"functionHints": list(self.function_hints), "counts": dict(self.counts),
+                "draftRevision": self.draft_revision}
+
+
+# ---------------------------------------------------------------- held content
 
 
 @dataclass(frozen=True, slots=True)

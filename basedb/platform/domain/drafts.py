@@ -28,7 +28,6 @@ rewritten.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -36,18 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import basedb.check
-import basedb.workspace
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
-from basedb.core.content_hash import CONTENT_HASH_RE, function_content_hash
+from basedb.core.content_hash import function_content_hash
 from basedb.core.findings import Finding
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.domain.draft_content import (
+    REFERENCE_KEY,
     DraftEntry,
-    Hashed,
     HashReference,
     draft_entries,
+    parse_reference,
     resend_failure,
     unknown_references,
 )
@@ -191,7 +189,7 @@ def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
                               fix=f"send {key} as an array of objects (or [] for none)")
         for position, item in enumerate(items):
             if references and isinstance(item, dict) and REFERENCE_KEY in item:
-                out.append(_parse_reference(kind, key, position, item))
+                out.append(parse_reference(kind, _ITEM_KEYS[kind][0], key, position, item))
             else:
                 out.append(_parse_item(kind, f"/{key}/{position}", position, item))
     if len(out) > limit:
@@ -199,34 +197,6 @@ def _parse_lists(body: Any, lists: Mapping[str, FunctionKind], limit: int,
                           parameter="/", fix="split the site, or remove functions it no "
                           "longer needs")
     return out
-
-
-REFERENCE_KEY = "contentHash"
-
-
-def _parse_reference(kind: FunctionKind, key: str, position: int,
-                     item: dict[str, Any]) -> HashReference:
-    at = f"/{key}/{position}"
-    id_key = _ITEM_KEYS[kind][0]
-    for name in item:
-        if name not in (id_key, REFERENCE_KEY):
-            raise bad_request(f"An item with {REFERENCE_KEY} carries only {id_key} and "
-                              f"{REFERENCE_KEY}, not {json.dumps(name)}",
-                              parameter=f"{at}/{name}", received=item[name],
-                              fix=f"send either {{{id_key}, {REFERENCE_KEY}}} or the "
-                                  "function in full without contentHash")
-    function_id = item.get(id_key)
-    if not isinstance(function_id, str) or not function_id:
-        raise bad_request(f"{id_key} must be a non-empty string", parameter=f"{at}/{id_key}",
-                          received=function_id, fix="send the function's directory name, "
-                          "e.g. listTasks")
-    content_hash = item[REFERENCE_KEY]
-    if not isinstance(content_hash, str) or not CONTENT_HASH_RE.match(content_hash):
-        raise bad_request(f"{REFERENCE_KEY} must be 64 lowercase hex digits",
-                          parameter=f"{at}/{REFERENCE_KEY}", received=content_hash,
-                          fix="send the hash GET draft/hashes answered for this function, "
-                              "or the function in full")
-    return HashReference(kind, function_id, content_hash, position, key)
 
 
 def _parse_item(kind: FunctionKind, at: str, position: int, item: Any) -> DraftFunction:
@@ -315,52 +285,6 @@ def validate(functions: Sequence[DraftFunction], catalog: Catalog) -> CheckResul
     """`basedb check` over the drafts against `catalog` (contracts are not judged: the
     platform has no generated files)."""
     return check_workspace(build_workspace(functions, catalog))
-
-
-@functools.cache
-def _rules_digest() -> str:
-    """A digest of the code this platform judges drafts with (the check rules and the
-    declaration loader): a judgement made by another basedb is not reused."""
-    digest = hashlib.sha256()
-    for package in (basedb.check, basedb.workspace):
-        for path in sorted(Path(package.__file__ or "").parent.rglob("*.py")):
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def draft_digest(functions: Iterable[Hashed]) -> str:
-    """The digest of a draft as a whole (its functions, in order, and the rules that
-    judge it): what a stored judgement is looked up by."""
-    digest = hashlib.sha256(_rules_digest().encode())
-    for item in functions:
-        digest.update(f"{item.position}:{item.content_hash}\n".encode())
-    return digest.hexdigest()
-
-
-def judged_hints(conn: sqlite3.Connection, app_token: str, digest: str,
-                 catalog_revision: int) -> list[dict[str, Any]] | None:
-    """The hints of a draft with this digest that passed `check` against this catalog
-    revision, or None when it has not been judged there."""
-    row = conn.execute("SELECT hints FROM draft_judgements WHERE app_token = ? AND "
-                       "digest = ? AND catalog_revision = ?",
-                       (app_token, digest, catalog_revision)).fetchone()
-    return list(json.loads(row[0])) if row else None
-
-
-JUDGEMENTS_KEPT = 4
-
-
-def save_judgement(conn: sqlite3.Connection, app_token: str, digest: str,
-                   catalog_revision: int, hints: Sequence[Mapping[str, Any]]) -> None:
-    """Remember that the draft with `digest` passed `check` at `catalog_revision` (inside
-    a write); the site keeps its few newest judgements."""
-    conn.execute("INSERT OR REPLACE INTO draft_judgements (app_token, digest, "
-                 "catalog_revision, hints) VALUES (?, ?, ?, ?)",
-                 (app_token, digest, catalog_revision, json.dumps(list(hints),
-                                                                  ensure_ascii=False)))
-    conn.execute("DELETE FROM draft_judgements WHERE app_token = ? AND rowid NOT IN "
-                 "(SELECT rowid FROM draft_judgements WHERE app_token = ? "
-                 "ORDER BY rowid DESC LIMIT ?)", (app_token, app_token, JUDGEMENTS_KEPT))
 
 
 def findings_failure(result: CheckResult, functions: Sequence[DraftFunction], *,
@@ -510,19 +434,6 @@ def load_timezone(conn: sqlite3.Connection, app_token: str) -> str:
     row = conn.execute("SELECT timezone FROM site_drafts WHERE app_token = ?",
                        (app_token,)).fetchone()
     return str(row[0]) if row else ids.DEFAULT_TIMEZONE
-
-
-@dataclass(frozen=True, slots=True)
-class DraftFunctionsSaved:
-    """The answer to PUT draft/functions."""
-
-    function_hints: Sequence[Mapping[str, Any]]
-    counts: Mapping[str, int]
-    draft_revision: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"functionHints": list(self.function_hints), "counts": dict(self.counts),
-                "draftRevision": self.draft_revision}
 
 
 def save_timezone(conn: sqlite3.Connection, app_token: str, timezone: str) -> None:

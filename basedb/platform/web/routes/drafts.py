@@ -15,7 +15,7 @@ from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
 from basedb.core.protocol import Code, bad_request
-from basedb.platform.domain import drafts, sites
+from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.draft_content import HeldContent, recent_fingerprints
 from basedb.platform.domain.revision import live_catalog
@@ -50,10 +50,10 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
         live = live_catalog(conn, site, call.caches.catalogs)
     items = drafts.parse_functions_body(call.body)
     timezone = drafts.parse_timezone(call.body)
-    digest = drafts.draft_digest(items)
+    digest = draft_content.draft_digest(items)
     with call.store.read() as conn:
         # The same functions, judged at this catalog revision before, pass again.
-        hints = drafts.judged_hints(conn, site.app_token, digest, live.revision)
+        hints = draft_content.judged_hints(conn, site.app_token, digest, live.revision)
         functions = (drafts.resolve_items(conn, site.app_token, items)
                      if hints is None else None)
     if functions is not None:
@@ -68,11 +68,11 @@ def put_draft_functions(call: Call) -> dict[str, Any]:
         drafts.require_revision(conn, site.app_token, expected)
         drafts.apply_functions(conn, site.app_token, items)
         drafts.save_timezone(conn, site.app_token, timezone)
-        drafts.save_judgement(conn, site.app_token, digest, live.revision, hints)
+        draft_content.save_judgement(conn, site.app_token, digest, live.revision, hints)
         revision = drafts.draft_revision(conn, site.app_token)
     counts: dict[str, int] = {kind: sum(1 for f in items if f.kind == kind)
                               for kind in drafts.CODE_KINDS}
-    return drafts.DraftFunctionsSaved(hints, counts, revision).to_dict()
+    return draft_content.DraftFunctionsSaved(hints, counts, revision).to_dict()
 
 
 def get_draft_functions(call: Call) -> dict[str, Any]:
