@@ -46,7 +46,7 @@ from cachetools import TTLCache
 
 from basedb.core.memo import Memo
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
-from basedb.platform.storage.sql_query import CompiledQuery, read_only_authorizer
+from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
 
 BUDGET_S = 0.02
 LOOP_BUDGET_S = 0.002
@@ -137,17 +137,17 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
              statement_limits: Mapping[int, int],
              budget_s: float) -> tuple[list[tuple[Any, ...]], bool] | None:
     refused: list[str] = []
-    conn.set_authorizer(_inline_authorizer(read_only_authorizer(compiled), refused))
     limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
     saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
     give_up_at = time.perf_counter() + budget_s
     conn.set_progress_handler(lambda: time.perf_counter() > give_up_at, CHECK_EVERY)
     try:
-        cursor = conn.execute(compiled.sql, tuple(parameters))
-        try:
-            answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
-        finally:
-            cursor.close()
+        with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
+            cursor = conn.execute(compiled.sql, tuple(parameters))
+            try:
+                answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
+            finally:
+                cursor.close()
     except (sqlite3.Error, MemoryError, OverflowError, ValueError):
         if refused:
             _refused.get_or_build(compiled.sql, lambda: True)
@@ -156,7 +156,6 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
         conn.set_progress_handler(None, 0)
         for limit, value in saved.items():
             conn.setlimit(limit, value)
-        conn.set_authorizer(None)
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]
