@@ -164,7 +164,9 @@ STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
                    r"Site \w+ already has \d+ secrets)")),),
     ("POST", "/sites/{app_token}/deployments"): (StatedRule(
         "site.zip must be a zip archive", re.compile(r"^9499 .* Parameter: /artifact\b")),),
-    ("PUT", "/sites/{app_token}/draft/functions"): (_CHECKED_DRAFT, _TIMEZONE),
+    ("PUT", "/sites/{app_token}/draft/functions"): (_CHECKED_DRAFT, _TIMEZONE, StatedRule(
+        "that the site's draft does not hold is refused",
+        re.compile(r"^9499 The site's draft holds no \w+ with this contentHash"))),
     ("PUT", "/sites/{app_token}/dev/functions"): (_CHECKED_DRAFT, _TIMEZONE),
     ("PUT", "/sites/{app_token}/draft/ai-functions"): (_CHECKED_DRAFT,),
     ("PUT", "/sites/{app_token}/draft/agent-tools"): (StatedRule(
