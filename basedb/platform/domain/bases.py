@@ -291,7 +291,10 @@ def parse_name(value: Any, at: str, what: str) -> str:
         raise bad_request(f"The {what} name is missing or empty", parameter=at, received=value,
                           fix=f"send a non-empty {what} name")
     name = value.strip()
-    if len(name) > MAX_NAME_CHARS or any(ord(ch) < 32 for ch in name):
+    # str.strip() also trims the information separators U+001C–U+001F, which the
+    # documented pattern (JSON Schema's `\s`) does not count as blanks: refused anywhere.
+    if len(name) > MAX_NAME_CHARS or any(ord(ch) < 32 for ch in name) or any(
+            "\x1c" <= ch <= "\x1f" for ch in value):
         raise bad_request(f"The {what} name is too long or contains control characters",
                           parameter=at, received=value,
                           fix=f"use at most {MAX_NAME_CHARS} printable characters")
