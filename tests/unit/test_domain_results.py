@@ -35,7 +35,7 @@ from basedb.platform.domain import (
 )
 
 MODULES = (bases, records, sites, grants, site_secrets, logs, site_skill, describe, schemas,
-           lark_auth)
+           lark_auth, identity)
 
 CONVERTED: tuple[Callable[..., Any], ...] = (
     bases.create_base, bases.list_tables, bases.delete_table, bases.delete_field,
@@ -46,6 +46,7 @@ CONVERTED: tuple[Callable[..., Any], ...] = (
     site_skill.render_site_skill,
     describe.list_item, describe.describe_function,
     lark_auth.register_app, lark_auth.decide_device_grant,
+    identity.create_user,
 )
 
 # Public domain functions that rightly return a dict, and why. Anything else that does

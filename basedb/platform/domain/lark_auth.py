@@ -139,7 +139,7 @@ def _guard(conn: sqlite3.Connection, key: str, now: int) -> None:
 
 def register_app(conn: sqlite3.Connection, name: str) -> LarkApp:
     """A new app, with its bot user."""
-    bot, _ = create_user(conn, f"{name} (bot)")
+    bot = create_user(conn, f"{name} (bot)").user
     app_id = "cli_" + secrets.token_hex(8)
     secret = secrets.token_urlsafe(24)
     conn.execute("INSERT INTO lark_apps (app_id, secret_hash, name, bot_user_id, created_at) "
