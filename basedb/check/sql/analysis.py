@@ -14,13 +14,15 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from basedb.check.sql import clauses, functions
 from basedb.check.sql.model import (
@@ -135,10 +137,23 @@ def _sorted(problems: list[SqlProblem]) -> tuple[SqlProblem, ...]:
 # --------------------------------------------------------------------------- parsing
 
 
+class _Postgres(threading.local):
+    """A PostgreSQL tokenizer and parser, built once per thread (building them costs
+    more than tokenizing a typical query); both start afresh on every call."""
+
+    def __init__(self) -> None:
+        dialect = Dialect.get_or_raise("postgres")
+        self.tokenizer: Tokenizer = dialect.tokenizer()
+        self.parser: Parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+
+
+_POSTGRES = _Postgres()
+
+
 def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
-    dialect = Dialect.get_or_raise("postgres")
+    postgres = _POSTGRES
     try:
-        tokens = dialect.tokenize(sql)
+        tokens = postgres.tokenizer.tokenize(sql)
     except TokenError as error:
         return None, _token_problem(sql, error)
     statements: list[list[Token]] = [[]]
@@ -167,8 +182,7 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
     tokens, renamed = _keep_function_names(statements[0])
     try:
-        trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(
-            _parenthesize_typed_literals(tokens), sql)
+        trees = postgres.parser.parse(_parenthesize_typed_literals(tokens), sql)
     except ParseError as error:
         return None, _parse_problem(sql, error)
     except RecursionError:

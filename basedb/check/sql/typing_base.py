@@ -189,8 +189,9 @@ class TyperBase:
             return self.unsupported("interval_value", "An interval value here", node)
         return result
 
-    def coerce(self, node: Any, target: str, what: str) -> bool:
-        """Convert `node` to `target` as PostgreSQL would (implicitly), or report it."""
+    def coerce(self, node: Any, target: str, what: str | Callable[[], str]) -> bool:
+        """Convert `node` to `target` as PostgreSQL would (implicitly), or report it;
+        `what` names the value in the report (a callable when naming it costs)."""
         source = self.t(node)
         if source in (ANY, target) or target == ANY:
             return True
@@ -210,6 +211,8 @@ class TyperBase:
         if T.can_coerce(source, target):
             self.coercions[id(node)] = target
             return True
+        if callable(what):
+            what = what()
         self.invalid(f"{what} is {T.describe(source)}, not {T.describe(target)}", node,
                      f"Cast it explicitly (x::{type_keyword(target)}) or use a value of "
                      f"type {T.describe(target)}.")
