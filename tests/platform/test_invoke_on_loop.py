@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cachetools import TTLCache
 
 from basedb.core.memo import Memo, NotBuilt, memos_only, require_builds
 from basedb.core.protocol import ApiFailure, Code
@@ -35,7 +36,10 @@ def site(api: Api) -> TaskSite:
 
 
 @pytest.fixture(autouse=True)
-def fresh_loop_budget() -> Iterator[None]:
+def fresh_loop_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No backoff or waste window ends while a test runs, however slow the machine."""
+    monkeypatch.setattr(sql_inline, "_off_loop", TTLCache(maxsize=64, ttl=3600))
+    monkeypatch.setattr(sql_inline, "LOOP_WINDOW_S", 3600.0)
     sql_inline.reset_loop_state()
     yield
     sql_inline.reset_loop_state()
@@ -132,7 +136,8 @@ def test_a_statement_past_the_loop_budget_leaves_the_loop_for_a_while(
     assert isinstance(answer, Pending)
     assert answer.finish() == expected  # in a thread, its full budget: answered
     # With the budget back, the statement still stays off the loop until its backoff ends.
-    monkeypatch.undo()
+    monkeypatch.setattr(sql_inline, "LOOP_BUDGET_S", 0.002)
+    monkeypatch.setattr(sql_inline, "CHECK_EVERY", 500)
     assert isinstance(start_on_loop(call, chars({"status": "Open"})), Pending)
     sql_inline.reset_loop_state()
     assert start_on_loop(call, chars({"status": "Open"})) == expected

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cachetools import TTLCache
 
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
@@ -198,3 +199,29 @@ def test_only_cheap_statements_run_in_the_server_process(
     with pool.transaction() as conn:
         assert conn.execute("SELECT instr('ab', 'b')").fetchone() == (2,)
         assert conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) > sql_inline.VALUE_CAP_BYTES
+
+
+def test_an_endless_statement_costs_the_event_loop_one_budget(
+        site: TaskSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site author's statement that never ends gives up on the loop once, within its
+    2 ms budget, and then goes straight to a worker: calling it again and again does not
+    hold up the loop, which keeps answering other calls."""
+    monkeypatch.setattr(sql_runtime, "TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(sql_runtime, "SLOW_AFTER_S", 0.5)
+    monkeypatch.setattr(sql_inline, "_off_loop", TTLCache(maxsize=64, ttl=3600))
+    monkeypatch.setattr(sql_inline, "LOOP_WINDOW_S", 3600.0)
+    sql_inline.reset_loop_state()
+    gave_up: list[str] = []
+    real = sql_inline._loop_gave_up
+
+    def spy(sql: str, spent_s: float) -> None:
+        gave_up.append(sql)
+        real(sql, spent_s)
+
+    monkeypatch.setattr(sql_inline, "_loop_gave_up", spy)
+    site.invoke("cheap", {})  # its plan is in memory from now on
+    for _ in range(3):
+        site.invoke_fails("countForever", {}, code=Code.EXECUTION_FAILED)
+        assert site.invoke("cheap", {})["rows"] == [{"n": 4}]
+    assert len(gave_up) == 1
+    sql_inline.reset_loop_state()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -128,6 +129,51 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     register_functions(conn)
     conn.execute("SELECT value FROM json_each('[]')").fetchall()
+
+
+Authorizer = Callable[[int, "str | None", "str | None", "str | None", "str | None"], int]
+
+
+class StatementConnection(sqlite3.Connection):
+    """A connection that runs Database Function statements, each under its own
+    authorizer (`authorizing`). The authorizer SQLite holds is installed once and asks
+    the current policy: `sqlite3_set_authorizer` expires every prepared statement of the
+    connection, so setting one per statement would prepare every statement the
+    connection runs (the platform's own lookups too) again on each call.
+
+    A prepared statement keeps the decision made when it was prepared. That is sound
+    here because a function's statement runs only under its policy, which follows from
+    its SQL text (the same text names the same tables and functions), and the platform's
+    own statements never run under one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.policy: Authorizer | None = None
+        self.set_authorizer(self._authorize)
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None,
+                   database: str | None, source: str | None) -> int:
+        policy = self.policy
+        if policy is None:
+            return sqlite3.SQLITE_OK
+        return policy(action, arg1, arg2, database, source)
+
+
+@contextmanager
+def authorizing(conn: sqlite3.Connection, authorizer: Authorizer) -> Iterator[None]:
+    """Within the block, statements prepared on `conn` are authorized by `authorizer`."""
+    if isinstance(conn, StatementConnection):
+        previous, conn.policy = conn.policy, authorizer
+        try:
+            yield
+        finally:
+            conn.policy = previous
+        return
+    conn.set_authorizer(authorizer)
+    try:
+        yield
+    finally:
+        conn.set_authorizer(None)
 
 
 def read_only_authorizer(compiled: CompiledQuery) -> Callable[..., int]:

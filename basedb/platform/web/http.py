@@ -17,6 +17,7 @@ connection rather than reading on.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
@@ -405,7 +405,7 @@ class BodyGuardMiddleware:
                 return await receive()
             wait = min(timeouts.idle_s, timeouts.total_s - (time.monotonic() - started))
             try:
-                with anyio.fail_after(max(wait, 0.0)):
+                async with asyncio.timeout(max(wait, 0.0)):
                     message = await receive()
             except TimeoutError:
                 raise ApiFailure(

@@ -25,6 +25,7 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -73,6 +74,7 @@ def serving_url(served: str) -> PublicUrl:
     return parse_public_url(os.environ.get(PUBLIC_URL_ENV) or served)
 
 
+@lru_cache(maxsize=64)
 def parse_public_url(text: str) -> PublicUrl:
     parts = urlsplit(text.strip())
     host = (parts.hostname or "").lower()
@@ -140,11 +142,17 @@ def classify_host(header: str, *, private_names: frozenset[str] = frozenset(),
                   base: PublicUrl | None = None) -> RequestHost | None:
     """The kind of host a `Host` header names, or None when the platform does not answer
     to it. `private_names` are accepted as API hosts (the in-process app's name)."""
+    return _classify_host(header, private_names, base or public_url())
+
+
+@lru_cache(maxsize=1024)
+def _classify_host(header: str, private_names: frozenset[str],
+                   base: PublicUrl) -> RequestHost | None:
+    """classify_host, once per distinct header (a request's host is one of a few)."""
     parsed = _split_host(header)
     if parsed is None:
         return None
     name, port = parsed
-    base = base or public_url()
     if _is_ip(name) or name in (PAGE_DOMAIN, base.host) or name in private_names:
         return RequestHost("api", name, port)
     for domain in (PAGE_DOMAIN, base.host if base.is_name else None):

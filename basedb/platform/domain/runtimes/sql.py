@@ -57,6 +57,7 @@ from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_query import (
     CompiledQuery,
+    StatementConnection,
     prepare_connection,
 )
 from basedb.platform.storage.sql_results import column_decoder
@@ -103,7 +104,7 @@ def current_limits() -> QueryLimits:
                        SLOW_PER_SITE, SLOW_PER_PLATFORM)
 
 
-class _ReadOnlyConnection(sqlite3.Connection):
+class _ReadOnlyConnection(StatementConnection):
     """Weakly referenceable, so a pool can close what is still open."""
 
 

@@ -23,8 +23,9 @@ An attempt made on the server's event loop (`on_loop`) has the far smaller budge
 `LOOP_BUDGET_S`, since nothing else is served while it runs. A statement that does not
 finish within it is not tried on the loop again for `LOOP_BACKOFF_S` (it runs in a
 thread, then a worker, as above), and once attempts that gave up have cost the loop
-`LOOP_WASTE_S` within one second, none is tried there until the next: whatever
-statements a site deploys, they cannot take more than that share of the loop.
+`LOOP_WASTE_S` within one second (`LOOP_WINDOW_S`), none is tried there until the
+next: whatever statements a site deploys, they cannot take more than that share of
+the loop.
 
 Anything else, or anything that stops the attempt (the budget, the cap, a refused
 function, any error), gives up and returns None: the statement then runs in a worker
@@ -46,12 +47,13 @@ from cachetools import TTLCache
 
 from basedb.core.memo import Memo
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
-from basedb.platform.storage.sql_query import CompiledQuery, read_only_authorizer
+from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
 
 BUDGET_S = 0.02
 LOOP_BUDGET_S = 0.002
 LOOP_BACKOFF_S = 1.0
 LOOP_WASTE_S = 0.05
+LOOP_WINDOW_S = 1.0  # the period LOOP_WASTE_S is counted over
 CHECK_EVERY = 500
 VALUE_CAP_BYTES = 64 * 1024
 PER_SITE = 4
@@ -115,13 +117,13 @@ def reset_loop_state() -> None:
     """Forget which statements left the loop and what it lost this second."""
     with _off_loop_lock:
         _off_loop.clear()
-        _waste[:] = [0.0, 0.0]
+        _waste[:] = [time.monotonic(), 0.0]
 
 
 def _loop_may_try(sql: str) -> bool:
     with _off_loop_lock:
         now = time.monotonic()
-        if now - _waste[0] >= 1.0:
+        if now - _waste[0] >= LOOP_WINDOW_S:
             _waste[:] = [now, 0.0]
         return sql not in _off_loop and _waste[1] <= LOOP_WASTE_S
 
@@ -137,17 +139,17 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
              statement_limits: Mapping[int, int],
              budget_s: float) -> tuple[list[tuple[Any, ...]], bool] | None:
     refused: list[str] = []
-    conn.set_authorizer(_inline_authorizer(read_only_authorizer(compiled), refused))
     limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
     saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
     give_up_at = time.perf_counter() + budget_s
     conn.set_progress_handler(lambda: time.perf_counter() > give_up_at, CHECK_EVERY)
     try:
-        cursor = conn.execute(compiled.sql, tuple(parameters))
-        try:
-            answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
-        finally:
-            cursor.close()
+        with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
+            cursor = conn.execute(compiled.sql, tuple(parameters))
+            try:
+                answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
+            finally:
+                cursor.close()
     except (sqlite3.Error, MemoryError, OverflowError, ValueError):
         if refused:
             _refused.get_or_build(compiled.sql, lambda: True)
@@ -156,7 +158,6 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
         conn.set_progress_handler(None, 0)
         for limit, value in saved.items():
             conn.setlimit(limit, value)
-        conn.set_authorizer(None)
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]

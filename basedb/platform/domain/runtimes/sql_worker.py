@@ -44,6 +44,8 @@ from typing import Any
 
 from basedb.platform.storage.sql_query import (
     CompiledQuery,
+    StatementConnection,
+    authorizing,
     prepare_connection,
     read_only_authorizer,
 )
@@ -184,7 +186,8 @@ def _connection(connections: OrderedDict[str, sqlite3.Connection],
         return conn
     uri = f"file:{database}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                           check_same_thread=False, cached_statements=256)
+                           check_same_thread=False, cached_statements=256,
+                           factory=StatementConnection)
     conn.execute("PRAGMA query_only = ON")
     prepare_connection(conn)
     connections[database] = conn
@@ -203,17 +206,17 @@ def _execute(conn: sqlite3.Connection, request: QueryRequest, settings: WorkerSe
             return ("stale",)
         compiled = CompiledQuery(sql=request.sql, slots=(), columns=(), tables=request.tables,
                                  ctes=request.ctes)
-        conn.set_authorizer(read_only_authorizer(compiled))
         saved = {limit: conn.setlimit(limit, value)
                  for limit, value in settings.statement_limits.items()}
         running.start(seq, conn)
         try:
-            cursor = conn.execute(request.sql, request.parameters)
-            try:
-                return fetch_capped(cursor, request.column_names, request.row_cap,
-                                    request.response_cap_bytes)
-            finally:
-                cursor.close()
+            with authorizing(conn, read_only_authorizer(compiled)):
+                cursor = conn.execute(request.sql, request.parameters)
+                try:
+                    return fetch_capped(cursor, request.column_names, request.row_cap,
+                                        request.response_cap_bytes)
+                finally:
+                    cursor.close()
         except sqlite3.OperationalError as exc:
             text = str(exc)
             if "interrupt" in text:
@@ -233,7 +236,6 @@ def _execute(conn: sqlite3.Connection, request: QueryRequest, settings: WorkerSe
             running.stop()  # before anything else runs on the connection
             for limit, value in saved.items():
                 conn.setlimit(limit, value)
-            conn.set_authorizer(None)
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
