@@ -21,7 +21,8 @@ from tests.cli.deploy_support import ENDPOINT, Faults, run
 def ci(monkeypatch: pytest.MonkeyPatch) -> Iterator[Faults]:
     """The embedded platform behind ENDPOINT as the bot's "Feishu", through Faults."""
     with open_platform().store.write() as conn:
-        app_id, secret, _ = lark_auth.register_app(conn, "CI")
+        app = lark_auth.register_app(conn, "CI")
+    app_id, secret = app.app_id, app.app_secret
     for name, value in {"LARK_APP_ID": app_id, "LARK_APP_SECRET": secret,
                         "BASEDB_LARK_OPEN_URL": ENDPOINT, "BASEDB_LARK_ACCOUNTS_URL": ENDPOINT,
                         "BASEDB_PROFILE": "ci"}.items():

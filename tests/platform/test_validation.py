@@ -106,6 +106,13 @@ def test_a_field_named_twice_is_refused(api: Api, base: str) -> None:
     assert "given twice" in msg
 
 
+@pytest.mark.parametrize("name", ["\x1e", "Ann\x1f", "\x1cAnn", "A\x1dB"])
+def test_a_name_with_an_information_separator_is_refused(api: Api, name: str) -> None:
+    # str.strip() trims U+001C-U+001F as blanks; the documented pattern does not.
+    msg = api.fail("POST", "/users", json={"name": name}, code=9499, status=400)
+    assert "control characters" in msg or "missing or empty" in msg
+
+
 def test_body_must_be_an_object(api: Api, records_path: str) -> None:
     assert "must be a JSON object" in api.fail("POST", records_path, json=[1], code=9499)
     assert "is missing" in api.fail("POST", records_path, code=9499)

@@ -38,8 +38,8 @@ def http(platform: LocalPlatform) -> Iterator[TestClient]:
 
 def register(platform: LocalPlatform, name: str = "App") -> tuple[str, str]:
     with platform.store.write() as conn:
-        app_id, secret, _ = lark_auth.register_app(conn, name)
-    return app_id, secret
+        app = lark_auth.register_app(conn, name)
+    return app.app_id, app.app_secret
 
 
 def member(http: TestClient, platform: LocalPlatform, name: str) -> str:

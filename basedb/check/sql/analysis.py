@@ -14,13 +14,15 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from basedb.check.sql import clauses, functions
 from basedb.check.sql.model import (
@@ -135,10 +137,23 @@ def _sorted(problems: list[SqlProblem]) -> tuple[SqlProblem, ...]:
 # --------------------------------------------------------------------------- parsing
 
 
+class _Postgres(threading.local):
+    """A PostgreSQL tokenizer and parser, built once per thread (building them costs
+    more than tokenizing a typical query); both start afresh on every call."""
+
+    def __init__(self) -> None:
+        dialect = Dialect.get_or_raise("postgres")
+        self.tokenizer: Tokenizer = dialect.tokenizer()
+        self.parser: Parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+
+
+_POSTGRES = _Postgres()
+
+
 def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
-    dialect = Dialect.get_or_raise("postgres")
+    postgres = _POSTGRES
     try:
-        tokens = dialect.tokenize(sql)
+        tokens = postgres.tokenizer.tokenize(sql)
     except TokenError as error:
         return None, _token_problem(sql, error)
     statements: list[list[Token]] = [[]]
@@ -165,9 +180,9 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
         return None, SqlProblem(
             "SQL_NOT_READ_ONLY", f"main.sql starts with {first.text.upper()!r}: a Database "
             "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
+    tokens, renamed = _keep_function_names(statements[0])
     try:
-        trees = dialect.parser(error_level=ErrorLevel.IMMEDIATE).parse(
-            _prepare_tokens(statements[0]), sql)
+        trees = postgres.parser.parse(_parenthesize_typed_literals(tokens), sql)
     except ParseError as error:
         return None, _parse_problem(sql, error)
     except RecursionError:
@@ -178,7 +193,7 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
                                 f"({type(error).__name__}).", "Check the SQL syntax.",
                                 line, column)
     tree = trees[0] if trees else None
-    if tree is not None:
+    if tree is not None and renamed:
         _restore_function_names(tree)
     if not _is_select(tree):
         kind = type(tree).__name__.upper() if tree is not None else "nothing"
@@ -211,10 +226,6 @@ _LITERAL_TYPES = frozenset({TokenType.DATE, TokenType.TIMESTAMP, TokenType.TIMES
                             TokenType.JSONB, TokenType.DOUBLE, TokenType.VARCHAR})
 
 
-def _prepare_tokens(tokens: list[Token]) -> list[Token]:
-    return _parenthesize_typed_literals(_keep_function_names(tokens))
-
-
 def _parenthesize_typed_literals(tokens: list[Token]) -> list[Token]:
     out: list[Token] = []
     index = 0
@@ -235,8 +246,11 @@ def _parenthesize_typed_literals(tokens: list[Token]) -> list[Token]:
     return out
 
 
-def _keep_function_names(tokens: list[Token]) -> list[Token]:
+def _keep_function_names(tokens: list[Token]) -> tuple[list[Token], bool]:
+    """The tokens with each function name marked, and whether any was: the tree of a
+    query that calls no function needs no walk to restore names."""
     out = list(tokens)
+    renamed = False
     for index in range(len(out) - 1):
         token = out[index]
         if (token.token_type in _NAMED_TOKENS
@@ -245,7 +259,8 @@ def _keep_function_names(tokens: list[Token]) -> list[Token]:
                 and (index == 0 or out[index - 1].token_type != TokenType.DOT)):
             out[index] = Token(token.token_type, token.text + _KEEP, token.line, token.col,
                                token.start, token.end, token.comments)
-    return out
+            renamed = True
+    return out, renamed
 
 
 def _restore_function_names(tree: Any) -> None:

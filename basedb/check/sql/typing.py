@@ -23,6 +23,7 @@ from basedb.check.sql import pgtypes as T
 from basedb.check.sql.model import ColumnRef, Resolution, SqlProblem, Typing
 from basedb.check.sql.typing_base import ANY
 from basedb.check.sql.typing_groups import GroupingRules
+from basedb.workspace.model import Table
 
 # Select arguments the subset knows; anything else present is refused.
 _SELECT_KEYS = frozenset({"with_", "from_", "joins", "expressions", "where", "group",
@@ -68,6 +69,26 @@ class _Scope:
                     return folded[0]
             current = current.parent
         return None
+
+
+# The typed columns of each catalog table, built once per table rather than once per
+# query that reads it. Keyed by identity (a Table is immutable) and holding the table, so
+# a key is never reused; cleared when it grows, for processes that see many catalogs.
+_TABLE_COLUMNS: dict[int, tuple[Table, list[tuple[str, str]]]] = {}
+_TABLE_COLUMNS_LIMIT = 4096
+
+
+def _table_columns(table: Table) -> list[tuple[str, str]]:
+    """(name, type) of each of `table`'s columns, record_id last. Shared: never mutate."""
+    cached = _TABLE_COLUMNS.get(id(table))
+    if cached is not None and cached[0] is table:
+        return cached[1]
+    if len(_TABLE_COLUMNS) >= _TABLE_COLUMNS_LIMIT:
+        _TABLE_COLUMNS.clear()
+    columns = [(f.name, T.field_type(f)) for f in table.fields]
+    columns.append(("record_id", T.TEXT))
+    _TABLE_COLUMNS[id(table)] = (table, columns)
+    return columns
 
 
 class Typer(GroupingRules):
@@ -379,9 +400,7 @@ class Typer(GroupingRules):
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             ref = self.resolution.sources.get(id(node))
             if ref is not None and ref.table is not None:
-                columns = [(f.name, T.field_type(f)) for f in ref.table.fields]
-                columns.append(("record_id", T.TEXT))
-                scope.sources.append(_Source(ref.alias, columns))
+                scope.sources.append(_Source(ref.alias, _table_columns(ref.table)))
             elif ref is not None and ref.cte_name is not None:
                 found = self.cte(scope, ref.cte_name) or []
                 scope.sources.append(_Source(ref.alias, _renamed(found, names)))

@@ -47,6 +47,19 @@ for _name in ("UnicodeString", "RawString", "National", "HexString", "BitString"
         _UNSUPPORTED_NODES[getattr(exp, _name)] = "escape_strings"
 
 
+# How `TyperBase.expr` treats a node, by class (cached: isinstance against the tuples
+# above costs more than the rest of the walk).
+_WALK_CHILDREN, _WALK_QUERY, _WALK_OPAQUE = range(3)
+_WALKS: dict[type, int] = {}
+
+
+def _walk_of(kind: type) -> int:
+    walk = (_WALK_QUERY if issubclass(kind, (*QUERIES, exp.Values))
+            else _WALK_OPAQUE if issubclass(kind, OPAQUE) else _WALK_CHILDREN)
+    _WALKS[kind] = walk
+    return walk
+
+
 def function_name(node: Any) -> str:
     """The name a function call was written with, lower case."""
     return str(node.this).lower() if isinstance(node, exp.Anonymous) else str(
@@ -126,19 +139,24 @@ class TyperBase:
         """Type `root` and everything under it; its type."""
         stack: list[tuple[Any, bool]] = [(root, False)]
         types = self.types
+        handle = self.handle
         while stack:
             node, ready = stack.pop()
             if ready:
-                types[id(node)] = self.handle(node, scope)
+                types[id(node)] = handle(node, scope)
                 continue
-            if isinstance(node, (*QUERIES, exp.Values)):
+            kind = type(node)
+            walk = _WALKS.get(kind)
+            if walk is None:
+                walk = _walk_of(kind)
+            if walk == _WALK_QUERY:
                 types[id(node)] = self.subquery_type(node, scope)
                 continue
-            if isinstance(node, OPAQUE):
+            if walk == _WALK_OPAQUE:
                 types[id(node)] = ANY
                 continue
             stack.append((node, True))
-            stack.extend((child, False) for child in node.iter_expressions())
+            stack.extend([(child, False) for child in node.iter_expressions()])
         return types[id(root)]
 
     def subquery_type(self, node: Any, scope: Any) -> str:
@@ -171,8 +189,9 @@ class TyperBase:
             return self.unsupported("interval_value", "An interval value here", node)
         return result
 
-    def coerce(self, node: Any, target: str, what: str) -> bool:
-        """Convert `node` to `target` as PostgreSQL would (implicitly), or report it."""
+    def coerce(self, node: Any, target: str, what: str | Callable[[], str]) -> bool:
+        """Convert `node` to `target` as PostgreSQL would (implicitly), or report it;
+        `what` names the value in the report (a callable when naming it costs)."""
         source = self.t(node)
         if source in (ANY, target) or target == ANY:
             return True
@@ -192,6 +211,8 @@ class TyperBase:
         if T.can_coerce(source, target):
             self.coercions[id(node)] = target
             return True
+        if callable(what):
+            what = what()
         self.invalid(f"{what} is {T.describe(source)}, not {T.describe(target)}", node,
                      f"Cast it explicitly (x::{type_keyword(target)}) or use a value of "
                      f"type {T.describe(target)}.")

@@ -89,7 +89,8 @@ class ExpressionTyper(CallTyper):
             if self.multi_side_of(other):
                 return self.unsupported("row_values", "Comparing two multi-valued fields",
                                         node)
-            self.coerce(other, T.TEXT, f"the value compared with multi-valued field "
+            # The field's SQL is printed only if the comparison is reported.
+            self.coerce(other, T.TEXT, lambda: "the value compared with multi-valued field "
                         f"{sql_text(multi)}")
             return T.BOOL
         lt, rt = self.t(left), self.t(right)

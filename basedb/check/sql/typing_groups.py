@@ -84,11 +84,21 @@ class GroupingRules(ExpressionTyper):
                 return
 
     def has_aggregates(self, sel: Any) -> bool:
+        """Whether the select list or ORDER BY of `sel` calls an aggregate at its own
+        level (one walk, which stops at the first)."""
         roots = list(sel.expressions)
         if sel.args.get("order") is not None:
             roots.append(sel.args["order"])
-        return any(self.is_aggregate(node) for root in roots
-                   for node in self.level_nodes(root))
+        for root in roots:
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (exp.Anonymous, exp.Filter)) and self.is_aggregate(node):
+                    return True
+                if node is not root and isinstance(node, QUERIES):
+                    continue
+                stack.extend(node.iter_expressions())
+        return False
 
     def group_target(self, item: Any, sel: Any) -> Any:
         """The expression a GROUP BY item stands for (a position or an output name

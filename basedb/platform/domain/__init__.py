@@ -6,5 +6,13 @@ function judged against the live catalog), what describe publishes, invoke, and 
 runtimes under `runtimes/`. Functions take a store or connection, the caller and plain
 values, and raise `basedb.core.protocol.ApiFailure`.
 
+Calls return typed results, not dicts: rows and the workspace model's `Table` and `Field`,
+or frozen, slotted dataclasses whose `to_dict()` is the one place a route's JSON is made
+(`records.RecordPage`, `sites.SiteView`, `logs.LogPage`, `describe.FunctionDescription`,
+…), as `basedb.check.CheckResult` is for `basedb check --json`. The web layer answers
+`result.to_dict()`. What stays a dict is data by nature: record cells, JSON Schema
+documents and the request examples built from them (tests/unit/test_domain_results.py
+keeps that list).
+
 May import: basedb.platform.storage, basedb.check, basedb.workspace, basedb.core.
 """

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform.storage import ids, indexes, physical
@@ -34,6 +35,43 @@ class BaseRow:
     name: str
     owner_id: str
     timezone: str = ids.DEFAULT_TIMEZONE  # the zone the Base API writes datetimes in
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `POST /bases` answers (the owner is the caller)."""
+        return {"base_token": self.base_token, "name": self.name, "timezone": self.timezone}
+
+
+@dataclass(frozen=True, slots=True)
+class TableEntry:
+    table_id: str
+    name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.table_id, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class TablePage:
+    """A page of a Base's tables in creation order, and how many it has in all."""
+
+    tables: Sequence[TableEntry]
+    has_more: bool
+    total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tables": [t.to_dict() for t in self.tables], "has_more": self.has_more,
+                "total": self.total}
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """A table or field deleted, by id."""
+
+    id: str
+    deleted: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "deleted": self.deleted}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +118,13 @@ def parse_timezone(value: Any, at: str) -> str:
 
 
 def list_tables(conn: sqlite3.Connection, base_token: str, offset: int,
-                limit: int) -> tuple[list[tuple[str, str]], int]:
-    """(table_id, name) pairs in creation order, and the total count."""
+                limit: int) -> TablePage:
     total = conn.execute("SELECT COUNT(*) FROM base_tables WHERE base_token = ?",
                          (base_token,)).fetchone()[0]
     rows = conn.execute("SELECT table_id, name FROM base_tables WHERE base_token = ? "
                         "ORDER BY position LIMIT ? OFFSET ?", (base_token, limit, offset))
-    return [(r[0], r[1]) for r in rows], total
+    tables = tuple(TableEntry(row[0], row[1]) for row in rows)
+    return TablePage(tables, has_more=offset + len(tables) < total, total=total)
 
 
 def load_table(conn: sqlite3.Connection, base_token: str, table_id: str) -> Table | None:
@@ -164,7 +202,7 @@ def rename_table(conn: sqlite3.Connection, base_token: str, table: Table, name: 
     return Table(table_id=table.table_id, name=name, fields=table.fields)
 
 
-def delete_table(conn: sqlite3.Connection, base_token: str, table: Table) -> None:
+def delete_table(conn: sqlite3.Connection, base_token: str, table: Table) -> Deleted:
     inbound = conn.execute(
         "SELECT t.name, f.name FROM fields f JOIN base_tables t ON t.table_id = f.table_id "
         "WHERE f.link_table = ? AND f.table_id != ? ORDER BY t.position, f.position",
@@ -182,6 +220,7 @@ def delete_table(conn: sqlite3.Connection, base_token: str, table: Table) -> Non
     conn.execute("UPDATE sites SET base_token = NULL WHERE base_token = ? AND NOT EXISTS "
                  "(SELECT 1 FROM site_tables s WHERE s.app_token = sites.app_token)",
                  (base_token,))
+    return Deleted(table.table_id)
 
 
 def _check_table_name_free(conn: sqlite3.Connection, base_token: str, name: str,
@@ -252,7 +291,10 @@ def parse_name(value: Any, at: str, what: str) -> str:
         raise bad_request(f"The {what} name is missing or empty", parameter=at, received=value,
                           fix=f"send a non-empty {what} name")
     name = value.strip()
-    if len(name) > MAX_NAME_CHARS or any(ord(ch) < 32 for ch in name):
+    # str.strip() also trims the information separators U+001C–U+001F, which the
+    # documented pattern (JSON Schema's `\s`) does not count as blanks: refused anywhere.
+    if len(name) > MAX_NAME_CHARS or any(ord(ch) < 32 for ch in name) or any(
+            "\x1c" <= ch <= "\x1f" for ch in value):
         raise bad_request(f"The {what} name is too long or contains control characters",
                           parameter=at, received=value,
                           fix=f"use at most {MAX_NAME_CHARS} printable characters")
@@ -368,9 +410,10 @@ def update_field(conn: sqlite3.Connection, table: Table, field: Field, spec: Fie
                  description=spec.description)
 
 
-def delete_field(conn: sqlite3.Connection, table: Table, field: Field) -> None:
+def delete_field(conn: sqlite3.Connection, table: Table, field: Field) -> Deleted:
     drop_column(conn, table.table_id, physical.column_name(field.field_id))
     conn.execute("DELETE FROM fields WHERE field_id = ?", (field.field_id,))
+    return Deleted(field.field_id)
 
 
 def drop_column(conn: sqlite3.Connection, table_id: str, column: str, *,

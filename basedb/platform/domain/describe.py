@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.bindings import OPTION_SUMMARY_LIMIT
@@ -13,28 +14,70 @@ from basedb.core.findings import pointer
 from basedb.core.json_schema import merge_schemas
 from basedb.core.paths import API_PREFIX
 from basedb.platform.domain.function_plans import FunctionPlan
-from basedb.platform.domain.schemas import ParamSpec, mutation_action
+from basedb.platform.domain.schemas import ParamSpec, Reference, mutation_action
 
 
-def list_item(plan: FunctionPlan, *, internal: bool) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class FunctionListItem:
     """One entry of `GET …/functions`."""
-    item: dict[str, Any] = {
-        "functionId": plan.function_id, "name": plan.name, "description": plan.description,
-        "functionType": plan.kind, "schemaStatus": plan.status,
-        "statusHint": plan.status_hint}
-    if internal:
-        item["internal"] = True  # excluded from agents; shown to a manager on request
-    return item
+
+    function_id: str
+    name: str
+    description: str
+    function_type: str
+    schema_status: str
+    status_hint: str | None
+    internal: bool = False  # excluded from agents; shown to a manager on request
+
+    def to_dict(self) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "functionId": self.function_id, "name": self.name,
+            "description": self.description, "functionType": self.function_type,
+            "schemaStatus": self.schema_status, "statusHint": self.status_hint}
+        if self.internal:
+            item["internal"] = True
+        return item
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDescription:
+    """The `function` object of `GET …/functions/{id}`: the list entry, and what a caller
+    needs to build a call (the input schema, `parameters[]`, a request example whose
+    `replacePaths` hold placeholders, and the command that sends it)."""
+
+    item: FunctionListItem
+    deployment_id: str
+    action: str | None  # Mutations: lets a caller tell a delete from a create
+    input_schema: Mapping[str, Any] | None
+    parameters: Sequence[FunctionParameter]
+    request_example: Mapping[str, Any] | None
+    replace_paths: Sequence[str]
+    call_command: str | None  # None while the function cannot be called
+    output_schema: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.item.to_dict()
+        out["deploymentId"] = self.deployment_id
+        if self.action is not None:
+            out["action"] = self.action
+        out.update(inputSchema=self.input_schema,
+                   parameters=[p.to_dict() for p in self.parameters],
+                   requestExample=self.request_example, replacePaths=list(self.replace_paths),
+                   callCommand=self.call_command)
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        return out
+
+
+def list_item(plan: FunctionPlan, *, internal: bool) -> FunctionListItem:
+    return FunctionListItem(
+        function_id=plan.function_id, name=plan.name, description=plan.description,
+        function_type=plan.kind, schema_status=plan.status, status_hint=plan.status_hint,
+        internal=internal)
 
 
 def describe_function(plan: FunctionPlan, *, app_token: str, env: str,
-                      internal: bool) -> dict[str, Any]:
-    """The `function` object of `GET …/functions/{id}`."""
-    out = list_item(plan, internal=internal)
-    out["deploymentId"] = plan.deployment_id
-    action = mutation_action(plan.declaration)
-    if action is not None:
-        out["action"] = action  # lets a caller tell a delete from a create before calling
+                      internal: bool) -> FunctionDescription:
     schema = plan.input_schema if plan.ready else None
     example: dict[str, Any] | None
     if plan.kind in ("database_function", "mutation"):
@@ -46,44 +89,77 @@ def describe_function(plan: FunctionPlan, *, app_token: str, env: str,
     else:  # missing: the input is whatever the description says; unavailable: nothing
         parameters, paths = [], []
         example = {"params": {}} if plan.status == "missing" else None
-    out.update(inputSchema=schema, parameters=parameters, requestExample=example,
-               replacePaths=paths)
     callable_now = plan.status in ("ready", "missing")
-    out["callCommand"] = call_command(app_token, plan.function_id, env,
-                                      internal=internal) if callable_now else None
-    if plan.output_schema is not None:
-        out["outputSchema"] = plan.output_schema
-    return out
+    return FunctionDescription(
+        item=list_item(plan, internal=internal), deployment_id=plan.deployment_id,
+        action=mutation_action(plan.declaration), input_schema=schema,
+        parameters=parameters, request_example=example, replace_paths=paths,
+        call_command=call_command(app_token, plan.function_id, env, internal=internal)
+        if callable_now else None,
+        output_schema=plan.output_schema)
 
 
-def parameters_view(specs: Sequence[ParamSpec]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class OptionSummary:
+    """The first options of the option field a param is compared with."""
+
+    table: str
+    field: str
+    options: tuple[str, ...]
+    truncated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "field": self.field, "options": list(self.options),
+                "truncated": self.truncated}
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionParameter:
+    """One entry of a describe's `parameters[]`."""
+
+    name: str
+    type: str
+    required: bool
+    description: str
+    enum: Sequence[Any] | None = None
+    reference: Reference | None = None
+    value_hint: str | None = None  # how to find a referenced id
+    option_summary: OptionSummary | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        item: dict[str, Any] = {"name": self.name, "type": self.type,
+                                "required": self.required, "description": self.description}
+        if self.enum is not None:
+            item["enum"] = list(self.enum)
+        if self.reference is not None:
+            item["reference"] = self.reference.to_dict()
+        if self.value_hint is not None:
+            item["valueHint"] = self.value_hint
+        if self.option_summary is not None:
+            item["optionSummary"] = self.option_summary.to_dict()
+        return item
+
+
+def parameters_view(specs: Sequence[ParamSpec]) -> list[FunctionParameter]:
     """`parameters[]` of a Database Function or Mutation."""
     out = []
     for spec in specs:
-        item: dict[str, Any] = {"name": spec.name, "type": spec.type_label,
-                                "required": spec.required, "description": spec.description}
-        if spec.enum is not None:
-            item["enum"] = list(spec.enum)
-        if spec.reference is not None:
-            ref = spec.reference
-            reference: dict[str, Any] = {"table": ref.table, "field": ref.field,
-                                         "value": ref.value}
-            if ref.record_table is not None:
-                reference["recordTable"] = ref.record_table
-            item["reference"] = reference
-            if spec.description:
-                item["valueHint"] = spec.description
+        summary = None
         if spec.option is not None and spec.enum is None and spec.option.options:
             options = spec.option.options
-            item["optionSummary"] = {
-                "table": spec.option.table, "field": spec.option.field,
-                "options": list(options[:OPTION_SUMMARY_LIMIT]),
-                "truncated": len(options) > OPTION_SUMMARY_LIMIT}
-        out.append(item)
+            summary = OptionSummary(spec.option.table, spec.option.field,
+                                    tuple(options[:OPTION_SUMMARY_LIMIT]),
+                                    len(options) > OPTION_SUMMARY_LIMIT)
+        out.append(FunctionParameter(
+            name=spec.name, type=spec.type_label, required=spec.required,
+            description=spec.description, enum=spec.enum, reference=spec.reference,
+            value_hint=spec.description if spec.reference is not None and spec.description
+            else None,
+            option_summary=summary))
     return out
 
 
-def schema_parameters_view(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+def schema_parameters_view(schema: Mapping[str, Any]) -> list[FunctionParameter]:
     """`parameters[]` of a FaaS or AI Function: the top-level properties of its schema."""
     properties = schema.get("properties")
     if not isinstance(properties, dict):
@@ -94,16 +170,15 @@ def schema_parameters_view(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     for name, prop in properties.items():
         prop = prop if isinstance(prop, dict) else {}
         kind = prop.get("type")
-        item: dict[str, Any] = {
-            "name": name,
-            "type": kind if isinstance(kind, str) else "/".join(map(str, kind))
+        description = prop.get("description")
+        enum = prop.get("enum")
+        out.append(FunctionParameter(
+            name=name,
+            type=kind if isinstance(kind, str) else "/".join(map(str, kind))
             if isinstance(kind, list) else "any",
-            "required": name in names,
-            "description": prop.get("description") if isinstance(
-                prop.get("description"), str) else ""}
-        if isinstance(prop.get("enum"), list):
-            item["enum"] = prop["enum"]
-        out.append(item)
+            required=name in names,
+            description=description if isinstance(description, str) else "",
+            enum=enum if isinstance(enum, list) else None))
     return out
 
 

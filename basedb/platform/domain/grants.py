@@ -27,8 +27,9 @@ owner can bind again if they have access of their own.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from basedb.platform.storage import ids
 
@@ -43,6 +44,45 @@ class Grant:
     via: str | None  # None: a direct grant; else the site it is held through
     granted_by: str
     created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "name": self.name, "via_app_token": self.via,
+                "granted_by": self.granted_by, "created_at": self.created_at}
+
+
+@dataclass(frozen=True, slots=True)
+class GrantListing:
+    """Who may use a Base besides its owner."""
+
+    owner_id: str
+    grants: Sequence[Grant]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"owner_id": self.owner_id, "grants": [g.to_dict() for g in self.grants],
+                "total": len(self.grants)}
+
+
+@dataclass(frozen=True, slots=True)
+class GrantGiven:
+    user_id: str
+    granted: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "granted": self.granted}
+
+
+@dataclass(frozen=True, slots=True)
+class GrantRevoked:
+    """A direct grant taken back, and the sites that unbound from the Base (bound on that
+    access and resting on no other access of the user's)."""
+
+    user_id: str
+    unbound_app_tokens: Sequence[str]
+    revoked: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "revoked": self.revoked,
+                "unbound_app_tokens": list(self.unbound_app_tokens)}
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
 from basedb.core.protocol import ApiFailure, Code
@@ -29,16 +30,38 @@ class User:
     is_platform_owner: bool = False
     is_bot: bool = False  # signed in with a tenant access token (an app's bot)
 
+    def to_dict(self) -> dict[str, Any]:
+        """GET /users/me."""
+        return {"user_id": self.user_id, "name": self.name,
+                "is_platform_owner": self.is_platform_owner}
+
+    def lark_user_info(self) -> dict[str, Any]:
+        """Lark's user_info answer: the fields lark-cli reads (`open_id`, `name`) and
+        their kin."""
+        return {"open_id": self.user_id, "union_id": self.user_id, "user_id": self.user_id,
+                "name": self.name, "en_name": self.name, "tenant_key": "basedb-local"}
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    """A user just created, with its first token (shown this once)."""
+
+    user: User
+    token: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user.user_id, "name": self.user.name, "token": self.token}
+
 
 def create_user(conn: sqlite3.Connection, name: str, *,
-                platform_owner: bool = False) -> tuple[User, str]:
+                platform_owner: bool = False) -> NewUser:
     """A new user and its first token (returned once, never stored in clear)."""
     user = User(ids.new_id(ids.USER_ID), name, platform_owner)
     conn.execute(
         "INSERT INTO users (user_id, name, is_platform_owner, created_at) VALUES (?, ?, ?, ?)",
         (user.user_id, name, int(platform_owner), ids.now_text()),
     )
-    return user, issue_token(conn, user.user_id)
+    return NewUser(user, issue_token(conn, user.user_id))
 
 
 def issue_token(conn: sqlite3.Connection, user_id: str) -> str:
@@ -127,7 +150,7 @@ def ensure_owner_token(store: Store, data_dir: Path) -> str:
         row = conn.execute("SELECT user_id FROM users WHERE is_platform_owner = 1 "
                            "ORDER BY created_at LIMIT 1").fetchone()
         if row is None:
-            _, token = create_user(conn, _owner_name(), platform_owner=True)
+            token = create_user(conn, _owner_name(), platform_owner=True).token
         else:
             token = issue_token(conn, row[0])
         # Written inside the transaction: if the file cannot be written, no token exists.

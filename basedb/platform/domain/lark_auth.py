@@ -61,6 +61,31 @@ class LarkAnswer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class LarkApp:
+    """A registered app: its secret is shown only now (only its hash is kept)."""
+
+    app_id: str
+    app_secret: str
+    name: str
+    bot_user_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"app_id": self.app_id, "app_secret": self.app_secret, "name": self.name,
+                "bot_user_id": self.bot_user_id}
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceDecision:
+    """A signed-in user's answer to a pending device grant of app `app_id`."""
+
+    app_id: str
+    approved: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"app_id": self.app_id, "approved": self.approved}
+
+
 class LarkRefusal(Exception):
     """Raised with the answer to send instead of the request's result."""
 
@@ -112,15 +137,15 @@ def _guard(conn: sqlite3.Connection, key: str, now: int) -> None:
 # ----------------------------------------------------------------------------- apps
 
 
-def register_app(conn: sqlite3.Connection, name: str) -> tuple[str, str, User]:
-    """A new app: (app id, its secret, shown only now, its bot user)."""
-    bot, _ = create_user(conn, f"{name} (bot)")
+def register_app(conn: sqlite3.Connection, name: str) -> LarkApp:
+    """A new app, with its bot user."""
+    bot = create_user(conn, f"{name} (bot)").user
     app_id = "cli_" + secrets.token_hex(8)
     secret = secrets.token_urlsafe(24)
     conn.execute("INSERT INTO lark_apps (app_id, secret_hash, name, bot_user_id, created_at) "
                  "VALUES (?, ?, ?, ?, ?)",
                  (app_id, ids.hash_token(secret), name, bot.user_id, ids.now_text()))
-    return app_id, secret, bot
+    return LarkApp(app_id, secret, name, bot.user_id)
 
 
 def _check_app(conn: sqlite3.Connection, app_id: Any, secret: Any, client: str,
@@ -215,9 +240,9 @@ def _new_user_code(conn: sqlite3.Connection) -> str:
 
 
 def decide_device_grant(conn: sqlite3.Connection, user: User, user_code: Any, approve: bool,
-                        *, now: int | None = None) -> str | LarkAnswer:
+                        *, now: int | None = None) -> DeviceDecision | LarkAnswer:
     """A signed-in user approves (or denies) the grant showing `user_code`. Returns the
-    app id, or the refusal when the code is unknown, expired or already decided (returned,
+    decision, or the refusal when the code is unknown, expired or already decided (returned,
     not raised, so that the failed guess it counts is committed)."""
     moment = _now(now)
     key = f"user_code:{user.user_id}"
@@ -233,7 +258,7 @@ def decide_device_grant(conn: sqlite3.Connection, user: User, user_code: Any, ap
                             "have expired or been used.")
     conn.execute("UPDATE lark_device_grants SET status = ?, user_id = ? WHERE user_code = ?",
                  ("approved" if approve else "denied", user.user_id, code))
-    return str(row[0])
+    return DeviceDecision(str(row[0]), approve)
 
 
 def poll_device_grant(conn: sqlite3.Connection, form: dict[str, str], client: str, *,

@@ -17,6 +17,7 @@ Entries are read in `entry_id` order; `after` is the cursor of the last entry se
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,25 +40,74 @@ class LogQuery:
     tail: int | None = None  # only the newest `tail` entries (after `after`)
 
 
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One entry of the platform log, as a reader is shown it."""
+
+    entry_id: int
+    time: str
+    log_id: str
+    app_token: str | None
+    user_id: str | None
+    kind: str  # call or detail
+    level: str
+    message: str
+    env: str | None = None
+    function_id: str | None = None
+    code: int | None = None
+    ms: float | None = None
+
+    @property
+    def cursor(self) -> str:
+        return str(self.entry_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cursor": self.cursor, "time": self.time, "logId": self.log_id,
+                               "appToken": self.app_token, "userId": self.user_id,
+                               "kind": self.kind, "level": self.level, "message": self.message}
+        if self.env is not None:
+            out["env"] = self.env
+        if self.function_id is not None:
+            out["functionId"] = self.function_id
+        if self.code is not None:
+            out["code"] = self.code
+        if self.ms is not None:
+            out["ms"] = round(self.ms, 1)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LogPage:
+    """Entries in cursor order, whether more follow, and the cursor to read on from (the
+    last entry's, or the query's `after` when there was none)."""
+
+    entries: Sequence[LogEntry]
+    has_more: bool
+    cursor: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entries": [entry.to_dict() for entry in self.entries],
+                "hasMore": self.has_more, "cursor": self.cursor}
+
+
 _COLUMNS = ("entry_id, created_at, log_id, app_token, user_id, kind, level, env, "
             "function_id, code, ms, message")
 
 
 def site_entries(conn: sqlite3.Connection, user: User, app_token: str,
-                 query: LogQuery) -> tuple[list[dict[str, Any]], bool, str]:
-    """The entries of a site `user` may read, the has-more flag and the caller's role."""
+                 query: LogQuery) -> LogPage:
+    """The entries of a site `user` may read."""
     _, role = require_site(conn, user, app_token)
     where = ["app_token = ?"]
     args: list[Any] = [app_token]
     if role not in sites.MANAGER_ROLES:
         where += ["kind = 'call'", "user_id = ?"]
         args.append(user.user_id)
-    rows, more = _select(conn, where, args, query)
-    return rows, more, role
+    return _select(conn, where, args, query)
 
 
 def platform_entries(conn: sqlite3.Connection, user: User,
-                     query: LogQuery) -> tuple[list[dict[str, Any]], bool]:
+                     query: LogQuery) -> LogPage:
     """Every entry, for the platform owner."""
     if not user.is_platform_owner:
         raise permission_denied(
@@ -68,7 +118,7 @@ def platform_entries(conn: sqlite3.Connection, user: User,
 
 
 def _select(conn: sqlite3.Connection, where: list[str], args: list[Any],
-            query: LogQuery) -> tuple[list[dict[str, Any]], bool]:
+            query: LogQuery) -> LogPage:
     where = [*where, "entry_id > ?"]
     args = [*args, query.after]
     for column, value in (("log_id", query.log_id), ("env", query.env),
@@ -81,28 +131,24 @@ def _select(conn: sqlite3.Connection, where: list[str], args: list[Any],
         sql = (f"SELECT {_COLUMNS} FROM platform_log WHERE {condition} "
                "ORDER BY entry_id DESC LIMIT ?")
         rows = conn.execute(sql, [*args, min(query.tail, query.limit)]).fetchall()
-        return [_entry(row) for row in reversed(rows)], False
+        return _page([_entry(row) for row in reversed(rows)], False, query)
     sql = f"SELECT {_COLUMNS} FROM platform_log WHERE {condition} ORDER BY entry_id LIMIT ?"
     rows = conn.execute(sql, [*args, query.limit + 1]).fetchall()
     more = len(rows) > query.limit
-    return [_entry(row) for row in rows[:query.limit]], more
+    return _page([_entry(row) for row in rows[:query.limit]], more, query)
 
 
-def _entry(row: tuple[Any, ...]) -> dict[str, Any]:
+def _page(entries: list[LogEntry], more: bool, query: LogQuery) -> LogPage:
+    cursor = entries[-1].cursor if entries else str(query.after)
+    return LogPage(tuple(entries), more, cursor)
+
+
+def _entry(row: tuple[Any, ...]) -> LogEntry:
     entry_id, created, log_id, app_token, user_id, kind, level, env, function_id, code, ms, \
         message = row
-    out: dict[str, Any] = {"cursor": str(entry_id), "time": created, "logId": log_id,
-                           "appToken": app_token, "userId": user_id, "kind": kind,
-                           "level": level, "message": message}
-    if env is not None:
-        out["env"] = env
-    if function_id is not None:
-        out["functionId"] = function_id
-    if code is not None:
-        out["code"] = code
-    if ms is not None:
-        out["ms"] = round(ms, 1)
-    return out
+    return LogEntry(entry_id=entry_id, time=created, log_id=log_id, app_token=app_token,
+                    user_id=user_id, kind=kind, level=level, message=message, env=env,
+                    function_id=function_id, code=code, ms=ms)
 
 
 def newest_cursor(conn: sqlite3.Connection) -> int:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
-from basedb.core.protocol import quote
+from basedb.core.protocol import not_found, quote
 from basedb.platform.storage import ids, physical
 from basedb.platform.storage.cells import (
     InvalidCell,
@@ -248,7 +249,86 @@ def read_records(conn: sqlite3.Connection, table: Table,
     return out
 
 
-def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record: its id and its cells by field name."""
+
+    record_id: str
+    fields: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record_id": self.record_id, "fields": dict(self.fields)}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordDeleted:
+    record_id: str
+    deleted: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record_id": self.record_id, "deleted": self.deleted}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsPatched:
+    """One patch applied to several records: their ids and the values it wrote, by
+    field name (as lark-cli's +record-batch-update reads them)."""
+
+    record_ids: tuple[str, ...]
+    update: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record_id_list": list(self.record_ids), "update": dict(self.update)}
+
+
+def require_record(conn: sqlite3.Connection, table: Table, record_id: str) -> Record:
+    """The record, or 404 naming the table to list ids from."""
+    found = read_records(conn, table, [record_id]).get(record_id)
+    if found is None:
+        raise not_found(f"Record {record_id} of table {table.table_id}", "/path/record_id",
+                        record_id, f"use a record id from GET …/tables/{table.table_id}/records")
+    return Record(record_id, found)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRows:
+    """Records column-oriented, as the Base API returns them: `data[i][j]` is the value
+    of field `field_ids[j]` in record `record_ids[i]`."""
+
+    fields: tuple[str, ...]  # names
+    field_ids: tuple[str, ...]
+    record_ids: tuple[str, ...]
+    data: Sequence[Sequence[Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fields": list(self.fields), "field_id_list": list(self.field_ids),
+                "record_id_list": list(self.record_ids),
+                "data": [list(row) for row in self.data]}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    """One page of a table's records, and whether more follow."""
+
+    rows: RecordRows
+    has_more: bool
+    total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.rows.to_dict(), "has_more": self.has_more, "total": self.total}
+
+
+def read_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
+              record_ids: list[str]) -> RecordRows:
+    """The records (which must exist) with the values of `fields`, in that order."""
+    found = read_records(conn, table, record_ids)
+    return RecordRows(fields=tuple(f.name for f in fields),
+                      field_ids=tuple(f.field_id for f in fields),
+                      record_ids=tuple(record_ids),
+                      data=[[found[rid][f.name] for f in fields] for rid in record_ids])
+
+
+def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int) -> RecordPage:
     """One page in insertion order, column-oriented as the Base API returns it."""
     tname = physical.table_name(table.table_id)
     total = conn.execute(f"SELECT COUNT(*) FROM {tname}").fetchone()[0]
@@ -259,11 +339,7 @@ def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int) -
                             "LIMIT ? OFFSET ?", (limit, offset)):
         record_ids.append(row[0])
         data.append([decode(cell) for decode, cell in zip(decoders, row[1:], strict=True)])
-    return {
-        "fields": [f.name for f in table.fields],
-        "field_id_list": [f.field_id for f in table.fields],
-        "record_id_list": record_ids,
-        "data": data,
-        "has_more": offset + len(record_ids) < total,
-        "total": total,
-    }
+    rows = RecordRows(fields=tuple(f.name for f in table.fields),
+                      field_ids=tuple(f.field_id for f in table.fields),
+                      record_ids=tuple(record_ids), data=data)
+    return RecordPage(rows, has_more=offset + len(record_ids) < total, total=total)

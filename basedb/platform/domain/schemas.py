@@ -54,6 +54,12 @@ class Reference:
     value: Literal["record", "user"]
     record_table: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"table": self.table, "field": self.field, "value": self.value}
+        if self.record_table is not None:
+            out["recordTable"] = self.record_table
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class ParamSpec:

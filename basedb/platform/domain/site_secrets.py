@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from basedb.core.protocol import ApiFailure, Code, bad_request, quote, unexecuted_message
 from basedb.platform.domain import sites
@@ -30,6 +31,37 @@ MAX_SECRETS_PER_SITE = 100
 MAX_VALUE_BYTES = 32 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class SecretInfo:
+    """A secret's name and when and by whom it was last set; never its value."""
+
+    name: str
+    updated_at: str
+    updated_by: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "updatedAt": self.updated_at, "updatedBy": self.updated_by}
+
+
+@dataclass(frozen=True, slots=True)
+class SecretListing:
+    """The site's secrets, by name."""
+
+    secrets: Sequence[SecretInfo]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"secrets": [secret.to_dict() for secret in self.secrets]}
+
+
+@dataclass(frozen=True, slots=True)
+class SecretDeleted:
+    name: str
+    deleted: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "deleted": self.deleted}
+
+
 def _check_name(name: str) -> None:
     problem = secret_name_problem(name)
     if problem:
@@ -38,16 +70,15 @@ def _check_name(name: str) -> None:
                               "declares it")
 
 
-def listing(conn: sqlite3.Connection, caller: User, app_token: str) -> dict[str, Any]:
+def listing(conn: sqlite3.Connection, caller: User, app_token: str) -> SecretListing:
     require_site(conn, caller, app_token, roles=sites.MANAGER_ROLES)
     rows = conn.execute("SELECT name, updated_at, updated_by FROM site_secrets "
                         "WHERE app_token = ? ORDER BY name", (app_token,)).fetchall()
-    return {"secrets": [{"name": name, "updatedAt": at, "updatedBy": by}
-                        for name, at, by in rows]}
+    return SecretListing(tuple(SecretInfo(*row) for row in rows))
 
 
 def put(conn: sqlite3.Connection, caller: User, app_token: str, name: str,
-        value: Any) -> dict[str, Any]:
+        value: Any) -> SecretInfo:
     """Set one secret (inside a write)."""
     require_site(conn, caller, app_token, roles=sites.MANAGER_ROLES)
     _check_name(name)
@@ -72,10 +103,10 @@ def put(conn: sqlite3.Connection, caller: User, app_token: str, name: str,
                  "value = excluded.value, updated_by = excluded.updated_by, "
                  "updated_at = excluded.updated_at",
                  (app_token, name, value, caller.user_id, at))
-    return {"name": name, "updatedAt": at, "updatedBy": caller.user_id}
+    return SecretInfo(name, at, caller.user_id)
 
 
-def delete(conn: sqlite3.Connection, caller: User, app_token: str, name: str) -> dict[str, Any]:
+def delete(conn: sqlite3.Connection, caller: User, app_token: str, name: str) -> SecretDeleted:
     require_site(conn, caller, app_token, roles=sites.MANAGER_ROLES)
     _check_name(name)
     removed = conn.execute("DELETE FROM site_secrets WHERE app_token = ? AND name = ?",
@@ -85,7 +116,7 @@ def delete(conn: sqlite3.Connection, caller: User, app_token: str, name: str) ->
             f"Site {app_token} has no secret {quote(name)}", parameter="/path/secret_name",
             received=name, fix="list the site's secrets with `basedb secrets list`"),
             status=404)
-    return {"name": name, "deleted": True}
+    return SecretDeleted(name)
 
 
 def values_for(conn: sqlite3.Connection, app_token: str, names: Iterable[str], *,

@@ -16,8 +16,8 @@ groups kept visible on a large site; references/functions.md holds the rest.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from basedb import __version__
@@ -88,9 +88,32 @@ def skill_function(plan: FunctionPlan) -> SkillFunction:
 # ------------------------------------------------------------------------- document
 
 
+@dataclass(frozen=True, slots=True)
+class SiteSkill:
+    """The site Skill rendered from a production deployment: SKILL.md (`markdown`) and
+    its reference files by name, with the functions it lists."""
+
+    name: str
+    description: str
+    title: str
+    app_token: str
+    deployment_id: str
+    functions: Sequence[SkillFunction]
+    markdown: str
+    references: Mapping[str, str]
+    env: str = field(default="prod", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `data` of `GET /sites/{app}/skill`."""
+        return {"name": self.name, "description": self.description, "title": self.title,
+                "appToken": self.app_token, "env": self.env,
+                "deploymentId": self.deployment_id,
+                "functions": [f.to_dict() for f in self.functions],
+                "markdown": self.markdown, "references": dict(self.references)}
+
+
 def render_site_skill(*, title: str, app_token: str, deployment_id: str,
-                      functions: Sequence[SkillFunction]) -> dict[str, Any]:
-    """The `data` of `GET /sites/{app}/skill`."""
+                      functions: Sequence[SkillFunction]) -> SiteSkill:
     ordered = sorted(functions, key=lambda f: (f.access != "read", f.function_id))
     name = site_skill_name(title, app_token)
     description = skill_description(title, ordered)
@@ -99,11 +122,10 @@ def render_site_skill(*, title: str, app_token: str, deployment_id: str,
                           "deploymentId": deployment_id,
                           "generatedBy": f"basedb {__version__}"}}
     markdown = render_frontmatter(front) + "\n" + skill_body(title, app_token, ordered)
-    return {"name": name, "description": description, "title": title,
-            "appToken": app_token, "env": "prod", "deploymentId": deployment_id,
-            "functions": [f.to_dict() for f in ordered], "markdown": markdown,
-            "references": {REFERENCE_FILE: functions_reference(title, deployment_id,
-                                                               ordered)}}
+    return SiteSkill(name=name, description=description, title=title, app_token=app_token,
+                     deployment_id=deployment_id, functions=tuple(ordered), markdown=markdown,
+                     references={REFERENCE_FILE: functions_reference(title, deployment_id,
+                                                                     ordered)})
 
 
 def first_clause(text: str) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from basedb.platform.domain import bases
 from basedb.platform.storage import ids
@@ -119,12 +121,13 @@ def site_catalog(conn: sqlite3.Connection, site: SiteRow) -> Catalog:
     return Catalog(base_token=site.base_token, tables=tuple(tables))
 
 
-def list_members(conn: sqlite3.Connection, app_token: str) -> list[tuple[str, str, str]]:
-    """(user_id, name, role), the owner first."""
-    return [(r[0], r[1], r[2]) for r in conn.execute(
+def list_members(conn: sqlite3.Connection, app_token: str) -> MemberListing:
+    """The owner first, then admins, then members, each by name."""
+    return MemberListing(tuple(Member(r[0], r[1], r[2]) for r in conn.execute(
         "SELECT m.user_id, u.name, m.role FROM site_members m JOIN users u "
         "ON u.user_id = m.user_id WHERE m.app_token = ? ORDER BY CASE m.role "
-        "WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, u.name, m.user_id", (app_token,))]
+        "WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, u.name, m.user_id",
+        (app_token,))))
 
 
 def set_member(conn: sqlite3.Connection, app_token: str, user_id: str, role: str) -> None:
@@ -137,3 +140,136 @@ def remove_member(conn: sqlite3.Connection, app_token: str, user_id: str) -> boo
     cursor = conn.execute("DELETE FROM site_members WHERE app_token = ? AND user_id = ?",
                           (app_token, user_id))
     return cursor.rowcount > 0
+
+
+# ------------------------------------------------------------------------- results
+# What the sites routes answer (camelCase like upstream).
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The Base a site binds and its tables in binding order; no Base without tables."""
+
+    base_token: str | None
+    table_ids: tuple[str, ...]
+
+    @classmethod
+    def of(cls, site: SiteRow, table_ids: Sequence[str]) -> Binding:
+        return cls(site.base_token if table_ids else None, tuple(table_ids))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseToken": self.base_token, "tableIds": list(self.table_ids)}
+
+
+@dataclass(frozen=True, slots=True)
+class SiteBinding:
+    """A site's binding after it changed."""
+
+    app_token: str
+    binding: Binding
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.app_token, **self.binding.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class SiteView:
+    """A site as one of its members sees it: their role and the site's binding."""
+
+    site: SiteRow
+    role: str
+    binding: Binding
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.site.app_token, "title": self.site.title,
+                "ownerId": self.site.owner_id, "role": self.role,
+                "binding": self.binding.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCreated:
+    site: SiteRow
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.site.app_token, "title": self.site.title}
+
+
+@dataclass(frozen=True, slots=True)
+class SiteDeleted:
+    """A deleted site, and the Base it was bound to (which stays)."""
+
+    site: SiteRow
+    deleted: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.site.app_token, "deleted": self.deleted,
+                "baseToken": self.site.base_token}
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """A site the caller belongs to, with their role."""
+
+    site: SiteRow
+    role: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"appToken": self.site.app_token, "title": self.site.title, "role": self.role,
+                "baseToken": self.site.base_token}
+
+
+@dataclass(frozen=True, slots=True)
+class SitePage:
+    """A page of the caller's sites; `page_token` reads on (None on the last page)."""
+
+    sites: Sequence[Membership]
+    page_token: str | None = None
+
+    @property
+    def has_more(self) -> bool:
+        return self.page_token is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sites": [s.to_dict() for s in self.sites],
+                               "hasMore": self.has_more}
+        if self.page_token is not None:
+            out["pageToken"] = self.page_token
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    user_id: str
+    name: str
+    role: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"userId": self.user_id, "name": self.name, "role": self.role}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberListing:
+    members: Sequence[Member]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"members": [m.to_dict() for m in self.members], "total": len(self.members)}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRole:
+    """A member added, or their role changed."""
+
+    user_id: str
+    role: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"userId": self.user_id, "role": self.role}
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRemoved:
+    user_id: str
+    removed: Literal[True] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"userId": self.user_id, "removed": self.removed}

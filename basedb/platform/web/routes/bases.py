@@ -61,7 +61,7 @@ def create_base(call: Call) -> dict[str, Any]:
     timezone = bases.parse_timezone(body.get("timezone"), "/timezone")
     with call.store.write() as conn:
         base = bases.create_base(conn, name, call.caller.user_id, timezone)
-    return {"base_token": base.base_token, "name": base.name, "timezone": base.timezone}
+    return base.to_dict()
 
 
 # -------------------------------------------------------------------------- grants
@@ -70,12 +70,8 @@ def create_base(call: Call) -> dict[str, Any]:
 def list_grants(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         base = require_base(conn, call.caller, call.path["base_token"])
-        found = grants.list_grants(conn, base.base_token)
-    return {"owner_id": base.owner_id,
-            "grants": [{"user_id": g.user_id, "name": g.name, "via_app_token": g.via,
-                        "granted_by": g.granted_by, "created_at": g.created_at}
-                       for g in found],
-            "total": len(found)}
+        listing = grants.GrantListing(base.owner_id, grants.list_grants(conn, base.base_token))
+    return listing.to_dict()
 
 
 def _grantee(call: Call) -> str:
@@ -100,7 +96,7 @@ def add_grant(call: Call) -> dict[str, Any]:
             raise bad_request("The Base's owner needs no grant", parameter="/user_id",
                               received=user_id, fix="grant access to another user")
         grants.grant_directly(conn, base.base_token, user_id, call.caller.user_id)
-    return {"user_id": user_id, "granted": True}
+    return grants.GrantGiven(user_id).to_dict()
 
 
 def remove_grant(call: Call) -> dict[str, Any]:
@@ -114,7 +110,7 @@ def remove_grant(call: Call) -> dict[str, Any]:
                             "/user_id", user_id, f"see GET /bases/{base.base_token}/grants "
                             "(access held through a site ends with the site role)")
         done = grants.reconcile(conn, base.base_token)
-    return {"user_id": user_id, "revoked": True, "unbound_app_tokens": done.unbound}
+    return grants.GrantRevoked(user_id, done.unbound).to_dict()
 
 
 # -------------------------------------------------------------------------- tables
@@ -125,9 +121,8 @@ def list_tables(call: Call) -> dict[str, Any]:
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
         require_base(conn, call.caller, call.path["base_token"])
-        rows, total = bases.list_tables(conn, call.path["base_token"], offset, limit)
-    return {"tables": [{"id": tid, "name": name} for tid, name in rows],
-            "has_more": offset + len(rows) < total, "total": total}
+        page = bases.list_tables(conn, call.path["base_token"], offset, limit)
+    return page.to_dict()
 
 
 def create_table(call: Call) -> dict[str, Any]:
@@ -165,9 +160,8 @@ def patch_table(call: Call) -> dict[str, Any]:
 def delete_table(call: Call) -> dict[str, Any]:
     base_token = call.path["base_token"]
     with call.store.write() as conn:
-        table = path_table(conn, call)
-        bases.delete_table(conn, base_token, table)
-    return {"id": table.table_id, "deleted": True}
+        deleted = bases.delete_table(conn, base_token, path_table(conn, call))
+    return deleted.to_dict()
 
 
 # -------------------------------------------------------------------------- fields
@@ -213,8 +207,8 @@ def delete_field(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         table = path_table(conn, call)
         field = bases.require_field(table, call.path["field_id"])
-        bases.delete_field(conn, table, field)
-    return {"id": field.field_id, "deleted": True}
+        deleted = bases.delete_field(conn, table, field)
+    return deleted.to_dict()
 
 
 # ------------------------------------------------------------------------ metadata

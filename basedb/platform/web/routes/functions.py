@@ -113,7 +113,7 @@ def list_functions(call: Call) -> dict[str, Any]:
                  for function_id in page]
     has_more = len(remaining) > len(page)
     return {
-        "functions": [list_item(p, internal=deployed.is_internal(p.function_id))
+        "functions": [list_item(p, internal=deployed.is_internal(p.function_id)).to_dict()
                       for p in plans],
         "hasMore": has_more,
         "pageToken": _page_token(env, page[-1]) if has_more else None,
@@ -129,7 +129,7 @@ def describe(call: Call) -> dict[str, Any]:
                                 call.path["function_id"], include_internal)
     return {"function": describe_function(
         target.plan, app_token=target.deployed.site.app_token, env=env,
-        internal=target.deployed.is_internal(target.function_id))}
+        internal=target.deployed.is_internal(target.function_id)).to_dict()}
 
 
 async def invoke(call: Call) -> Any:

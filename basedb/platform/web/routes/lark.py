@@ -165,7 +165,7 @@ def approve_device(call: Call) -> dict[str, Any]:
                           fix="use the code the waiting command printed, before it "
                           "expires, as the user signing in",
                           status=404 if decided.status == 400 else decided.status) from None
-    return {"app_id": decided, "approved": approve}
+    return decided.to_dict()
 
 
 def create_app(call: Call) -> dict[str, Any]:
@@ -174,8 +174,8 @@ def create_app(call: Call) -> dict[str, Any]:
                                 "ask the platform owner (who holds owner.token)")
     name = parse_name(call.body_object({"name"}).get("name"), "/name", "app")
     with call.store.write() as conn:
-        app_id, secret, bot = lark_auth.register_app(conn, name)
-    return {"app_id": app_id, "app_secret": secret, "name": name, "bot_user_id": bot.user_id}
+        app = lark_auth.register_app(conn, name)
+    return app.to_dict()
 
 
 _RAW = "Lark's own JSON (not the envelope)."

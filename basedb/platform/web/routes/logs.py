@@ -60,27 +60,25 @@ def _wait(call: Call) -> float:
     return float(call.query_int("wait", default=0, minimum=0, maximum=MAX_WAIT_SECONDS))
 
 
-async def _answer(call: Call, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+async def _answer(call: Call, read: Callable[[], logs.LogPage]) -> dict[str, Any]:
     """`read()` now, or as soon as it finds an entry within `wait` seconds."""
     deadline = time.monotonic() + _wait(call)
     while True:
         found = await run_in_threadpool(read)
-        if found["entries"] or time.monotonic() >= deadline:
-            return found
+        if found.entries or time.monotonic() >= deadline:
+            return found.to_dict()
         if await call.request.is_disconnected():
-            return found
+            return found.to_dict()
         await asyncio.sleep(_POLL_SECONDS)
 
 
 async def site_logs(call: Call) -> dict[str, Any]:
     query = _query(call)
 
-    def read() -> dict[str, Any]:
+    def read() -> logs.LogPage:
         call.context.log_writer.flush()
         with call.store.read() as conn:
-            entries, more, _ = logs.site_entries(conn, call.caller, call.path["app_token"],
-                                                 query)
-        return _page(entries, more, query)
+            return logs.site_entries(conn, call.caller, call.path["app_token"], query)
 
     return await _answer(call, read)
 
@@ -88,18 +86,12 @@ async def site_logs(call: Call) -> dict[str, Any]:
 async def platform_logs(call: Call) -> dict[str, Any]:
     query = _query(call)
 
-    def read() -> dict[str, Any]:
+    def read() -> logs.LogPage:
         call.context.log_writer.flush()
         with call.store.read() as conn:
-            entries, more = logs.platform_entries(conn, call.caller, query)
-        return _page(entries, more, query)
+            return logs.platform_entries(conn, call.caller, query)
 
     return await _answer(call, read)
-
-
-def _page(entries: list[dict[str, Any]], more: bool, query: logs.LogQuery) -> dict[str, Any]:
-    cursor = entries[-1]["cursor"] if entries else str(query.after)
-    return {"entries": entries, "hasMore": more, "cursor": cursor}
 
 
 # --------------------------------------------------------------------- documentation

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from basedb.core.protocol import bad_request, not_found
@@ -24,26 +23,17 @@ from basedb.platform.web.routes.schemas import (
     array,
     obj,
 )
-from basedb.workspace.model import Table
 
 # A record holds up to a few hundred fields of up to 100,000 characters each.
 RECORD_BODY_LIMIT = 8 * MIB
 BATCH_BODY_LIMIT = 32 * MIB
 
 
-def _record(conn: sqlite3.Connection, table: Table, record_id: str) -> dict[str, Any]:
-    found = records.read_records(conn, table, [record_id]).get(record_id)
-    if found is None:
-        raise not_found(f"Record {record_id} of table {table.table_id}", "/path/record_id",
-                        record_id, f"use a record id from GET …/tables/{table.table_id}/records")
-    return {"record_id": record_id, "fields": found}
-
-
 def list_records(call: Call) -> dict[str, Any]:
     offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
-        return records.list_page(conn, path_table(conn, call), offset, limit)
+        return records.list_page(conn, path_table(conn, call), offset, limit).to_dict()
 
 
 def create_record(call: Call) -> dict[str, Any]:
@@ -53,12 +43,13 @@ def create_record(call: Call) -> dict[str, Any]:
         prepared = records.prepare_values(conn, table, body, zone=zone)
         [record_id] = records.insert_records(conn, table, [prepared],
                                              actor=call.caller.user_id, zone=zone)
-        return _record(conn, table, record_id)
+        return records.require_record(conn, table, record_id).to_dict()
 
 
 def get_record(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        return _record(conn, path_table(conn, call), call.path["record_id"])
+        return records.require_record(conn, path_table(conn, call),
+                                      call.path["record_id"]).to_dict()
 
 
 def patch_record(call: Call) -> dict[str, Any]:
@@ -66,20 +57,20 @@ def patch_record(call: Call) -> dict[str, Any]:
     record_id = call.path["record_id"]
     with call.store.write() as conn:
         table, zone = path_table_and_zone(conn, call)
-        _record(conn, table, record_id)
+        records.require_record(conn, table, record_id)
         prepared = records.prepare_values(conn, table, body, zone=zone)
         records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id,
                                zone=zone)
-        return _record(conn, table, record_id)
+        return records.require_record(conn, table, record_id).to_dict()
 
 
 def delete_record(call: Call) -> dict[str, Any]:
     record_id = call.path["record_id"]
     with call.store.write() as conn:
         table = path_table(conn, call)
-        _record(conn, table, record_id)
+        records.require_record(conn, table, record_id)
         records.delete_records(conn, table, [record_id])
-    return {"record_id": record_id, "deleted": True}
+    return records.RecordDeleted(record_id).to_dict()
 
 
 def _string_list(value: Any, at: str, what: str, *, limit: int) -> list[str]:
@@ -114,11 +105,10 @@ def batch_create(call: Call) -> dict[str, Any]:
             for r, row in enumerate(rows)], zone=zone)
         record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id,
                                             zone=zone)
-        written = records.read_records(conn, table, record_ids)
-    # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with `fields`.
-    return {"fields": [f.name for f in fields], "field_id_list": [f.field_id for f in fields],
-            "record_id_list": record_ids,
-            "data": [[written[rid][f.name] for f in fields] for rid in record_ids]}
+        # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with
+        # `fields`.
+        written = records.read_rows(conn, table, fields, record_ids)
+    return written.to_dict()
 
 
 def batch_update(call: Call) -> dict[str, Any]:
@@ -142,8 +132,8 @@ def batch_update(call: Call) -> dict[str, Any]:
                                zone=zone)
         names = [records.resolve_field(table, key, "/patch").name for key in patch]
         first = records.read_records(conn, table, record_ids[:1])[record_ids[0]]
-    # As lark-cli's +record-batch-update reads it: the ids and the values the patch wrote.
-    return {"record_id_list": record_ids, "update": {name: first[name] for name in names}}
+    patched = records.RecordsPatched(tuple(record_ids), {name: first[name] for name in names})
+    return patched.to_dict()
 
 
 _RECORDS = "/bases/{base_token}/tables/{table_id}/records"

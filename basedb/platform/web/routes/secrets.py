@@ -12,20 +12,20 @@ from basedb.platform.web.routes.schemas import STRING, array, obj
 
 def list_secrets(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        return site_secrets.listing(conn, call.caller, call.path["app_token"])
+        return site_secrets.listing(conn, call.caller, call.path["app_token"]).to_dict()
 
 
 def put_secret(call: Call) -> dict[str, Any]:
     body = call.body_object({"value"})
     with call.store.write() as conn:
-        return site_secrets.put(conn, call.caller, call.path["app_token"], call.path["secret_name"],
-                                body.get("value"))
+        return site_secrets.put(conn, call.caller, call.path["app_token"],
+                                call.path["secret_name"], body.get("value")).to_dict()
 
 
 def delete_secret(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         return site_secrets.delete(conn, call.caller, call.path["app_token"],
-                                   call.path["secret_name"])
+                                   call.path["secret_name"]).to_dict()
 
 
 _SECRETS = "/sites/{app_token}/secrets"

@@ -36,15 +36,11 @@ DEFAULT_SITES_PAGE = 20
 MAX_SITES_PAGE = 100
 
 
-def _binding(site: sites.SiteRow, table_ids: list[str]) -> dict[str, Any]:
-    return {"baseToken": site.base_token if table_ids else None, "tableIds": table_ids}
-
-
 def create_site(call: Call) -> dict[str, Any]:
     title = bases.parse_name(call.body_object({"title"}).get("title"), "/title", "site title")
     with call.store.write() as conn:
         site = sites.create_site(conn, title, call.caller.user_id)
-    return {"appToken": site.app_token, "title": site.title}
+    return sites.SiteCreated(site).to_dict()
 
 
 def _sites_page_token(offset: int) -> str:
@@ -74,30 +70,24 @@ def list_sites(call: Call) -> dict[str, Any]:
     offset = _sites_offset(call)
     with call.store.read() as conn:
         found = sites.sites_of_user(conn, call.caller.user_id)
-    page = found[offset:offset + page_size]
+    page = [sites.Membership(site, role) for site, role in found[offset:offset + page_size]]
     has_more = offset + len(page) < len(found)
-    listing: dict[str, Any] = {
-        "sites": [{"appToken": s.app_token, "title": s.title, "role": role,
-                   "baseToken": s.base_token} for s, role in page],
-        "hasMore": has_more}
-    if has_more:
-        listing["pageToken"] = _sites_page_token(offset + len(page))
-    return listing
+    token = _sites_page_token(offset + len(page)) if has_more else None
+    return sites.SitePage(page, token).to_dict()
 
 
 def get_site(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         site, role = require_site(conn, call.caller, call.path["app_token"])
-        table_ids = sites.bound_table_ids(conn, site.app_token)
-    return {"appToken": site.app_token, "title": site.title, "ownerId": site.owner_id,
-            "role": role, "binding": _binding(site, table_ids)}
+        binding = sites.Binding.of(site, sites.bound_table_ids(conn, site.app_token))
+    return sites.SiteView(site, role, binding).to_dict()
 
 
 def delete_site(call: Call) -> dict[str, Any]:
     with call.store.write() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"], roles=("owner",))
         sites.delete_site(conn, site.app_token)
-    return {"appToken": site.app_token, "deleted": True, "baseToken": site.base_token}
+    return sites.SiteDeleted(site).to_dict()
 
 
 def bind_base(call: Call) -> dict[str, Any]:
@@ -124,7 +114,7 @@ def bind_base(call: Call) -> dict[str, Any]:
                 fix=f"bind tables of {site.base_token}, or unbind its tables first "
                 f"(POST /sites/{site.app_token}/unbind_base)")
         base = require_base(conn, call.caller, base_token)
-        known = [tid for tid, _ in bases.list_tables(conn, base_token, 0, 10**6)[0]]
+        known = [t.table_id for t in bases.list_tables(conn, base_token, 0, 10**6).tables]
         for index, table_id in enumerate(table_ids):
             if table_id not in known:
                 raise not_found(f"Table {table_id} of Base {base_token}",
@@ -140,7 +130,7 @@ def bind_base(call: Call) -> dict[str, Any]:
             grants.record_binding(conn, site.app_token, call.caller.user_id, basis)
         bound = sites.bind_tables(conn, site, base_token, table_ids)
         grants.reconcile(conn, base_token)
-    return {"appToken": site.app_token, "baseToken": base_token, "tableIds": bound}
+    return sites.SiteBinding(site.app_token, sites.Binding(base_token, tuple(bound))).to_dict()
 
 
 def unbind_base(call: Call) -> dict[str, Any]:
@@ -156,7 +146,7 @@ def unbind_base(call: Call) -> dict[str, Any]:
                                roles=sites.MANAGER_ROLES)
         remaining = sites.unbind_tables(conn, site, table_ids)
         grants.reconcile(conn, site.base_token)
-    return {"appToken": site.app_token, **_binding(site, remaining)}
+    return sites.SiteBinding(site.app_token, sites.Binding.of(site, remaining)).to_dict()
 
 
 def get_catalog(call: Call) -> dict[str, Any]:
@@ -173,8 +163,7 @@ def list_members(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"])
         members = sites.list_members(conn, site.app_token)
-    return {"members": [{"userId": u, "name": n, "role": r} for u, n, r in members],
-            "total": len(members)}
+    return members.to_dict()
 
 
 def _member_id(call: Call) -> str:
@@ -209,7 +198,7 @@ def add_member(call: Call) -> dict[str, Any]:
                                     "ask the site owner")
         sites.set_member(conn, site.app_token, user_id, role)
         grants.reconcile(conn, site.base_token)
-    return {"userId": user_id, "role": role}
+    return sites.MemberRole(user_id, role).to_dict()
 
 
 def remove_member(call: Call) -> dict[str, Any]:
@@ -234,7 +223,7 @@ def remove_member(call: Call) -> dict[str, Any]:
         # site, and Base access through it (with what was bound on that access).
         close_member_sessions(conn, site.app_token, user_id)
         grants.reconcile(conn, site.base_token)
-    return {"userId": user_id, "removed": True}
+    return sites.MemberRemoved(user_id).to_dict()
 
 
 _SITE = "/sites/{app_token}"

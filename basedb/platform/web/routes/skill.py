@@ -36,7 +36,7 @@ def get_skill(call: Call) -> dict[str, Any]:
                  for function_id in deployed.visible]
     return render_site_skill(title=deployed.site.title, app_token=deployed.site.app_token,
                              deployment_id=deployed.snapshot.deployment_id,
-                             functions=[skill_function(plan) for plan in plans])
+                             functions=[skill_function(plan) for plan in plans]).to_dict()
 
 
 # --------------------------------------------------------------------- documentation

@@ -17,9 +17,7 @@ from basedb.platform.web.routes.schemas import BOOLEAN, NAME, STRING, obj
 
 
 def get_me(call: Call) -> dict[str, Any]:
-    user = call.caller
-    return {"user_id": user.user_id, "name": user.name,
-            "is_platform_owner": user.is_platform_owner}
+    return call.caller.to_dict()
 
 
 def user_info(call: Call) -> dict[str, Any]:
@@ -29,8 +27,7 @@ def user_info(call: Call) -> dict[str, Any]:
         raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: user_info needs a user "
                          "access token, not a tenant access token. Executed: no. Retry: "
                          "retry after fixing.", status=401)
-    return {"open_id": user.user_id, "union_id": user.user_id, "user_id": user.user_id,
-            "name": user.name, "en_name": user.name, "tenant_key": "basedb-local"}
+    return user.lark_user_info()
 
 
 def create_user(call: Call) -> dict[str, Any]:
@@ -39,8 +36,7 @@ def create_user(call: Call) -> dict[str, Any]:
                                 "ask the platform owner (who holds owner.token) to create it")
     name = parse_name(call.body_object({"name"}).get("name"), "/name", "user")
     with call.store.write() as conn:
-        user, token = identity.create_user(conn, name)
-    return {"user_id": user.user_id, "name": user.name, "token": token}
+        return identity.create_user(conn, name).to_dict()
 
 
 USER = obj({"user_id": STRING, "name": STRING, "is_platform_owner": BOOLEAN},

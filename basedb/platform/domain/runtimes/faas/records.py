@@ -211,7 +211,8 @@ class RecordRoutes:
         offset = _page_number(options, "offset", 0, 0, 10**9)
         limit = _page_number(options, "limit", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE)
         with self.store.read() as conn:
-            return records.list_page(conn, self._live_table(conn, table_id), offset, limit)
+            return records.list_page(conn, self._live_table(conn, table_id), offset,
+                                         limit).to_dict()
 
     def get(self, table: Any, record_id: Any) -> dict[str, Any]:
         table_id, rid = self._table_id(table), self._record_id(record_id)
