@@ -479,11 +479,3 @@ def draft_revision(conn: sqlite3.Connection, app_token: str) -> int:
                        (app_token,)).fetchone()
     return int(row[0]) if row else 0
 
-
-def functions_body(functions: Iterable[DraftFunction],
-                   lists: Mapping[str, FunctionKind]) -> dict[str, list[dict[str, Any]]]:
-    """The GET shape (equal to the PUT body) of the drafts of the given lists."""
-    body: dict[str, list[dict[str, Any]]] = {key: [] for key in lists}
-    for item in functions:
-        body[LIST_OF_KIND[item.kind]].append(item.to_item())
-    return body

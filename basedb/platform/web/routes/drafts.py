@@ -13,15 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.check.agent_tools import validate_exclude
-from basedb.core.protocol import Code, bad_request
-from basedb.platform.domain import draft_content, drafts, sites
+from basedb.platform.domain import draft_results, drafts, sites
 from basedb.platform.domain.access import require_site
-from basedb.platform.domain.draft_content import HeldContent, recent_fingerprints
-from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
-from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_ID_RE, FUNCTION_KINDS
+from basedb.workspace.model import FUNCTION_ID_RE
 
 MAX_REVISION = 2**62
 
@@ -44,58 +40,24 @@ def _manage(call: Call) -> sites.SiteRow:
 
 
 def put_draft_functions(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        site, _ = require_site(conn, call.caller, call.path["app_token"],
-                               roles=sites.MANAGER_ROLES)
-        live = live_catalog(conn, site, call.caches.catalogs)
-    items = drafts.parse_functions_body(call.body)
-    timezone = drafts.parse_timezone(call.body)
-    digest = draft_content.draft_digest(items)
-    with call.store.read() as conn:
-        # The same functions, judged at this catalog revision before, pass again.
-        hints = draft_content.judged_hints(conn, site.app_token, digest, live.revision)
-        functions = (drafts.resolve_items(conn, site.app_token, items)
-                     if hints is None else None)
-    if functions is not None:
-        result = drafts.validate(functions, live.catalog)
-        if result.errors:
-            raise drafts.findings_failure(result, functions, what="The draft")
-        hints = [hint.to_dict() for hint in result.hints]
-    assert hints is not None
+    judged = draft_results.judge_functions(call.store, call.caches, call.caller,
+                                           call.path["app_token"], call.body)
     expected = expected_revision(call)
     with call.store.write() as conn:
-        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
-        drafts.require_revision(conn, site.app_token, expected)
-        drafts.apply_functions(conn, site.app_token, items)
-        drafts.save_timezone(conn, site.app_token, timezone)
-        draft_content.save_judgement(conn, site.app_token, digest, live.revision, hints)
-        revision = drafts.draft_revision(conn, site.app_token)
-    counts: dict[str, int] = {kind: sum(1 for f in items if f.kind == kind)
-                              for kind in drafts.CODE_KINDS}
-    return draft_content.DraftFunctionsSaved(hints, counts, revision).to_dict()
+        saved = draft_results.save_functions(conn, call.caller, judged, expected)
+    return saved.to_dict()
 
 
 def get_draft_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        functions = drafts.load_functions(conn, site.app_token, drafts.CODE_KINDS)
-        timezone = drafts.load_timezone(conn, site.app_token)
-        revision = drafts.draft_revision(conn, site.app_token)
-    return {**drafts.functions_body(functions, drafts.FUNCTION_LISTS), "timezone": timezone,
-            "draftRevision": revision}
+        return draft_results.functions_listing(conn, site.app_token).to_dict()
 
 
 def get_draft_hashes(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        held = drafts.held_hashes(conn, site.app_token, drafts.CODE_KINDS)
-        hashes: dict[str, dict[str, str]] = {key: {} for key in drafts.FUNCTION_LISTS}
-        for entry in held.values():
-            hashes[drafts.LIST_OF_KIND[entry.kind]][entry.function_id] = entry.content_hash
-        content = HeldContent(hashes=hashes, timezone=drafts.load_timezone(conn, site.app_token),
-                              fingerprints=recent_fingerprints(conn, site.app_token),
-                              draft_revision=drafts.draft_revision(conn, site.app_token))
-    return content.to_dict()
+        return draft_results.held_content(conn, site.app_token).to_dict()
 
 
 # --------------------------------------------------------------- AI Functions
@@ -103,27 +65,18 @@ def get_draft_hashes(call: Call) -> dict[str, Any]:
 
 def put_draft_ai_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
-    functions = drafts.parse_ai_body(call.body)
-    # Stored whether or not an AI endpoint is configured: invoking them is what needs one.
-    result = drafts.validate(functions, EMPTY_CATALOG)
-    if result.errors:
-        raise drafts.findings_failure(result, functions, what="The AI Function draft")
+    functions = draft_results.judge_ai_functions(call.body)
     expected = expected_revision(call)
     with call.store.write() as conn:
-        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
-        drafts.require_revision(conn, site.app_token, expected)
-        drafts.replace_functions(conn, site.app_token, drafts.AI_KINDS, functions)
-        revision = drafts.draft_revision(conn, site.app_token)
-    return {"keys": sorted(f.function_id for f in functions), "draftRevision": revision}
+        saved = draft_results.save_ai_functions(conn, call.caller, site.app_token, functions,
+                                                expected)
+    return saved.to_dict()
 
 
 def get_draft_ai_functions(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        functions = drafts.load_functions(conn, site.app_token, drafts.AI_KINDS)
-        revision = drafts.draft_revision(conn, site.app_token)
-    return {**drafts.functions_body(functions, {"aiFunctions": "ai_function"}),
-            "draftRevision": revision}
+        return draft_results.ai_functions_listing(conn, site.app_token).to_dict()
 
 
 # ----------------------------------------------------------------- agent tools
@@ -133,29 +86,15 @@ def put_draft_agent_tools(call: Call) -> dict[str, Any]:
     site = _manage(call)
     expected = expected_revision(call)
     with call.store.write() as conn:
-        require_site(conn, call.caller, site.app_token, roles=sites.MANAGER_ROLES)
-        drafts.require_revision(conn, site.app_token, expected)
-        legal = {key[1] for key in drafts.held_hashes(conn, site.app_token, FUNCTION_KINDS)}
-        findings = validate_exclude(call.body, legal, file="agent-tools.json")
-        if findings:
-            raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
-        # The file may leave exclude out; the request replaces the whole policy and says so.
-        body = call.body_object()
-        if "exclude" not in body:
-            raise bad_request("exclude is missing", parameter="/exclude", received=body,
-                              fix='send {"exclude": [functionId, …]}, or [] to open every '
-                              "function to external agents")
-        exclude = list(body["exclude"])
-        drafts.save_exclude(conn, site.app_token, exclude)
-        revision = drafts.draft_revision(conn, site.app_token)
-    return {"exclude": exclude, "draftRevision": revision}
+        saved = draft_results.save_agent_tools(conn, call.caller, site.app_token, call.body,
+                                               expected)
+    return saved.to_dict()
 
 
 def get_draft_agent_tools(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        return {"exclude": drafts.load_exclude(conn, site.app_token),
-                "draftRevision": drafts.draft_revision(conn, site.app_token)}
+        return draft_results.agent_tools_policy(conn, site.app_token).to_dict()
 
 
 # ------------------------------------------------------------------- schemas
