@@ -24,19 +24,25 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from basedb.core.protocol import bad_request
+from basedb.platform.domain import drafts
 from basedb.platform.domain.drafts import DraftFunction
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import ids
 from basedb.workspace.files import MIB
+from basedb.workspace.model import Catalog, FunctionKind
 
 DEV_ENV = "dev"
 SITES_KEPT = 32
 # A dev draft is held in memory: its declarations, queries and handlers together stay
 # below this (each part also has the limits of PUT draft/functions).
 MAX_DRAFT_BYTES = 16 * MIB
+# The body lists of PUT dev/functions: PUT draft/functions' and the AI Functions.
+DEV_LISTS: dict[str, FunctionKind] = {**drafts.FUNCTION_LISTS, "aiFunctions": "ai_function"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +104,72 @@ def draft_size(functions: Sequence[DraftFunction]) -> int:
     for item in functions:
         total += len(repr(item.declaration)) + len(item.sql or "") + len(item.handler or "")
     return total
+
+
+# ------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class DevDraftSaved:
+    """The answer to PUT dev/functions: the draft's hints, its functions by kind, and the
+    revision env=dev calls now run."""
+
+    function_hints: Sequence[Mapping[str, Any]]
+    counts: Mapping[str, int]
+    revision: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"functionHints": list(self.function_hints), "counts": dict(self.counts),
+                "revision": self.revision}
+
+
+@dataclass(frozen=True, slots=True)
+class DevDraftState:
+    """Whether the site has a development draft: its revision (None: none) and ids."""
+
+    revision: int | None
+    function_ids: Sequence[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"revision": self.revision, "functionIds": list(self.function_ids)}
+
+
+@dataclass(frozen=True, slots=True)
+class DevDraftDiscarded:
+    discarded: bool  # whether there was one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"discarded": self.discarded}
+
+
+def replace(memory: DevDrafts, app_token: str, body: Any, catalog: Catalog) -> DevDraftSaved:
+    """Judge a PUT dev/functions body against the site's live `catalog` as PUT
+    draft/functions judges a draft (9499 with data.errors) and make it the site's
+    development draft."""
+    functions = drafts.parse_lists(body, DEV_LISTS, drafts.MAX_FUNCTIONS,
+                                   extra=(drafts.TIMEZONE_KEY,))
+    timezone = drafts.parse_timezone(body)
+    size = draft_size(functions)
+    if size > MAX_DRAFT_BYTES:
+        raise bad_request(f"The development draft holds {size} bytes; at most "
+                          f"{MAX_DRAFT_BYTES} are allowed", parameter="/",
+                          fix="remove functions the site no longer needs")
+    result = drafts.validate(functions, catalog)
+    if result.errors:
+        raise drafts.findings_failure(result, functions, what="The development draft")
+    draft = memory.put(app_token, functions, timezone=timezone)
+    counts: dict[str, int] = {kind: sum(1 for f in functions if f.kind == kind)
+                              for kind in DEV_LISTS.values()}
+    return DevDraftSaved(tuple(hint.to_dict() for hint in result.hints), counts,
+                         draft.revision)
+
+
+def state(memory: DevDrafts, app_token: str) -> DevDraftState:
+    draft = memory.get(app_token)
+    if draft is None:
+        return DevDraftState(None, ())
+    return DevDraftState(draft.revision, tuple(sorted(draft.snapshot.functions)))
+
+
+def discard(memory: DevDrafts, app_token: str) -> DevDraftDiscarded:
+    return DevDraftDiscarded(memory.discard(app_token))

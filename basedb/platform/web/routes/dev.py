@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import bad_request
-from basedb.platform.domain import drafts, sites
+from basedb.platform.domain import dev_drafts, sites
 from basedb.platform.domain.access import require_site
-from basedb.platform.domain.dev_drafts import MAX_DRAFT_BYTES, draft_size
+from basedb.platform.domain.dev_drafts import DEV_LISTS
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.drafts import (
@@ -25,9 +24,13 @@ from basedb.platform.web.routes.drafts import (
     FUNCTION_HINTS,
 )
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRINGS, obj
-from basedb.workspace.model import FunctionKind
 
-DEV_LISTS: dict[str, FunctionKind] = {**drafts.FUNCTION_LISTS, "aiFunctions": "ai_function"}
+
+def _manage(call: Call) -> sites.SiteRow:
+    with call.store.read() as conn:
+        site, _ = require_site(conn, call.caller, call.path["app_token"],
+                               roles=sites.MANAGER_ROLES)
+    return site
 
 
 def put_dev_functions(call: Call) -> dict[str, Any]:
@@ -35,38 +38,17 @@ def put_dev_functions(call: Call) -> dict[str, Any]:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
         catalog = live_catalog(conn, site, call.caches.catalogs).catalog
-    functions = drafts.parse_lists(call.body, DEV_LISTS, drafts.MAX_FUNCTIONS,
-                                   extra=(drafts.TIMEZONE_KEY,))
-    timezone = drafts.parse_timezone(call.body)
-    size = draft_size(functions)
-    if size > MAX_DRAFT_BYTES:
-        raise bad_request(f"The development draft holds {size} bytes; at most "
-                          f"{MAX_DRAFT_BYTES} are allowed", parameter="/",
-                          fix="remove functions the site no longer needs")
-    result = drafts.validate(functions, catalog)
-    if result.errors:
-        raise drafts.findings_failure(result, functions, what="The development draft")
-    draft = call.caches.dev.put(site.app_token, functions, timezone=timezone)
-    counts = {kind: sum(1 for f in functions if f.kind == kind) for kind in DEV_LISTS.values()}
-    return {"functionHints": [hint.to_dict() for hint in result.hints], "counts": counts,
-            "revision": draft.revision}
+    return dev_drafts.replace(call.caches.dev, site.app_token, call.body, catalog).to_dict()
 
 
 def get_dev_functions(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        site, _ = require_site(conn, call.caller, call.path["app_token"],
-                               roles=sites.MANAGER_ROLES)
-    draft = call.caches.dev.get(site.app_token)
-    if draft is None:
-        return {"revision": None, "functionIds": []}
-    return {"revision": draft.revision, "functionIds": sorted(draft.snapshot.functions)}
+    site = _manage(call)
+    return dev_drafts.state(call.caches.dev, site.app_token).to_dict()
 
 
 def delete_dev_functions(call: Call) -> dict[str, Any]:
-    with call.store.read() as conn:
-        site, _ = require_site(conn, call.caller, call.path["app_token"],
-                               roles=sites.MANAGER_ROLES)
-    return {"discarded": call.caches.dev.discard(site.app_token)}
+    site = _manage(call)
+    return dev_drafts.discard(call.caches.dev, site.app_token).to_dict()
 
 
 _DEV = "/sites/{app_token}/dev/functions"
