@@ -11,13 +11,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from basedb.core.protocol import bad_request
-from basedb.platform.domain import deployments, sites
+from basedb.platform.domain import deployment_results, deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
-from basedb.platform.domain.deployments import Deployment
 from basedb.platform.domain.draft_content import HeldArtifact
 from basedb.platform.domain.identity import User
-from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
 from basedb.platform.web import origins
 from basedb.platform.web.http import MIB, Call, Endpoint
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
@@ -68,70 +66,44 @@ def _revision_field(value: str | None) -> int | None:
     return int(text)
 
 
+def _page_url(call: Call) -> deployment_results.PageUrl:
+    return lambda app_token, env: base_app_url(call, app_token, env)
+
+
 def _create(call: Call, content: bytes | None, fingerprint: str,
             revision: int | None) -> dict[str, Any]:
     artifact = (HeldArtifact(fingerprint) if content is None
                 else verify_artifact(content, fingerprint))
-    deployment = deployments.create(call.store, call.caches, call.caller,
-                                    call.path["app_token"], artifact, draft_revision=revision)
-    return {"deploymentId": deployment.deployment_id, "env": "preview", "status": "ready",
-            "fingerprint": deployment.fingerprint, "draftRevision": deployment.draft_revision,
-            "baseAppUrl": base_app_url(call, deployment.app_token, "preview"),
-            "functionHints": deployment.function_hints, "createdAt": deployment.created_at,
-            "timezone": deployment.timezone}
-
-
-def _summary(deployment: Deployment, prod_id: str | None,
-             promoted: dict[str, str]) -> dict[str, Any]:
-    return {"deploymentId": deployment.deployment_id, "fingerprint": deployment.fingerprint,
-            "createdAt": deployment.created_at, "createdBy": deployment.created_by,
-            "status": "ready", "isProd": deployment.deployment_id == prod_id,
-            "promotedAt": promoted.get(deployment.deployment_id),
-            "draftRevision": deployment.draft_revision, "timezone": deployment.timezone}
+    created = deployment_results.create(call.store, call.caches, call.caller,
+                                        call.path["app_token"], artifact, _page_url(call),
+                                        draft_revision=revision)
+    return created.to_dict()
 
 
 def list_deployments(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        found = deployments.list_deployments(conn, site.app_token)
-        prod_id = prod_deployment_id(conn, site.app_token)
-        promoted = deployments.last_promotions(conn, site.app_token)
-    return {"deployments": [_summary(d, prod_id, promoted) for d in found],
-            "prodDeploymentId": prod_id,
-            "previewDeploymentId": found[0].deployment_id if found else None}
+        return deployment_results.listing(conn, site.app_token).to_dict()
 
 
 def get_deployment(call: Call) -> dict[str, Any]:
     site = _manage(call)
     with call.store.read() as conn:
-        deployment = deployments.get_deployment(conn, site.app_token,
-                                                call.path["deployment_id"])
-        prod_id = prod_deployment_id(conn, site.app_token)
-        preview_id = preview_deployment_id(conn, site.app_token)
-        promoted = deployments.last_promotions(conn, site.app_token)
-        functions = deployments.function_ids_by_kind(conn, deployment.deployment_id)
-    is_preview = deployment.deployment_id == preview_id
-    if deployment.deployment_id == prod_id:
-        url: str | None = base_app_url(call, site.app_token, "prod")
-    else:
-        url = base_app_url(call, site.app_token, "preview") if is_preview else None
-    return {**_summary(deployment, prod_id, promoted), "isPreview": is_preview,
-            "functions": functions, "agentTools": {"exclude": deployment.exclude},
-            "functionHints": deployment.function_hints,
-            "artifact": {"sha256": deployment.artifact_sha256,
-                         "size": deployment.artifact_size},
-            "baseAppUrl": url}
+        found = deployment_results.view(conn, site.app_token, call.path["deployment_id"],
+                                        _page_url(call))
+    return found.to_dict()
 
 
 def promote_deployment(call: Call) -> dict[str, Any]:
-    return _point_prod(call, deployments.promote)
+    return _point_prod(call, deployment_results.promote)
 
 
 def rollback_deployment(call: Call) -> dict[str, Any]:
-    return _point_prod(call, deployments.rollback)
+    return _point_prod(call, deployment_results.rollback)
 
 
-ProdAction = Callable[[sqlite3.Connection, User, str, str], Deployment]
+ProdAction = Callable[[sqlite3.Connection, User, str, str, deployment_results.PageUrl],
+                      deployment_results.ProdPointed]
 
 
 def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
@@ -139,9 +111,9 @@ def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
     with call.store.write() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
-        deployment = action(conn, call.caller, site.app_token, call.path["deployment_id"])
-    return {"deploymentId": deployment.deployment_id, "env": "prod",
-            "baseAppUrl": base_app_url(call, site.app_token, "prod")}
+        pointed = action(conn, call.caller, site.app_token, call.path["deployment_id"],
+                         _page_url(call))
+    return pointed.to_dict()
 
 
 def download_artifact(call: Call) -> Response:
