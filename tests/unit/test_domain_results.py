@@ -22,7 +22,13 @@ import pytest
 from basedb.platform import open_platform
 from basedb.platform.domain import (
     bases,
+    deployment_results,
+    deployments,
     describe,
+    dev_drafts,
+    draft_content,
+    draft_results,
+    drafts,
     grants,
     identity,
     lark_auth,
@@ -33,9 +39,12 @@ from basedb.platform.domain import (
     site_skill,
     sites,
 )
+from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.revision import live_catalog
 
 MODULES = (bases, records, sites, grants, site_secrets, logs, site_skill, describe, schemas,
-           lark_auth, identity)
+           lark_auth, identity, drafts, draft_content, draft_results, dev_drafts, deployments,
+           deployment_results)
 
 CONVERTED: tuple[Callable[..., Any], ...] = (
     bases.create_base, bases.list_tables, bases.delete_table, bases.delete_field,
@@ -47,6 +56,12 @@ CONVERTED: tuple[Callable[..., Any], ...] = (
     describe.list_item, describe.describe_function,
     lark_auth.register_app, lark_auth.decide_device_grant,
     identity.create_user,
+    draft_results.save_functions, draft_results.functions_listing, draft_results.held_content,
+    draft_results.save_ai_functions, draft_results.ai_functions_listing,
+    draft_results.save_agent_tools, draft_results.agent_tools_policy,
+    dev_drafts.replace, dev_drafts.state, dev_drafts.discard,
+    deployment_results.create, deployment_results.listing, deployment_results.view,
+    deployment_results.promote, deployment_results.rollback,
 )
 
 # Public domain functions that rightly return a dict, and why. Anything else that does
@@ -65,6 +80,15 @@ DICT_RETURNS = {
     "basedb.platform.domain.schemas.schema_from_specs",
     "basedb.platform.domain.describe.request_example",
     "basedb.platform.domain.describe.schema_request_example",
+    # functionHints as `basedb check --json` rendered them when the draft was judged,
+    # stored as that JSON and answered unchanged (DraftFunctionsSaved, deployments).
+    "basedb.platform.domain.draft_content.judged_hints",
+    # Lookups the results above are built from, not answers: stored drafts by (kind,
+    # functionId), when each deployment last became prod, a deployment's functionIds by
+    # kind (DeploymentView.functions).
+    "basedb.platform.domain.drafts.held_hashes",
+    "basedb.platform.domain.deployments.last_promotions",
+    "basedb.platform.domain.deployments.function_ids_by_kind",
 }
 
 # Lark's own OAuth and auth/v3 answers, sent as they are (not in the envelope).
@@ -159,3 +183,45 @@ def test_domain_calls_return_results_that_render_to_json(tmp_path: Path) -> None
         _assert_result(logs.site_entries(conn, owner, site.app_token, logs.LogQuery()))
         _assert_result(grants.GrantListing(base.owner_id,
                                            grants.list_grants(conn, base.base_token)))
+
+
+def test_draft_and_deployment_calls_return_results_that_render_to_json(tmp_path: Path) -> None:
+    platform = open_platform(tmp_path / "data")
+    with platform.store.write() as conn:
+        owner = identity.user_for_token(conn, platform.owner_token)
+        assert owner is not None
+        site = sites.create_site(conn, "Site", owner.user_id)
+    app_token = site.app_token
+    caches = DomainCaches()
+    body = {"databaseFunctions": [], "mutations": [], "faas": [], "timezone": "Asia/Shanghai"}
+    judged = draft_results.judge_functions(platform.store, caches, owner, app_token, body)
+    ai = draft_results.judge_ai_functions({"aiFunctions": []})
+    with platform.store.write() as conn:
+        assert _assert_result(draft_results.save_functions(conn, owner, judged, None)) == {
+            "functionHints": [], "counts": {"database_function": 0, "mutation": 0, "faas": 0},
+            "draftRevision": 2}
+        assert _assert_result(draft_results.save_ai_functions(conn, owner, app_token, ai,
+                                                              2)) == {
+            "keys": [], "draftRevision": 3}
+        assert _assert_result(draft_results.save_agent_tools(
+            conn, owner, app_token, {"exclude": []}, None)) == {"exclude": [],
+                                                                "draftRevision": 4}
+    with platform.store.read() as conn:
+        assert _assert_result(draft_results.functions_listing(conn, app_token)) == {
+            "databaseFunctions": [], "mutations": [], "faas": [], "timezone": "Asia/Shanghai",
+            "draftRevision": 4}
+        assert list(_assert_result(draft_results.ai_functions_listing(conn, app_token))) == [
+            "aiFunctions", "draftRevision"]
+        assert list(_assert_result(draft_results.held_content(conn, app_token))) == [
+            "databaseFunctions", "mutations", "faas", "timezone", "fingerprints",
+            "draftRevision"]
+        assert _assert_result(draft_results.agent_tools_policy(conn, app_token)) == {
+            "exclude": [], "draftRevision": 4}
+        assert _assert_result(deployment_results.listing(conn, app_token)) == {
+            "deployments": [], "prodDeploymentId": None, "previewDeploymentId": None}
+        catalog = live_catalog(conn, site, caches.catalogs).catalog
+    assert _assert_result(dev_drafts.state(caches.dev, app_token)) == {
+        "revision": None, "functionIds": []}
+    saved = _assert_result(dev_drafts.replace(caches.dev, app_token, {"faas": []}, catalog))
+    assert list(saved) == ["functionHints", "counts", "revision"]
+    assert _assert_result(dev_drafts.discard(caches.dev, app_token)) == {"discarded": True}

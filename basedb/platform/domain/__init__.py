@@ -9,9 +9,11 @@ values, and raise `basedb.core.protocol.ApiFailure`.
 Calls return typed results, not dicts: rows and the workspace model's `Table` and `Field`,
 or frozen, slotted dataclasses whose `to_dict()` is the one place a route's JSON is made
 (`records.RecordPage`, `sites.SiteView`, `logs.LogPage`, `describe.FunctionDescription`,
-…), as `basedb.check.CheckResult` is for `basedb check --json`. The web layer answers
+`draft_results.DraftListing`, `deployment_results.DeploymentView`, …), as
+`basedb.check.CheckResult` is for `basedb check --json`. The web layer answers
 `result.to_dict()`. What stays a dict is data by nature: record cells, JSON Schema
-documents and the request examples built from them (tests/unit/test_domain_results.py
+documents and the request examples built from them, functionHints stored as `check --json`
+rendered them, and the lookups results are built from (tests/unit/test_domain_results.py
 keeps that list).
 
 May import: basedb.platform.storage, basedb.check, basedb.workspace, basedb.core.
