@@ -8,7 +8,7 @@ draft has that function (same kind and functionId) with exactly that content has
 `data.resend`, the pointers of the items to send in full. Hashes are never looked up
 across sites, so a hash names nothing a caller has not uploaded to this site itself.
 
-`A draft that passed `check` is remembered by its digest (the content hashes of its
+A draft that passed `check` is remembered by its digest (the content hashes of its
 functions in order, and the rules that judged it) with the catalog revision it was
 judged at, so the same draft is not judged again (`judged_hints`).
 
