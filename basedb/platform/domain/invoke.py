@@ -2,8 +2,9 @@
 
     deployed = resolve_deployment(conn, caches, caller, app_token, env, include_internal)
     target = resolve_target(conn, caches, caller, app_token, env, function_id, …)
-    data = invoke_function(store, caches, caller, app_token, function_id, params, env=env, …)
-    answer = start_on_loop(InvokeCall(…), params_chars)   # data, or Pending: finish() it
+    call = InvokeCall(store, caches, caller, app_token, function_id, params, env, …)
+    data = finish(call)                              # blocks: in a worker thread
+    answer = start_on_loop(call, params_chars)       # data, or Pending: answer.finish()
 
 Who sees what: prod is open to every member of the site, preview and the development
 draft of `basedb dev` (env=dev, `basedb.platform.domain.dev_drafts`) to its owner and
@@ -315,16 +316,6 @@ class Pending:
 # The largest params (as JSON text) validated on the event loop; larger ones are checked
 # in a thread, where a long validation holds up no one else.
 LOOP_PARAMS_CHARS = 16 * 1024
-
-
-def invoke_function(store: Store, caches: DomainCaches, caller: identity.User,
-                    app_token: str, function_id: str, params: dict[str, Any], *, env: str,
-                    include_internal: bool, from_page: bool, log_id: str,
-                    faas: FaasRuntime) -> Any:
-    """Run one function of a site's `env` deployment for `caller`: the invoke data.
-    Blocks (run it in a worker thread)."""
-    return finish(InvokeCall(store, caches, caller, app_token, function_id, params, env,
-                             include_internal, from_page, log_id, faas))
 
 
 def finish(call: InvokeCall) -> Any:
