@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from cachetools import TTLCache
 
+from basedb.core.memo import memos_only
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
@@ -224,4 +225,22 @@ def test_an_endless_statement_costs_the_event_loop_one_budget(
         site.invoke_fails("countForever", {}, code=Code.EXECUTION_FAILED)
         assert site.invoke("cheap", {})["rows"] == [{"n": 4}]
     assert len(gave_up) == 1
+    sql_inline.reset_loop_state()
+
+
+def test_a_refused_function_gives_up_on_the_event_loop_too(
+        site: TaskSite, platform: LocalPlatform) -> None:
+    """On the loop, where nothing may be built, a statement calling a function that is
+    not cheap is still refused there (and remembered), not mistaken for a memo miss."""
+    tasks = physical.table_name(site.tasks_table)
+    limits = sql_runtime.current_limits()
+    compiled = CompiledQuery(sql=f"SELECT instr('ab', 'b') AS n FROM {tasks} LIMIT 1",
+                             slots=(), columns=(), tables=frozenset({tasks}))
+    sql_inline.reset_loop_state()
+    with sql_runtime.read_only_pool(platform.store).transaction() as conn, memos_only():
+        assert sql_inline.run_inline(
+            conn, compiled, [], site=site.app_token, column_names=["n"],
+            row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,
+            statement_limits=sql_runtime.STATEMENT_LIMITS, on_loop=True) is None
+    assert compiled.sql in sql_inline._refused
     sql_inline.reset_loop_state()

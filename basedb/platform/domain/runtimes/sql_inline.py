@@ -43,9 +43,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cachetools import TTLCache
+from cachetools import LRUCache, TTLCache
 
-from basedb.core.memo import Memo
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
 from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
 
@@ -79,7 +78,8 @@ INLINE_FUNCTIONS: frozenset[str] = frozenset({
 
 # Statements known to need a worker (a function not in INLINE_FUNCTIONS): not tried here
 # again. Keyed by the SQL text, which names everything the refusal depends on.
-_refused: Memo[str, bool] = Memo(1024)
+_refused: LRUCache[str, bool] = LRUCache(maxsize=1024)
+_refused_lock = threading.Lock()
 # Statements that did not finish within the loop's budget, by SQL text: tried in a thread
 # instead until their entry expires.
 _off_loop: TTLCache[str, bool] = TTLCache(maxsize=1024, ttl=LOOP_BACKOFF_S)
@@ -100,7 +100,9 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
         if not _loop_may_try(compiled.sql):
             return None
         budget_s = min(budget_s, LOOP_BUDGET_S)
-    if _refused.get(compiled.sql) or not _enter(site):
+    with _refused_lock:
+        refused_before = compiled.sql in _refused
+    if refused_before or not _enter(site):
         return None
     started = time.perf_counter()
     try:
@@ -152,7 +154,8 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
                 cursor.close()
     except (sqlite3.Error, MemoryError, OverflowError, ValueError):
         if refused:
-            _refused.get_or_build(compiled.sql, lambda: True)
+            with _refused_lock:
+                _refused[compiled.sql] = True
         return None
     finally:
         conn.set_progress_handler(None, 0)
