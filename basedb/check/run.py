@@ -19,7 +19,7 @@ layer sits above check, so a caller that has generated files to compare hands it
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None,
-                    cache: bool | AnalysisCache = False) -> CheckResult:
+                    cache: bool | AnalysisCache = False, processes: int = 1) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
     `contracts`, when given, compares generated contract files on disk with what
@@ -27,6 +27,8 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     contracts of broken declarations would only repeat those errors). `cache` reuses SQL
     analyses of unchanged queries from the workspace's local cache (same results); an
     `AnalysisCache` passed in is used and kept in memory across runs (`basedb dev`).
+    `processes` above 1 lets a large batch of queries be analysed by that many forked
+    processes (same results); only a caller without threads of its own may ask for it.
     """
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
     ctx.extend(ws.load_findings)
@@ -35,10 +37,11 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
         analysis_cache = (cache if isinstance(cache, AnalysisCache)
                           else AnalysisCache.open(ws.root, ws.catalog))
         analysis_cache.start_run()
-        sql_rules.check_database_functions(ctx, cache=analysis_cache)
+        sql_rules.check_database_functions(ctx, cache=analysis_cache,
+                                           processes=processes)
         analysis_cache.save()
     else:
-        sql_rules.check_database_functions(ctx)
+        sql_rules.check_database_functions(ctx, processes=processes)
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)

@@ -72,10 +72,11 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
     gc.disable()
     try:
         from basedb.check.run import check_workspace
+        from basedb.check.sql.rules import available_processes
 
         result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
                                  skip_ai=skip_ai_functions, contracts=_stale_contracts,
-                                 cache=not no_cache)
+                                 cache=not no_cache, processes=available_processes())
         _write_report(result, fmt, root, output)
     finally:
         if collecting:

@@ -91,7 +91,7 @@ class AnalysisCache:
         self._new[key] = entry
         return cached
 
-    def put(self, key: str, analysis: SqlAnalysis) -> None:
+    def put(self, key: str, analysis: SqlAnalysis | CachedAnalysis) -> None:
         self._new[key] = {
             "problems": [[p.code, p.message, p.fix, p.line, p.column]
                          for p in analysis.problems],

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import gc
+import os
+import sys
+import threading
 from typing import TYPE_CHECKING
 
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
+from basedb.check.sql.cache import CachedAnalysis
 from basedb.core.findings import Finding, Hint
 from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:
-    from basedb.check.sql.cache import AnalysisCache, CachedAnalysis
+    from basedb.check.sql.cache import AnalysisCache
     from basedb.check.sql.model import SqlAnalysis
 
 
@@ -21,6 +25,20 @@ if TYPE_CHECKING:
 # unknown table, the bindings are unknown or could be wrong, and nothing more is said.
 BINDINGS_SURVIVE = frozenset({"SQL_UNKNOWN_FIELD", "SQL_PARAM_UNDECLARED"})
 RELEASE_EVERY = 64
+MAX_PROCESSES = 4
+
+
+def available_processes() -> int:
+    """How many processes may analyse queries here: the CPUs this process may use (at
+    most MAX_PROCESSES), or 1 where forking is not safe (other than Linux, or a process
+    that runs threads of its own)."""
+    if sys.platform != "linux" or threading.active_count() > 1:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_PROCESSES))
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
@@ -44,12 +62,14 @@ def declared_param_kinds(decl: DatabaseFunction, count: int) -> list[str | None]
 
 
 def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None = None,
-                             ) -> None:
+                             processes: int = 1) -> None:
     """Analyse each Database Function's main.sql; store analyses in ctx.analyses when
     `ctx.keep_analyses`.
 
     With a `cache`, results of unchanged queries come from it (and such functions get no
-    entry in ctx.analyses); new results are added to it.
+    entry in ctx.analyses); new results are added to it. With `processes` above 1 and
+    analyses not kept, a large batch is analysed by that many forked processes
+    (`basedb.check.sql.workers`), with the same findings in the same order.
     """
     # Parse trees are reference cycles (children point at parents). Kept analyses keep
     # them, so the cyclic collector would re-traverse every tree kept so far again and
@@ -60,27 +80,41 @@ def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None =
     paused = gc.isenabled()
     gc.disable()
     try:
-        _check_all(ctx, cache)
+        _check_all(ctx, cache, processes)
     finally:
         if paused:
             gc.enable()
 
 
-def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
+def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int) -> None:
     ws = ctx.workspace
-    analysed = 0
+    todo: list[tuple[DatabaseFunction, int, list[str | None], str,
+                     SqlAnalysis | CachedAnalysis | None]] = []
     for decl in ws.of_kind("database_function"):
         if not isinstance(decl, DatabaseFunction) or decl.sql is None:
             continue
         param_count = declared_param_count(decl)
         kinds = declared_param_kinds(decl, param_count)
         key = cache.key(decl.sql, param_count, ws.catalog_loaded, kinds) if cache else ""
-        analysis: SqlAnalysis | CachedAnalysis | None = cache.get(key) if cache else None
+        todo.append((decl, param_count, kinds, key, cache.get(key) if cache else None))
+    ahead: dict[int, CachedAnalysis] = {}
+    misses = [i for i, item in enumerate(todo) if item[4] is None]
+    if processes > 1 and not ctx.keep_analyses and len(misses) > 1:
+        # Lazy: sqlglot loads only when a query is not in the analysis cache.
+        from basedb.check.sql import workers  # noqa: PLC0415
+
+        queries = [(str(todo[i][0].sql), todo[i][1], todo[i][2]) for i in misses]
+        found = workers.analyse_in_processes(queries, ws.catalog, resolve=ws.catalog_loaded,
+                                             processes=processes)
+        ahead = dict(zip(misses, found, strict=True))
+    analysed = 0
+    for position, (decl, param_count, kinds, key, cached) in enumerate(todo):
+        analysis: SqlAnalysis | CachedAnalysis | None = cached or ahead.get(position)
         if analysis is None:
             # Lazy: sqlglot loads only when a query is not in the analysis cache.
             from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
 
-            analysis = analyze_sql(decl.sql, ws.catalog, param_count,
+            analysis = analyze_sql(str(decl.sql), ws.catalog, param_count,
                                    resolve=ws.catalog_loaded, param_kinds=kinds)
             if ctx.keep_analyses:
                 ctx.analyses[decl.function_id] = analysis
@@ -88,8 +122,8 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None) -> None:
                 analysed += 1
                 if analysed % RELEASE_EVERY == 0:
                     gc.collect(0)
-            if cache:
-                cache.put(key, analysis)
+        if cache and cached is None:
+            cache.put(key, analysis)
         for problem in analysis.problems:
             ctx.add(Finding(problem.code, problem.message, decl.sql_file, "",
                             decl.function_id, problem.fix, problem.line, problem.column))

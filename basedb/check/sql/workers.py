@@ -1,0 +1,159 @@
+"""Analyse many Database Function queries on several CPUs: forked processes, one pipe each.
+
+Analysing a query (parse, resolve names, type) is pure CPU work in Python, one query at a
+time, and queries do not depend on one another; a large workspace's check spends most of
+its time there. Forked after the workspace is loaded, each worker already holds the
+catalog and the imported analyser, analyses every n-th query and sends back only what
+the check rules read (`CachedAnalysis`: problems, `$n` used, bindings), so the parent's
+findings are exactly those of a serial run, in the same order.
+
+Only where `os.fork` is safe to use (Linux, from a process without threads of its own:
+the `check` command). A worker that fails for any reason costs speed, not results: the
+parent analyses its share itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+from collections.abc import Sequence
+
+from basedb.check.bindings import ParamBinding
+from basedb.check.sql.analysis import analyze_sql
+from basedb.check.sql.cache import CachedAnalysis
+from basedb.check.sql.model import SqlAnalysis, SqlProblem
+from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Table
+
+Query = tuple[str, int, Sequence[str | None]]  # main.sql, declared params, their kinds
+# A worker's answer per query: problems as tuples, $n used, bindings as positions in the
+# catalog (table index, field index or -1 for record_id) instead of objects.
+_Encoded = tuple[tuple[tuple[object, ...], ...], tuple[int, ...],
+                 tuple[tuple[int, int, int, bool], ...]]
+
+MIN_QUERIES_PER_PROCESS = 48  # below this, forking costs more than it saves
+RELEASE_EVERY = 64  # collect the young generation this often (trees are cyclic)
+
+
+def summarize(analysis: SqlAnalysis | CachedAnalysis) -> CachedAnalysis:
+    """What the check rules read of an analysis, without its parse tree."""
+    if isinstance(analysis, CachedAnalysis):
+        return analysis
+    return CachedAnalysis(analysis.problems, analysis.params, analysis.bindings)
+
+
+def analyse_in_processes(queries: Sequence[Query], catalog: Catalog, *, resolve: bool,
+                         processes: int) -> list[CachedAnalysis]:
+    """Analyse `queries` with up to `processes` processes (this one included); the
+    summaries come back in the order of `queries`."""
+    count = max(1, min(processes, len(queries) // MIN_QUERIES_PER_PROCESS))
+    results: list[CachedAnalysis | None] = [None] * len(queries)
+    workers: list[tuple[int, int, int]] = []  # (share, pid, read end of its pipe)
+    for share in range(1, count):
+        started = _fork_worker(queries, share, count, catalog, resolve)
+        if started is None:
+            break
+        workers.append((share, *started))
+    mine = [0] + [share for share in range(1, count)
+                  if share not in {w[0] for w in workers}]
+    for share in mine:
+        _analyse_share(queries, share, count, catalog, resolve, results)
+    for share, pid, fd in workers:
+        encoded = _collect(pid, fd)
+        if encoded is None or len(encoded) != len(range(share, len(queries), count)):
+            _analyse_share(queries, share, count, catalog, resolve, results)
+            continue
+        for index, item in zip(range(share, len(queries), count), encoded, strict=True):
+            results[index] = _decode(item, catalog)
+    return [result for result in results if result is not None]
+
+
+def _analyse_share(queries: Sequence[Query], share: int, count: int, catalog: Catalog,
+                   resolve: bool, results: list[CachedAnalysis | None]) -> None:
+    for done, index in enumerate(range(share, len(queries), count), start=1):
+        sql, param_count, kinds = queries[index]
+        results[index] = summarize(analyze_sql(sql, catalog, param_count, resolve=resolve,
+                                               param_kinds=kinds))
+        if done % RELEASE_EVERY == 0:
+            gc.collect(0)
+
+
+def _fork_worker(queries: Sequence[Query], share: int, count: int, catalog: Catalog,
+                 resolve: bool) -> tuple[int, int] | None:
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    # The worker: analyse, write the answer, and leave without running the parent's
+    # exit handlers or flushing its buffered output.
+    status = 1
+    try:
+        os.close(read_end)
+        results: list[CachedAnalysis | None] = [None] * len(queries)
+        _analyse_share(queries, share, count, catalog, resolve, results)
+        positions = _positions(catalog)
+        payload = pickle.dumps([_encode(results[index], positions)
+                                for index in range(share, len(queries), count)],
+                               protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _collect(pid: int, fd: int) -> list[_Encoded] | None:
+    chunks = []
+    with contextlib.suppress(OSError), os.fdopen(fd, "rb") as pipe:
+        while chunk := pipe.read(1 << 20):
+            chunks.append(chunk)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None
+    if status != 0:
+        return None
+    try:
+        encoded = pickle.loads(b"".join(chunks))
+    except Exception:  # a truncated or garbled answer: analyse that share here instead
+        return None
+    return encoded if isinstance(encoded, list) else None
+
+
+def _positions(catalog: Catalog) -> dict[int, tuple[int, dict[int, int]]]:
+    return {id(table): (t, {id(f): i for i, f in enumerate(table.fields)})
+            for t, table in enumerate(catalog.tables)}
+
+
+def _encode(analysis: CachedAnalysis | None,
+            positions: dict[int, tuple[int, dict[int, int]]]) -> _Encoded:
+    if analysis is None:
+        raise ValueError("a query of this share was not analysed")
+    bindings = []
+    for b in analysis.bindings:
+        table_index, fields = positions[id(b.table)]
+        field_index = -1 if b.field is RECORD_ID_FIELD else fields[id(b.field)]
+        bindings.append((b.param_index, table_index, field_index, b.provable))
+    problems = tuple((p.code, p.message, p.fix, p.line, p.column) for p in analysis.problems)
+    return problems, tuple(sorted(analysis.params)), tuple(bindings)
+
+
+def _decode(item: _Encoded, catalog: Catalog) -> CachedAnalysis:
+    problems, params, bindings = item
+    decoded = []
+    for param_index, table_index, field_index, provable in bindings:
+        table: Table = catalog.tables[table_index]
+        field: Field = RECORD_ID_FIELD if field_index < 0 else table.fields[field_index]
+        decoded.append(ParamBinding(param_index, table, field, provable))
+    return CachedAnalysis(tuple(SqlProblem(*p) for p in problems),  # type: ignore[arg-type]
+                          frozenset(params), tuple(decoded))
