@@ -22,6 +22,9 @@ _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 
 @dataclass(frozen=True, slots=True)
 class ParamBinding:
+    """A `$n` compared with a catalog field in main.sql (`field = $n`, `field IN ($n)`);
+    `provable` when the comparison sits on a purely conjunctive path of its query."""
+
     param_index: int  # declaration order; $1 is 0
     table: Table
     field: Field

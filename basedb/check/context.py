@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class CheckContext:
+    """The workspace under check and the findings the validators add to it."""
+
     workspace: Workspace
     skip_ai: bool = False
     errors: list[Finding] = field(default_factory=list)

@@ -16,6 +16,9 @@ SKIP_AI_NOTICE = (
 
 @dataclass(slots=True)
 class CheckResult:
+    """What one check run found, sorted; the reporters render it and `to_dict` is the
+    `--json` shape."""
+
     errors: list[Finding]
     hints: list[Hint]
     tools: list[str]  # ids open to external agents in the local plan

@@ -22,13 +22,16 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from basedb import __version__
 from basedb.check.bindings import ParamBinding
-from basedb.check.sql.model import SqlAnalysis, SqlProblem
+from basedb.check.sql.problems import SqlProblem
 from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import Catalog
+
+if TYPE_CHECKING:
+    from basedb.check.sql.model import SqlAnalysis
 
 FORMAT = 1
 CACHE_DIR = Path(".base-database-cli") / "cache"

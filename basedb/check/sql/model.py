@@ -8,38 +8,16 @@ never mutate it; the compiler works on a copy.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from basedb.check.bindings import ParamBinding
+from basedb.check.sql.problems import SqlProblem
 from basedb.workspace.model import Field, Table
 
 if TYPE_CHECKING:
     from sqlglot import exp
-
-
-@dataclass(frozen=True, slots=True)
-class SqlProblem:
-    """One error in main.sql; line and column are 1-based when known."""
-
-    code: str  # one of the SQL_* codes of basedb.core.findings.ERROR_CODES
-    message: str
-    fix: str | None = None
-    line: int | None = None
-    column: int | None = None
-
-    def __post_init__(self) -> None:
-        # Names quoted from hostile input must not carry control characters to a terminal.
-        object.__setattr__(self, "message", _CONTROL.sub(_escape, self.message))
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
 
 
 @dataclass(frozen=True, slots=True)
