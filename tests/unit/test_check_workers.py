@@ -89,3 +89,15 @@ def test_a_failing_worker_costs_speed_not_findings(tmp_path: Path,
     monkeypatch.setattr(workers, "_analyse_share", counted)
     assert _report(root, 2) == serial
     assert shares == [0, 1]  # the parent analysed the failed worker's share itself
+
+
+def test_what_workers_found_is_cached_as_a_serial_run_would_cache_it(tmp_path: Path) -> None:
+    root = _workspace(tmp_path, 2 * workers.MIN_QUERIES_PER_PROCESS)
+    cache_file = root / ".base-database-cli" / "cache" / "sql-analysis.json"
+    serial = check_workspace(load_workspace(root), cache=True).to_dict()
+    written = json.loads(cache_file.read_text(encoding="utf-8"))
+    cache_file.unlink()
+    assert check_workspace(load_workspace(root), cache=True, processes=2).to_dict() == serial
+    assert json.loads(cache_file.read_text(encoding="utf-8")) == written
+    # And a run answered from that cache reports the same again.
+    assert check_workspace(load_workspace(root), cache=True, processes=2).to_dict() == serial
