@@ -18,6 +18,7 @@ import contextlib
 import gc
 import os
 import pickle
+import signal
 from collections.abc import Sequence
 
 from basedb.check.bindings import ParamBinding
@@ -51,14 +52,20 @@ def analyse_in_processes(queries: Sequence[Query], catalog: Catalog, *, resolve:
     results: list[CachedAnalysis | None] = [None] * len(queries)
     workers: list[tuple[int, int, int]] = []  # (share, pid, read end of its pipe)
     for share in range(1, count):
-        started = _fork_worker(queries, share, count, catalog, resolve)
-        if started is None:
+        worker = _fork_worker(queries, share, count, catalog, resolve)
+        if worker is None:
             break
-        workers.append((share, *started))
-    mine = [0] + [share for share in range(1, count)
-                  if share not in {w[0] for w in workers}]
-    for share in mine:
-        _analyse_share(queries, share, count, catalog, resolve, results)
+        workers.append((share, *worker))
+    forked = {share for share, _, _ in workers}
+    try:
+        for share in [0, *(s for s in range(1, count) if s not in forked)]:
+            _analyse_share(queries, share, count, catalog, resolve, results)
+    except BaseException:  # interrupted: leave no worker behind
+        for _, pid, fd in workers:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            _collect(pid, fd)
+        raise
     for share, pid, fd in workers:
         encoded = _collect(pid, fd)
         if encoded is None or len(encoded) != len(range(share, len(queries), count)):
