@@ -33,7 +33,7 @@ from typing import Any, Literal
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -279,8 +279,25 @@ async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, Non
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The whole request body (at most `limit` bytes)."""
-    return b"".join([chunk async for chunk in body_chunks(request, limit)])
+    """The whole request body (at most `limit` bytes): `body_chunks` joined, reading the
+    messages straight from `receive` (most bodies are one message)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+    receive = request.receive
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def parse_json_body(raw: bytes) -> Any:
