@@ -171,11 +171,22 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
 def _deadline(budget_s: float, cpu_budget_s: float | None) -> Callable[[], bool]:
     """A progress handler that stops the statement after `budget_s` of wall-clock time
     or `cpu_budget_s` of this thread's CPU time."""
-    give_up_at = time.perf_counter() + budget_s
+    started = time.perf_counter()
+    give_up_at = started + budget_s
     if cpu_budget_s is None:
         return lambda: time.perf_counter() > give_up_at
+    # A thread cannot have used more CPU time than wall-clock time has passed: the CPU
+    # clock (a system call, unlike the wall clock) is read only once the wall clock
+    # says the budget may be spent.
     cpu_give_up_at = time.thread_time() + cpu_budget_s
-    return lambda: time.thread_time() > cpu_give_up_at or time.perf_counter() > give_up_at
+    may_be_spent_at = started + cpu_budget_s
+
+    def spent() -> bool:
+        now = time.perf_counter()
+        return now > may_be_spent_at and (now > give_up_at
+                                          or time.thread_time() > cpu_give_up_at)
+
+    return spent
 
 
 def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:
