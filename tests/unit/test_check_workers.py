@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from basedb.check.run import check_workspace
-from basedb.check.sql import workers
+from basedb.check.sql import rules, workers
 from basedb.workspace import load_workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "negative"
@@ -101,3 +101,15 @@ def test_what_workers_found_is_cached_as_a_serial_run_would_cache_it(tmp_path: P
     assert json.loads(cache_file.read_text(encoding="utf-8")) == written
     # And a run answered from that cache reports the same again.
     assert check_workspace(load_workspace(root), cache=True, processes=2).to_dict() == serial
+
+
+@pytest.mark.parametrize(("cpus", "load", "expected"), [
+    (1, 0.0, 1),  # one CPU: no workers
+    (2, 0.2, 2),  # an idle pair: one worker
+    (2, 1.5, 1),  # the other CPU is busy: stay in one process
+    (2, 7.0, 1),  # a saturated machine
+    (8, 0.5, 4),  # never more than MAX_PROCESSES
+    (8, 5.5, 3),  # one per idle CPU, plus this one
+])
+def test_workers_only_on_idle_cpus(cpus: int, load: float, expected: int) -> None:
+    assert rules.processes_for(cpus, load) == expected

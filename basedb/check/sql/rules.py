@@ -29,16 +29,29 @@ MAX_PROCESSES = 4
 
 
 def available_processes() -> int:
-    """How many processes may analyse queries here: the CPUs this process may use (at
-    most MAX_PROCESSES), or 1 where forking is not safe (other than Linux, or a process
-    that runs threads of its own)."""
+    """How many processes may analyse queries here: one per idle CPU this process may
+    use (at most MAX_PROCESSES), or 1 where forking is not safe (other than Linux, or a
+    process that runs threads of its own)."""
     if sys.platform != "linux" or threading.active_count() > 1:
         return 1
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_PROCESSES))
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return processes_for(cpus, load)
+
+
+def processes_for(cpus: int, load: float) -> int:
+    """Processes for `cpus` CPUs under a 1-minute load average of `load`: this one, plus
+    one per CPU left idle. On a busy machine workers would only queue for the same CPUs
+    and add the cost of forking (copied pages, a second collector), so the check stays
+    in one process, as `make --load-average` holds back jobs."""
+    idle = int(cpus - load)
+    return max(1, min(cpus, MAX_PROCESSES, 1 + idle))
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
