@@ -49,7 +49,7 @@ def processes_for(cpus: int, load: float) -> int:
     """Processes for `cpus` CPUs under a 1-minute load average of `load`: this one, plus
     one per CPU left idle. On a busy machine workers would only queue for the same CPUs
     and add the cost of forking (copied pages, a second collector), so the check stays
-    in one process, as `make --load-average` holds back jobs."""
+    in one process, as GNU make holds back jobs above a load limit."""
     idle = int(cpus - load)
     return max(1, min(cpus, MAX_PROCESSES, 1 + idle))
 
