@@ -106,7 +106,8 @@ def test_what_workers_found_is_cached_as_a_serial_run_would_cache_it(tmp_path: P
 @pytest.mark.parametrize(("cpus", "load", "expected"), [
     (1, 0.0, 1),  # one CPU: no workers
     (2, 0.2, 2),  # an idle pair: one worker
-    (2, 1.5, 1),  # the other CPU is busy: stay in one process
+    (2, 1.0, 2),  # busy only with this check (or its last run): still one worker
+    (2, 1.5, 1),  # other work keeps half a CPU busy: stay in one process
     (2, 7.0, 1),  # a saturated machine
     (8, 0.5, 4),  # never more than MAX_PROCESSES
     (8, 5.5, 3),  # one per idle CPU, plus this one

@@ -46,12 +46,13 @@ def available_processes() -> int:
 
 
 def processes_for(cpus: int, load: float) -> int:
-    """Processes for `cpus` CPUs under a 1-minute load average of `load`: this one, plus
-    one per CPU left idle. On a busy machine workers would only queue for the same CPUs
-    and add the cost of forking (copied pages, a second collector), so the check stays
-    in one process, as GNU make holds back jobs above a load limit."""
-    idle = int(cpus - load)
-    return max(1, min(cpus, MAX_PROCESSES, 1 + idle))
+    """Processes for `cpus` CPUs under a 1-minute load average of `load`: one per CPU
+    that other work leaves idle. One running task of the load is taken to be this check
+    (or the previous run of it). On a busy machine workers would only queue for the same
+    CPUs and add the cost of forking (copied pages, a second collector), so the check
+    stays in one process, as GNU make holds back jobs above a load limit."""
+    others = max(0.0, load - 1.0)
+    return max(1, min(cpus, MAX_PROCESSES, int(cpus - others)))
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
