@@ -25,7 +25,8 @@ finish within it is not tried on the loop again for `LOOP_BACKOFF_S` (it runs in
 thread, then a worker, as above), and once attempts that gave up have cost the loop
 `LOOP_WASTE_S` within one second (`LOOP_WINDOW_S`), none is tried there until the
 next: whatever statements a site deploys, they cannot take more than that share of
-the loop.
+the loop. Small writes tried on the loop (`basedb.platform.domain.invoke`) share this
+accounting (`may_try_on_loop`, `gave_up_on_loop`).
 
 Anything else, or anything that stops the attempt (the budget, the cap, a refused
 function, any error), gives up and returns None: the statement then runs in a worker
@@ -113,6 +114,18 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
     if answer is None and on_loop:
         _loop_gave_up(compiled.sql, time.perf_counter() - started)
     return answer
+
+
+def may_try_on_loop(key: str) -> bool:
+    """Whether other work known by `key` (a write, say) may be tried on the loop: the same
+    backoff and the same share of the loop as statements (`LOOP_WASTE_S`)."""
+    return _loop_may_try(key)
+
+
+def gave_up_on_loop(key: str, spent_s: float) -> None:
+    """Record that an attempt known by `key` gave up on the loop after `spent_s`: it is
+    not tried there for `LOOP_BACKOFF_S`, and the time counts towards `LOOP_WASTE_S`."""
+    _loop_gave_up(key, spent_s)
 
 
 def reset_loop_state() -> None:
