@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from basedb.platform.storage.cells import (
     closest,
     decoder_for,
     encode_cell,
+    encoder_for,
     referenced_ids,
 )
 from basedb.workspace.model import Field, Table
@@ -72,33 +73,81 @@ def prepare_rows(conn: sqlite3.Connection, table: Table,
                  rows: Iterable[Iterable[Cell]], *, zone: str) -> list[dict[str, Any]]:
     """Validate several rows of cells into `{field_id: stored}` each, checking every
     referenced record and user id with one query per target table."""
-    prepared: list[dict[str, Any]] = []
-    refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
-    resolved: dict[str, Field] = {}  # a batch names the same fields in every row
-    for cells in rows:
+    preparer = _Preparer(table, zone)
+    prepared = [preparer.row(cells) for cells in rows]
+    _check_references(conn, preparer.refs)
+    return prepared
+
+
+def prepare_grid(conn: sqlite3.Connection, table: Table, keys: Sequence[str],
+                 rows: Sequence[Sequence[Any]], *, zone: str,
+                 at: str = "rows") -> list[dict[str, Any]]:
+    """`prepare_rows` of rows given as values aligned with `keys` (field names or ids),
+    the cell of row r and column c being at /`at`/r/c: the same results and the same
+    first error, with what depends only on the column decided once."""
+    preparer = _Preparer(table, zone)
+    if not rows:
+        return []
+    # The first row as prepare_rows takes it: it resolves every key, in order, and meets
+    # a field given twice; the other rows name the same fields.
+    prepared = [preparer.row([((at, 0, c), key, value)
+                              for c, (key, value) in enumerate(zip(keys, rows[0],
+                                                                   strict=True))])]
+    columns = [(c, *preparer.resolved[key]) for c, key in enumerate(keys)]
+    refs = preparer.refs
+    for r in range(1, len(rows)):
+        values = rows[r]
+        row: dict[str, Any] = {}
+        for c, field, encode, refers in columns:
+            value = values[c]
+            try:
+                stored = encode(value)
+            except InvalidCell:
+                encode_cell(field, value, json_pointer(at, r, c), zone=zone)
+                raise
+            row[field.field_id] = stored
+            if refers and stored is not None:
+                refs.append((field, (at, r, c), referenced_ids(field, stored)))
+        prepared.append(row)
+    _check_references(conn, refs)
+    return prepared
+
+
+class _Preparer:
+    """Rows of cells validated one by one, with each field resolved (and its encoder
+    made) once."""
+
+    def __init__(self, table: Table, zone: str) -> None:
+        self.table = table
+        self.zone = zone
+        # field name or id -> (field, encoder, whether its cells refer to ids)
+        self.resolved: dict[str, tuple[Field, Callable[[Any], Any], bool]] = {}
+        self.refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
+
+    def row(self, cells: Iterable[Cell]) -> dict[str, Any]:
         row: dict[str, Any] = {}
         for where, key, value in cells:
-            field = resolved.get(key) if isinstance(key, str) else None
-            if field is None:
-                field = resolve_field(table, key, _pointer(where))
-                resolved[key] = field
+            found = self.resolved.get(key) if isinstance(key, str) else None
+            if found is None:
+                field = resolve_field(self.table, key, _pointer(where))
+                found = (field, encoder_for(field, self.zone), field.type in ("link", "user"))
+                self.resolved[key] = found
+            field, encode, refers = found
             if field.field_id in row:
                 raise InvalidCell(field, _pointer(where), f"Field {quote(field.name)} is "
                                   "given twice (by name and by id)", "give each field once",
                                   received=key)
             try:
-                stored = encode_cell(field, value, "", zone=zone)
+                stored = encode(value)
             except InvalidCell:
                 # Encode it again to say where the value is; building that pointer for
                 # every cell would cost more than the encoding.
-                encode_cell(field, value, _pointer(where), zone=zone)
+                encode_cell(field, value, _pointer(where), zone=self.zone)
                 raise
             row[field.field_id] = stored
-            if stored is not None and field.type in ("link", "user"):
-                refs.append((field, where, referenced_ids(field, stored)))
-        prepared.append(row)
-    _check_references(conn, refs)
-    return prepared
+            if refers and stored is not None:
+                self.refs.append((field, where, referenced_ids(field, stored)))
+        return row
 
 
 def _check_references(conn: sqlite3.Connection,
@@ -150,40 +199,77 @@ def existing_record_ids(conn: sqlite3.Connection, table_id: str,
 def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
                    actor: str, zone: str) -> list[str]:
     """Insert prepared rows; returns their new record ids in order."""
+    return _insert(conn, table, rows, actor=actor, zone=zone)[0]
+
+
+def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
+                rows: list[dict[str, Any]], *, actor: str, zone: str) -> RecordRows:
+    """Insert prepared rows; returns them as stored, with the values of `fields` (as
+    `read_rows` would read them back, without reading: the stored values are known)."""
+    record_ids, stored = _insert(conn, table, rows, actor=actor, zone=zone)
+    # A stored row is [record_id, _seq, *SYSTEM_COLUMNS, *one value per table field].
+    offset = 2 + len(physical.SYSTEM_COLUMNS)
+    index = {f.field_id: offset + i for i, f in enumerate(table.fields)}
+    columns = [(index[f.field_id], decoder_for(f)) for f in fields]
+    return RecordRows(fields=tuple(f.name for f in fields),
+                      field_ids=tuple(f.field_id for f in fields),
+                      record_ids=tuple(record_ids),
+                      data=[[decode(values[i]) for i, decode in columns] for values in stored])
+
+
+# How insert_records fills a field's column: the prepared cell, a constant, an unticked
+# checkbox's 0 for no cell, or the next auto number.
+_CELL, _CONSTANT, _CHECKBOX, _AUTO_NUMBER = range(4)
+
+
+def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
+            actor: str, zone: str) -> tuple[list[str], list[list[Any]]]:
     if not rows:
-        return []
+        return [], []
     tname = physical.table_name(table.table_id)
     now = ids.now_in(zone)
     seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
-    numbers = {row[0]: row[1] for row in conn.execute(
-        "SELECT field_id, next_number FROM fields WHERE table_id = ? AND type = 'auto_number'",
-        (table.table_id,))}
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
+    fill: list[tuple[int, Any]] = []
+    for field in table.fields:
+        if field.type == "auto_number":
+            fill.append((_AUTO_NUMBER, field.field_id))
+        elif field.type in system:
+            fill.append((_CONSTANT, system[field.type]))
+        elif field.type == "checkbox":
+            fill.append((_CHECKBOX, field.field_id))  # unticked, never NULL
+        else:
+            fill.append((_CELL, field.field_id))
+    numbers: dict[str, int] = {}
+    if any(how == _AUTO_NUMBER for how, _ in fill):
+        numbers = {row[0]: row[1] for row in conn.execute(
+            "SELECT field_id, next_number FROM fields WHERE table_id = ? AND "
+            "type = 'auto_number'", (table.table_id,))}
     columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS]
     columns += [physical.column_name(f.field_id) for f in table.fields]
-    record_ids: list[str] = []
+    record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
     params: list[list[Any]] = []
-    for row, record_id in zip(rows, ids.new_ids(ids.RECORD_ID, len(rows)), strict=True):
+    for row, record_id in zip(rows, record_ids, strict=True):
         seq += 1
-        record_ids.append(record_id)
         values: list[Any] = [record_id, seq, now, now, actor, actor]
-        for field in table.fields:
-            if field.type == "auto_number":
-                number = numbers.get(field.field_id) or 1
-                numbers[field.field_id] = number + 1
-                values.append(number)
-            elif field.type in system:
-                values.append(system[field.type])
-            elif field.type == "checkbox":
-                values.append(row.get(field.field_id) or 0)  # unticked, never NULL
+        for how, what in fill:
+            if how == _CELL:
+                values.append(row.get(what))
+            elif how == _CONSTANT:
+                values.append(what)
+            elif how == _CHECKBOX:
+                values.append(row.get(what) or 0)
             else:
-                values.append(row.get(field.field_id))
+                number = numbers.get(what) or 1
+                numbers[what] = number + 1
+                values.append(number)
         params.append(values)
     marks = ", ".join("?" * len(columns))
     conn.executemany(f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})", params)
-    conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
-                     [(n, fid) for fid, n in numbers.items()])
-    return record_ids
+    if numbers:
+        conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
+                         [(n, fid) for fid, n in numbers.items()])
+    return list(record_ids), params
 
 
 def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],
