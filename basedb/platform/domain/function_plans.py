@@ -28,6 +28,7 @@ from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
 from basedb.core.memo import Memo
 from basedb.core.protocol import clip
+from basedb.platform.domain.param_checks import ParamsValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.schemas import (
@@ -85,7 +86,7 @@ class FunctionPlan:
     declaration: AnyDeclaration | None
     revision: int
     input_schema: dict[str, Any] | None = None  # None: nothing to validate against
-    validator: Any = None  # a jsonschema validator of input_schema
+    validator: Any = None  # validates input_schema (jsonschema; ParamsValidator for params)
     specs: tuple[ParamSpec, ...] = ()  # Database Functions and Mutations
     compiled: CompiledQuery | None = None
     mutation: MutationPlan | None = None
@@ -212,7 +213,8 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
     specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
-                        validator=schema_validator(schema), specs=specs, compiled=compiled,
+                        validator=ParamsValidator(schema_validator(schema), specs),
+                        specs=specs, compiled=compiled,
                         output_schema=query_output_schema(compiled.columns))
 
 
@@ -228,5 +230,6 @@ def _mutation_plan(base: dict[str, Any], decl: Mutation, catalog: Catalog) -> Fu
     specs = param_specs(decl, catalog, mutation_bindings(decl, catalog))
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
-                        validator=schema_validator(schema), specs=specs, mutation=mutation,
+                        validator=ParamsValidator(schema_validator(schema), specs),
+                        specs=specs, mutation=mutation,
                         output_schema=MUTATION_OUTPUT_SCHEMA)
