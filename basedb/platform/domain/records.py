@@ -28,7 +28,9 @@ from basedb.platform.storage import ids, physical
 from basedb.platform.storage.cells import (
     InvalidCell,
     closest,
+    column_encoder_for,
     decoder_for,
+    decodes_as_stored,
     encode_cell,
     encoder_for,
     referenced_ids,
@@ -95,6 +97,14 @@ def prepare_grid(conn: sqlite3.Connection, table: Table, keys: Sequence[str],
                                                                    strict=True))])]
     columns = [(c, *preparer.resolved[key]) for c, key in enumerate(keys)]
     refs = preparer.refs
+    if len(rows) > 1:
+        whole = _encode_columns(columns, rows)
+        if whole is not None:
+            field_ids = [field.field_id for _, field, _, _ in columns]
+            prepared.extend(dict(zip(field_ids, values, strict=True))
+                            for values in zip(*whole, strict=True))
+            _check_references(conn, refs)
+            return prepared
     for r in range(1, len(rows)):
         values = rows[r]
         row: dict[str, Any] = {}
@@ -111,6 +121,22 @@ def prepare_grid(conn: sqlite3.Connection, table: Table, keys: Sequence[str],
         prepared.append(row)
     _check_references(conn, refs)
     return prepared
+
+
+def _encode_columns(columns: Sequence[tuple[int, Field, Any, bool]],
+                    rows: Sequence[Sequence[Any]]) -> list[list[Any]] | None:
+    """The stored values of rows[1:], column by column, when every column is of a simple
+    type and every value plainly valid (`column_encoder_for`); else None, and the rows
+    are encoded one cell at a time, which finds the first error in row order."""
+    rest = rows[1:]
+    encoded = []
+    for c, field, _, _ in columns:
+        encode_column = column_encoder_for(field)
+        stored = encode_column([values[c] for values in rest]) if encode_column else None
+        if stored is None:
+            return None
+        encoded.append(stored)
+    return encoded
 
 
 class _Preparer:
@@ -206,70 +232,68 @@ def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
                 rows: list[dict[str, Any]], *, actor: str, zone: str) -> RecordRows:
     """Insert prepared rows; returns them as stored, with the values of `fields` (as
     `read_rows` would read them back, without reading: the stored values are known)."""
-    record_ids, stored = _insert(conn, table, rows, actor=actor, zone=zone)
-    # A stored row is [record_id, _seq, *SYSTEM_COLUMNS, *one value per table field].
-    offset = 2 + len(physical.SYSTEM_COLUMNS)
-    index = {f.field_id: offset + i for i, f in enumerate(table.fields)}
-    columns = [(index[f.field_id], decoder_for(f)) for f in fields]
+    record_ids, stored, positions = _insert(conn, table, rows, actor=actor, zone=zone)
+    columns = []
+    for field in fields:
+        column = [values[positions[field.field_id]] for values in stored]
+        if not decodes_as_stored(field):
+            decode = decoder_for(field)
+            column = [decode(value) for value in column]
+        columns.append(column)
+    data = [list(row) for row in zip(*columns, strict=True)] if columns else [
+        [] for _ in record_ids]
     return RecordRows(fields=tuple(f.name for f in fields),
                       field_ids=tuple(f.field_id for f in fields),
-                      record_ids=tuple(record_ids),
-                      data=[[decode(values[i]) for i, decode in columns] for values in stored])
-
-
-# How insert_records fills a field's column: the prepared cell, a constant, an unticked
-# checkbox's 0 for no cell, or the next auto number.
-_CELL, _CONSTANT, _CHECKBOX, _AUTO_NUMBER = range(4)
+                      record_ids=tuple(record_ids), data=data)
 
 
 def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
-            actor: str, zone: str) -> tuple[list[str], list[list[Any]]]:
+            actor: str, zone: str) -> tuple[list[str], list[list[Any]], dict[str, int]]:
+    """Insert prepared rows: their record ids, the values inserted for each (a list per
+    row), and where each field's value is in those lists."""
     if not rows:
-        return [], []
+        return [], [], {}
     tname = physical.table_name(table.table_id)
     now = ids.now_in(zone)
     seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    fill: list[tuple[int, Any]] = []
-    for field in table.fields:
-        if field.type == "auto_number":
-            fill.append((_AUTO_NUMBER, field.field_id))
-        elif field.type in system:
-            fill.append((_CONSTANT, system[field.type]))
-        elif field.type == "checkbox":
-            fill.append((_CHECKBOX, field.field_id))  # unticked, never NULL
-        else:
-            fill.append((_CELL, field.field_id))
+    # The columns in the order each row's values are built: the bookkeeping columns,
+    # then fields with one value for all rows, auto numbers, checkboxes (unticked is 0,
+    # never NULL), and the prepared cells.
+    constant = [f for f in table.fields if f.type in system]
+    auto = [f.field_id for f in table.fields if f.type == "auto_number"]
+    checkbox = [f.field_id for f in table.fields if f.type == "checkbox"]
+    cells = [f.field_id for f in table.fields if f.type not in system
+             and f.type not in ("auto_number", "checkbox")]
+    ordered = [f.field_id for f in constant] + auto + checkbox + cells
+    first = 2 + len(physical.SYSTEM_COLUMNS)  # after record_id, _seq and the bookkeeping
+    positions = {field_id: first + i for i, field_id in enumerate(ordered)}
+    constants = [system[f.type] for f in constant]
     numbers: dict[str, int] = {}
-    if any(how == _AUTO_NUMBER for how, _ in fill):
+    if auto:
         numbers = {row[0]: row[1] for row in conn.execute(
             "SELECT field_id, next_number FROM fields WHERE table_id = ? AND "
             "type = 'auto_number'", (table.table_id,))}
-    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS]
-    columns += [physical.column_name(f.field_id) for f in table.fields]
     record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
     params: list[list[Any]] = []
     for row, record_id in zip(rows, record_ids, strict=True):
         seq += 1
-        values: list[Any] = [record_id, seq, now, now, actor, actor]
-        for how, what in fill:
-            if how == _CELL:
-                values.append(row.get(what))
-            elif how == _CONSTANT:
-                values.append(what)
-            elif how == _CHECKBOX:
-                values.append(row.get(what) or 0)
-            else:
-                number = numbers.get(what) or 1
-                numbers[what] = number + 1
-                values.append(number)
+        values: list[Any] = [record_id, seq, now, now, actor, actor, *constants]
+        for field_id in auto:
+            number = numbers.get(field_id) or 1
+            numbers[field_id] = number + 1
+            values.append(number)
+        values += [row.get(field_id) or 0 for field_id in checkbox]
+        values += [row.get(field_id) for field_id in cells]
         params.append(values)
+    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
+               *(physical.column_name(field_id) for field_id in ordered)]
     marks = ", ".join("?" * len(columns))
     conn.executemany(f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})", params)
     if numbers:
         conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
                          [(n, fid) for fid, n in numbers.items()])
-    return list(record_ids), params
+    return list(record_ids), params, positions
 
 
 def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],
