@@ -28,7 +28,7 @@ from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
 from basedb.core.memo import Memo
 from basedb.core.protocol import clip
-from basedb.platform.domain.param_checks import ParamsValidator
+from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.schemas import (
@@ -86,7 +86,7 @@ class FunctionPlan:
     declaration: AnyDeclaration | None
     revision: int
     input_schema: dict[str, Any] | None = None  # None: nothing to validate against
-    validator: Any = None  # validates input_schema (jsonschema; ParamsValidator for params)
+    validator: Any = None  # a jsonschema validator of input_schema
     specs: tuple[ParamSpec, ...] = ()  # Database Functions and Mutations
     compiled: CompiledQuery | None = None
     mutation: MutationPlan | None = None
@@ -152,8 +152,9 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
 
 
 def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
-    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default).
-    Remote `$ref`s are never fetched: the registry has no retriever."""
+    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default),
+    with `is_valid` compiled where it can be (`fast_schema`). Remote `$ref`s are never
+    fetched: the registry has no retriever."""
     # Lazy: jsonschema loads with the first plan, not with the app.
     from jsonschema import Draft202012Validator  # noqa: PLC0415
     from jsonschema.validators import validator_for  # noqa: PLC0415
@@ -161,7 +162,7 @@ def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
     cls = validator_for(schema, default=Draft202012Validator)
     if check:
         cls.check_schema(schema)
-    return cls(schema)
+    return FastValidator(cls(schema))
 
 
 def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[list[Any], Any]:
@@ -213,8 +214,7 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
     specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
-                        validator=ParamsValidator(schema_validator(schema), specs),
-                        specs=specs, compiled=compiled,
+                        validator=schema_validator(schema), specs=specs, compiled=compiled,
                         output_schema=query_output_schema(compiled.columns))
 
 
@@ -230,6 +230,5 @@ def _mutation_plan(base: dict[str, Any], decl: Mutation, catalog: Catalog) -> Fu
     specs = param_specs(decl, catalog, mutation_bindings(decl, catalog))
     schema = schema_from_specs(decl, specs)
     return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
-                        validator=ParamsValidator(schema_validator(schema), specs),
-                        specs=specs, mutation=mutation,
+                        validator=schema_validator(schema), specs=specs, mutation=mutation,
                         output_schema=MUTATION_OUTPUT_SCHEMA)

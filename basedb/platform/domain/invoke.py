@@ -324,8 +324,9 @@ class Pending:
 # The largest params (as JSON text) validated on the event loop; larger ones are checked
 # in a thread, where a long validation holds up no one else.
 LOOP_PARAMS_CHARS = 16 * 1024
-# How long a Mutation's statements may run on the event loop before the write is rolled
-# back and done in a worker thread instead (one record takes a small fraction of it).
+# How much CPU time a Mutation's statements may take on the event loop before the write
+# is rolled back and done in a worker thread instead (one record takes a fraction of it);
+# waits for the disk are bounded by the inline statements' wall-clock budget.
 LOOP_WRITE_BUDGET_S = 0.002
 
 
@@ -447,7 +448,7 @@ def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, tar
 def _mutation_on_loop(call: InvokeCall, target: Target,
                       params: dict[str, Any]) -> dict[str, Any] | None:
     """The Mutation's result, written on the event loop when the write lock is free now
-    and the statements finish within LOOP_WRITE_BUDGET_S; None (nothing written) when it
+    and the statements finish within LOOP_WRITE_BUDGET_S of CPU time; None (nothing written) when it
     must be written in a worker thread instead. A write that ran out of time is not tried
     on the loop again for a while, and its time counts against the loop's share
     (`sql_inline.may_try_on_loop`)."""
@@ -457,7 +458,7 @@ def _mutation_on_loop(call: InvokeCall, target: Target,
         return None
     started = time.perf_counter()
     try:
-        with call.store.write_now(LOOP_WRITE_BUDGET_S) as conn:
+        with call.store.write_now(LOOP_WRITE_BUDGET_S, sql_inline.BUDGET_S) as conn:
             return _write_mutation(conn, call.caches, call.caller, target, params)
     except WriteBusy:
         return None

@@ -9,14 +9,15 @@ write lock up front so that two writers never deadlock on a lock upgrade, and wa
 
     with store.read() as conn: ...     # snapshot reads
     with store.write() as conn: ...    # all-or-nothing writes
-    with store.write_now(budget_s) as conn: ...  # the same, or WriteNotNow at once
+    with store.write_now(cpu_budget_s) as conn: ...  # the same, or WriteNotNow at once
 
 A `write()` inside a `write()` on the same thread joins the outer transaction.
 
 `write_now` is for a thread that must not wait: the server's event loop. It runs on a
 second connection of the thread whose busy timeout is zero, so taking the write lock
 either succeeds at once or raises `WriteBusy`; a SQLite progress handler stops the
-transaction's statements once they have run for `budget_s` (`WriteOutOfTime`). Either
+transaction's statements once they have used their budget of CPU time (or of wall-clock
+time, for waits on the disk) (`WriteOutOfTime`). Either
 way nothing was written, so the caller may run the same write with `write()`
 elsewhere. That connection never checkpoints the WAL itself (a checkpoint copies pages
 and syncs the database file: milliseconds the loop would stand still); after every
@@ -170,11 +171,14 @@ class Store:
             self._local.mode = None
 
     @contextmanager
-    def write_now(self, budget_s: float) -> Iterator[sqlite3.Connection]:
+    def write_now(self, cpu_budget_s: float,
+                  budget_s: float = 0.02) -> Iterator[sqlite3.Connection]:
         """A write transaction taken without waiting and bounded in time: committed when
         the block ends, rolled back if it raises. Raises WriteBusy when the write lock is
-        held elsewhere, WriteOutOfTime when its statements run past `budget_s`; in both
-        cases nothing was written."""
+        held elsewhere, WriteOutOfTime when its statements run past `cpu_budget_s` of
+        this thread's CPU time (a busy machine taking the CPU away does not count) or
+        `budget_s` of wall-clock time (waits for the disk); in both cases nothing was
+        written."""
         if self.connection().in_transaction or getattr(self._local, "mode", None):
             raise RuntimeError("store.write_now() inside another transaction of this thread")
         conn = self._nowait_connection()
@@ -185,11 +189,19 @@ class Store:
                 raise WriteBusy(str(exc)) from None
             raise
         stopped = False
-        give_up_at = time.perf_counter() + budget_s
+        started = time.perf_counter()
+        give_up_at = started + budget_s
+        cpu_give_up_at = time.thread_time() + cpu_budget_s
+        # The thread cannot have used more CPU time than has passed: the CPU clock (a
+        # system call) is read only once the wall clock says the budget may be spent.
+        may_be_spent_at = started + cpu_budget_s
 
         def past_budget() -> bool:
             nonlocal stopped
-            stopped = stopped or time.perf_counter() > give_up_at
+            if not stopped:
+                now = time.perf_counter()
+                stopped = now > may_be_spent_at and (
+                    now > give_up_at or time.thread_time() > cpu_give_up_at)
             return stopped
 
         self._local.mode = "nowait"
@@ -202,7 +214,7 @@ class Store:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if stopped and isinstance(exc, sqlite3.OperationalError):
-                raise WriteOutOfTime(f"the write ran past {budget_s:g}s") from None
+                raise WriteOutOfTime("the write ran past its budget") from None
             if is_busy_error(exc):
                 raise WriteBusy(str(exc)) from None
             raise

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route, Router
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import (
-    AppContext,
-    BodyGuardMiddleware,
-    BodyTimeouts,
-    HostGuardMiddleware,
-    RequestLogMiddleware,
-    asgi_handler,
-    http_exception_handler,
-)
+from basedb.platform.web.http import AppContext, BodyTimeouts, RequestGate, asgi_handler
 from basedb.platform.web.routes import all_endpoints
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -49,19 +40,26 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     # One route per path, dispatching on the method, so that a 405 lists every method;
     # literal paths first, so that a 405 on …/records/batch_create lists that route's
     # methods rather than those of …/records/{record_id}, which its path also matches.
-    routes = [Route(path, _dispatcher(by_path[path]), methods=list(by_path[path]))
+    routes = [Route(path, _Dispatcher(by_path[path]), methods=list(by_path[path]))
               for path in sorted(by_path, key=_specificity)]
-    app = Starlette(
-        routes=routes,
-        middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
-                               context=context),
-                    Middleware(BodyGuardMiddleware, timeouts=body_timeouts),
-                    Middleware(HostGuardMiddleware, private_names=private_hosts)],
-        exception_handlers={HTTPException: http_exception_handler},
-    )
-    app.router = IndexedRouter(routes=routes)
+    gate = partial(RequestGate, context=context, access_log=access_log,
+                   private_names=private_hosts, timeouts=body_timeouts)
+    app = PlatformApp(gate, IndexedRouter(routes=routes))
     app.state.context = context
     return app
+
+
+class PlatformApp(Starlette):
+    """Starlette with one layer in front of the router (`RequestGate`) instead of its
+    default stack of error and exception middlewares around the user's."""
+
+    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router) -> None:
+        super().__init__(routes=router.routes)
+        self.router = router
+        self._gate = gate
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return self._gate(self.router)
 
 
 class IndexedRouter(Router):
@@ -101,12 +99,19 @@ def _specificity(path: str) -> tuple[int, ...]:
                  for segment in path.split("/"))
 
 
-def _dispatcher(methods: dict[str, Handler]) -> Handler:
-    async def dispatch(request: Request) -> Response:
-        method = "GET" if request.method == "HEAD" else request.method
-        return await methods[method](request)
+class _Dispatcher:
+    """The ASGI app of one path: the handler of the request's method (HEAD is GET).
+    Plain ASGI rather than a Starlette endpoint function: every handler answers its
+    own errors, so Starlette's per-request exception wrapper would only cost time."""
 
-    return dispatch
+    def __init__(self, methods: dict[str, Handler]) -> None:
+        self.methods = methods
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        handler = self.methods["GET" if method == "HEAD" else method]
+        response = await handler(Request(scope, receive, send))
+        await response(scope, receive, send)
 
 
 def _route_path(scope: Scope) -> str:
