@@ -64,24 +64,25 @@ class PlatformApp(Starlette):
 
 class IndexedRouter(Router):
     """Starlette's router, which tries every route in turn, with a shortcut: a request is
-    first matched against the routes whose paths have as many segments as its own (and
-    those ending in a `{name:path}` parameter, which span segments), in the same order.
-    A full match there is the one the whole list would find, since no other route can
-    match the path fully; anything else (405, a redirect, 404) takes the full walk."""
+    first matched against the routes that can match its path in full, in the same order:
+    those whose paths have as many segments as its own and whose last segment is the
+    request's or a parameter (and those ending in a `{name:path}` parameter, which span
+    segments). A full match there is the one the whole list would find, since no other
+    route can match the path fully; anything else (405, a redirect, 404) takes the full
+    walk."""
 
     def __init__(self, routes: list[Route]) -> None:
         super().__init__(routes=routes)
         spanning = [r for r in routes if ":path}" in r.path]
-        counts = {r.path.count("/") for r in routes}
-        self._by_segments = {
-            count: [r for r in routes if r.path.count("/") == count or (
-                r in spanning and r.path.count("/") <= count)] for count in counts}
+        shapes = {_shape(r.path) for r in routes if r not in spanning}
+        self._candidates = {
+            shape: [r for r in routes if _may_match(r, shape, spanning)]
+            for shape in shapes | {(count, "") for count, _ in shapes}}
         self._spanning = spanning
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            count = _route_path(scope).count("/")
-            for route in self._by_segments.get(count, self._spanning):
+            for route in self.candidates(_route_path(scope)):
                 match, child_scope = route.matches(scope)
                 if match is Match.FULL:
                     scope.setdefault("router", self)
@@ -90,6 +91,27 @@ class IndexedRouter(Router):
                     await route.handle(scope, receive, send)
                     return
         await super().app(scope, receive, send)
+
+    def candidates(self, path: str) -> list[Route]:
+        """The routes that may match `path` in full, in the router's order."""
+        count = path.count("/")
+        found = self._candidates.get((count, path[path.rfind("/") + 1:]))
+        return found if found is not None else self._candidates.get((count, ""),
+                                                                    self._spanning)
+
+
+def _shape(path: str) -> tuple[int, str]:
+    """A route path's segment count and its last segment ("" for a parameter)."""
+    last = path[path.rfind("/") + 1:]
+    return path.count("/"), "" if last.startswith("{") else last
+
+
+def _may_match(route: Route, shape: tuple[int, str], spanning: list[Route]) -> bool:
+    """Whether `route` may match a path of `shape` (`""`: a last segment no route names)."""
+    if route in spanning:
+        return route.path.count("/") <= shape[0]
+    count, last = _shape(route.path)
+    return count == shape[0] and last in ("", shape[1])
 
 
 def _specificity(path: str) -> tuple[int, ...]:
