@@ -8,8 +8,8 @@
 
 On the event loop, a Database Function's cheap statement runs within the loop's budget
 (`sql_inline`), and so does a Mutation's write when the write lock is free at that
-moment (`Store.write_now`: nothing waits for a lock, the statements stop at
-`LOOP_WRITE_BUDGET_S`); anything else, or an attempt that gives up, is finished in a
+moment (`Store.write_now`: nothing waits for a lock, the statements stop after
+`LOOP_WRITE_BUDGET_S` of CPU time); anything else, or an attempt that gives up, is finished in a
 worker thread, which waits for the lock as long as any write does.
 
 Who sees what: prod is open to every member of the site, preview and the development
@@ -447,10 +447,10 @@ def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, tar
 def _mutation_on_loop(call: InvokeCall, target: Target,
                       params: dict[str, Any]) -> dict[str, Any] | None:
     """The Mutation's result, written on the event loop when the write lock is free now
-    and the statements finish within LOOP_WRITE_BUDGET_S of CPU time; None (nothing written) when it
-    must be written in a worker thread instead. A write that ran out of time is not tried
-    on the loop again for a while, and its time counts against the loop's share
-    (`sql_inline.may_try_on_loop`)."""
+    and the statements finish within LOOP_WRITE_BUDGET_S of CPU time; None (nothing
+    written) when it must be written in a worker thread instead. A write that ran out of
+    time is not tried on the loop again for a while, and its time counts against the
+    loop's share (`sql_inline.may_try_on_loop`)."""
     snapshot = target.deployed.snapshot
     key = f"mutation {snapshot.deployment_id} {target.function_id}"
     if not sql_inline.may_try_on_loop(key):
