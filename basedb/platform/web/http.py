@@ -62,6 +62,7 @@ JSON = "application/json"
 KIB = 1024
 MIB = 1024 * KIB
 DEFAULT_BODY_LIMIT = 1 * MIB
+NO_QUERY = QueryParams()  # immutable: shared by every request without a query string
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +349,8 @@ def asgi_handler(endpoint: Endpoint,
     async def handle(request: Request) -> Response:
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
         call = Call(request=request, context=context, log_id=log_id,
-                    path=request.path_params, query=request.query_params)
+                    path=request.path_params,
+                    query=request.query_params if request.scope["query_string"] else NO_QUERY)
         if not serves_host(endpoint, request):
             return failure_response(http_failure(request.method, request.url.path,
                                                  HTTPException(404)), log_id)
