@@ -14,9 +14,12 @@ stage details pass through `basedb.core.redact`, and secret-named keys are maske
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import struct
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +29,7 @@ from typing import Any, Literal, get_args
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError
 from basedb.core.redact import REDACTED, redact
-from basedb.core.site_zip import fingerprint_hex, read_manifest
+from basedb.core.site_zip import MANIFEST_PATH, fingerprint_hex, read_manifest
 from basedb.workspace import files
 
 STATE_DIR = Path(".base-database-cli") / "state"
@@ -128,6 +131,28 @@ class LocalState:
             path.unlink(missing_ok=True)
             return None
         return data
+
+    def cached_artifact_size(self, fingerprint: str) -> int | None:
+        """The size of the cached site.zip of `fingerprint`, or None when absent or not
+        intact; a copy found is marked newest, so pruning keeps it.
+
+        Cheaper than `load_artifact`, for a caller that only reports the size and builds
+        site.zip anew when it must send it: the archive is whole (its end record closes
+        the central directory at the end of the file) and its first entry is a manifest
+        naming this fingerprint; the other entries are not read."""
+        path = self.artifact_path(fingerprint)
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                intact = _whole_zip_of(handle, size, fingerprint)
+        except OSError:
+            return None
+        if not intact:
+            path.unlink(missing_ok=True)
+            return None
+        with contextlib.suppress(OSError):  # only the pruning order depends on it
+            os.utime(path)
+        return size
 
     def _prune_artifacts(self, *, keep: Path) -> None:
         folder = keep.parent
@@ -361,3 +386,35 @@ class DeploymentHistory:
                 f"deployments[{index}] needs the strings {', '.join(_RECORD_KEYS)}")
         values = [item[key] for key in _RECORD_KEYS]
         return DeploymentRecord(*values)
+
+
+_END_RECORD = struct.Struct("<4s4H2LH")  # end of central directory, no comment
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def _whole_zip_of(handle: Any, size: int, fingerprint: str) -> bool:
+    """Whether the open file is a whole site.zip (as `build_site_zip` writes it) whose
+    manifest names `fingerprint`."""
+    if size < _LOCAL_HEADER.size + _END_RECORD.size:
+        return False
+    handle.seek(size - _END_RECORD.size)
+    signature, _, _, _, _, directory_size, directory_offset, comment = _END_RECORD.unpack(
+        handle.read(_END_RECORD.size))
+    if (signature != b"PK\x05\x06" or comment
+            or directory_offset + directory_size + _END_RECORD.size != size):
+        return False
+    handle.seek(0)
+    (signature, _, _, method, _, _, crc, compressed, _, name_size,
+     extra_size) = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+    if (signature != b"PK\x03\x04" or method != 8
+            or handle.read(name_size) != MANIFEST_PATH.encode()):
+        return False
+    handle.seek(extra_size, os.SEEK_CUR)
+    try:
+        text = zlib.decompress(handle.read(compressed), -zlib.MAX_WBITS)
+        if zlib.crc32(text) != crc:
+            return False
+        document = json.loads(text)
+    except (zlib.error, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("fingerprint") == fingerprint
