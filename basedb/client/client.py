@@ -37,8 +37,6 @@ from basedb.client import endpoints
 from basedb.client.credentials import Credentials, StaticToken
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.lark import codes
-from basedb.client.lark.accounts import credentials_for
-from basedb.client.lark.larkcli import LarkCliTransport
 from basedb.client.pagination import collect_pages
 from basedb.client.responses import (
     WRITE_METHODS,
@@ -371,6 +369,11 @@ def connect(profile: Profile, *, embedded: EmbeddedFactory | None = None,
     profile, or through an installed lark-cli for a Lark profile that says so.
     `transport` replaces the HTTP transport (tests)."""
     lark = profile.lark
+    if lark is not None:
+        # Lazy: only a Lark profile needs its token store (filelock) and OAuth flows;
+        # the embedded and plain HTTP profiles start without them.
+        from basedb.client.lark.accounts import credentials_for  # noqa: PLC0415
+        from basedb.client.lark.larkcli import LarkCliTransport  # noqa: PLC0415
     if profile.embedded:
         platform = embedded_platform(embedded)
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,

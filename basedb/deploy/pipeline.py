@@ -35,7 +35,6 @@ from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list, draft_revision
-from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
@@ -56,6 +55,7 @@ from basedb.workspace.loader import load_workspace
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
+    from basedb.core.findings import Finding
     from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
@@ -157,7 +157,7 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     known = ({item.path: item.data for item in collected}
              if isinstance(collected, list) else None)
     workspace = load_workspace(root, skip_ai=skip_ai, known=known)
-    result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_findings,
+    result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_contracts,
                              cache=not dry_run)
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
@@ -175,6 +175,15 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     runner.ok("build", {"files": len(inputs), "bytes": size, "fingerprint": fingerprint})
     return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
                     inputs=inputs, fingerprint=fingerprint, size=size, built=built)
+
+
+def stale_contracts(workspace: Workspace) -> list[Finding]:
+    """`basedb.contracts.stale_findings`, which check calls only for a workspace with
+    generated contract files."""
+    # Lazy: the contract generators load only for a workspace that has generated files.
+    from basedb.contracts import stale_findings  # noqa: PLC0415
+
+    return list(stale_findings(workspace))
 
 
 def _collected(collected: list[InputFile] | BasedbError) -> list[InputFile]:
