@@ -263,7 +263,7 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     api = SiteApi(client, prepared.app_token)
 
     chain = DraftChain()
-    _sync_functions(api, runner, prepared, chain)
+    _sync_functions(api, runner, prepared, chain, state)
     done.append("draft_functions")
     ai_sync = _sync_ai(api, runner, prepared, chain, skip_ai=skip_ai)
     if ai_sync.synced:
@@ -317,34 +317,68 @@ def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:
 
 
 def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
-                    chain: DraftChain) -> None:
-    body = runner.run("draft_functions",
-                      lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids,
-                                                      prepared.timezone))
-    counts = payloads.function_counts(body)
+                    chain: DraftChain, state: LocalState) -> None:
+    """PUT draft/functions, naming by content hash every function the platform holds as
+    the local files have it: those functions' files are not parsed at all when their
+    hashes are remembered (`LocalState.load_content_hashes`, keyed by the files' SHA-256)."""
+    inputs, ids, timezone = prepared.inputs, prepared.workspace.ids, prepared.timezone
+    counts = {kind: len(payloads.ids_of_kind(ids, kind)) for kind in payloads.CODE_LISTS.values()}
     runner.start("draft_functions", {"counts": counts})
+    chain.held = runner.run("draft_functions", lambda: _held_content(api))
+    remembered = state.load_content_hashes()
+    known: dict[str, str] = {}
+    local = runner.run("draft_functions",
+                       lambda: payloads.content_hashes(inputs, ids, _Recording(remembered,
+                                                                              known)))
+    if known != remembered:
+        state.save_content_hashes(known)
+    by_reference = runner.run("draft_functions", lambda: payloads.functions_body(
+        inputs, ids, timezone, referenced_hash=payloads.held_alike(chain.held, local)))
+    in_full: list[dict[str, Any]] = []
+
+    def full() -> dict[str, Any]:
+        if not in_full:
+            in_full.append(runner.run("draft_functions", lambda: payloads.functions_body(
+                inputs, ids, timezone)))
+        return in_full[0]
 
     def confirm() -> dict[str, Any] | None:
         stored = api.draft_functions()
-        return stored if payloads.same_functions(body, stored) else None
-
-    chain.held = runner.run("draft_functions", lambda: _held_content(api))
-    by_reference = payloads.by_reference(body, chain.held)
+        return stored if payloads.same_functions(full(), stored) else None
 
     def send() -> dict[str, Any]:
         # The first write replaces every function whatever the drafts were: no revision.
         if not payloads.referenced(by_reference):
-            return api.put_draft_functions(body)
+            return api.put_draft_functions(by_reference)  # everything in full
         try:
             return api.put_draft_functions(by_reference)
         except ApiError as error:
             if not payloads.resend_asked(error):
                 raise
-            return api.put_draft_functions(body)  # refused, so nothing changed: send all
+            return api.put_draft_functions(full())  # refused, so nothing changed: send all
 
     answer, confirmed = runner.write("draft_functions", send, confirm)
     chain.follow(answer)
     runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
+
+
+class _Recording(dict[str, str]):
+    """A memo of content hashes that reads from `remembered` and keeps, in `used`,
+    every hash looked up or computed: what the next deploy will want."""
+
+    def __init__(self, remembered: dict[str, str], used: dict[str, str]) -> None:
+        super().__init__(remembered)
+        self.used = used
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key, default)
+        if found is not None:
+            self.used[key] = found
+        return found
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, value)
+        self.used[key] = value
 
 
 def _held_content(api: SiteApi) -> dict[str, Any]:

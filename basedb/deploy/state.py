@@ -4,6 +4,7 @@
     stages.jsonl        one JSON object per pipeline stage event, appended
     deployments.json    the deployments made from this workspace, oldest first
     artifacts/<hex>.zip site.zip of a fingerprint, cached
+    content-hashes.json function content hashes by the digests of their files, cached
 
 Everything here is a local record that can be rebuilt or dropped: the platform keeps the
 real deployment history. So a corrupt file is reported (InputError naming the file, with
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from basedb.core.atomic import write_file_atomically
+from basedb.core.content_hash import CONTENT_HASH_RE, DEFINITION
 from basedb.core.errors import InputError
 from basedb.core.redact import REDACTED, redact
 from basedb.core.site_zip import MANIFEST_PATH, fingerprint_hex, read_manifest
@@ -36,6 +38,7 @@ STATE_DIR = Path(".base-database-cli") / "state"
 STAGES_FILE = "stages.jsonl"
 DEPLOYMENTS_FILE = "deployments.json"
 ARTIFACTS_DIR = "artifacts"
+CONTENT_HASHES_FILE = "content-hashes.json"
 GITIGNORE_TEXT = "*\n"
 
 StageStatus = Literal["started", "ok", "failed", "unknown"]
@@ -153,6 +156,32 @@ class LocalState:
         with contextlib.suppress(OSError):  # only the pruning order depends on it
             os.utime(path)
         return size
+
+    # ------------------------------------------------------------- content hashes
+
+    def load_content_hashes(self) -> dict[str, str]:
+        """Function content hashes remembered by what they were computed from
+        (`basedb.deploy.payloads.content_hashes`); empty when none are, or the file is
+        unreadable or of another definition: it is a cache, rebuilt by the next deploy."""
+        try:
+            document = json.loads(self.read_state_text(CONTENT_HASHES_FILE) or "{}")
+        except (InputError, ValueError):
+            return {}
+        if not isinstance(document, dict) or document.get("definition") != DEFINITION:
+            return {}
+        hashes = document.get("hashes")
+        if not isinstance(hashes, dict):
+            return {}
+        return {key: value for key, value in hashes.items()
+                if isinstance(value, str) and CONTENT_HASH_RE.match(value)}
+
+    def save_content_hashes(self, hashes: Mapping[str, str]) -> None:
+        """Remember `hashes` (only these: the functions of the last deploy)."""
+        document = {"definition": DEFINITION, "hashes": dict(sorted(hashes.items()))}
+        with contextlib.suppress(InputError, OSError):  # a cache: the next deploy rebuilds it
+            self.ensure()
+            write_file_atomically(self.directory / CONTENT_HASHES_FILE,
+                                  json.dumps(document, indent=0).encode("utf-8"))
 
     def _prune_artifacts(self, *, keep: Path) -> None:
         folder = keep.parent

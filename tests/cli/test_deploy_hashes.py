@@ -18,7 +18,7 @@ import pytest
 
 from basedb.client.sites import SiteApi
 from basedb.core.site_zip import read_site_zip
-from basedb.deploy import pipeline
+from basedb.deploy import payloads, pipeline
 from basedb.deploy.state import LocalState
 from tests.cli.deploy_support import (
     Faults,
@@ -264,3 +264,38 @@ def test_a_deploy_reads_each_input_file_once(site: Path,
     assert "database-functions/listPeriods/main.sql" in opened
     # base-database.jsonc is also read before the deploy starts, to find its profile.
     assert [rel for rel in set(opened) if opened.count(rel) > 1] == ["base-database.jsonc"]
+
+
+def test_a_redeploy_names_unchanged_functions_without_parsing_them(
+        site: Path, faults: Faults, monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy(site)
+    parsed: list[str] = []
+    real = payloads._document
+
+    def counting(by_path: Any, path: str) -> Any:
+        if not path.startswith("ai/"):  # AI Functions are always sent whole
+            parsed.append(path)
+        return real(by_path, path)
+
+    monkeypatch.setattr(payloads, "_document", counting)
+    faults.requests.clear()
+    deploy(site)
+    assert parsed == []  # every hash was remembered by its files' digests
+    [put] = sent(faults, "PUT", "/draft/functions")
+    assert all(set(item) == {"functionId", "contentHash"} for item in function_items(put))
+    path = site / SQL
+    path.write_text(path.read_text(encoding="utf-8") + "LIMIT 3\n", encoding="utf-8")
+    deploy(site)
+    assert sorted(set(parsed)) == ["database-functions/listPeriods/function.json"]
+
+
+@pytest.mark.parametrize("text", ["not json", '{"definition": 0, "hashes": {}}', "[]",
+                                  '{"definition": 1, "hashes": {"x": 1}}'])
+def test_an_unusable_content_hash_cache_is_rebuilt(site: Path, faults: Faults,
+                                                   text: str) -> None:
+    first = deploy(site)
+    state = LocalState(site)
+    (state.directory / "content-hashes.json").write_text(text, encoding="utf-8")
+    again = deploy(site)
+    assert again["functionHints"] == first["functionHints"]
+    assert state.load_content_hashes()  # written anew
