@@ -43,6 +43,7 @@ from basedb.client.responses import (
     ErrorContext,
     envelope_or_raise,
     is_json,
+    parse_body,
     rate_limit_reset,
     where,
 )
@@ -172,9 +173,12 @@ class Client:
                 loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
         """Send one request and return its envelope (code 0), or raise a basedb error.
         `loads` parses the body (json.loads by default)."""
-        request, response = self.exchange(method, path, params=params, json=json,
-                                          files=files, data=data)
-        return envelope_or_raise(request, response, self.error_context, loads=loads)
+        def build() -> httpx.Request:
+            return self.build_request(method, path, params=params, json=json, files=files,
+                                      data=data)
+
+        request, response, body = self._exchange(build, loads)
+        return envelope_or_raise(request, response, self.error_context, body=body)
 
     def exchange(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None, files: Any = None,
@@ -185,7 +189,8 @@ class Client:
             return self.build_request(method, path, params=params, json=json, files=files,
                                       data=data)
 
-        return self._exchange(build)
+        request, response, _ = self._exchange(build)
+        return request, response
 
     def download(self, path: str, *, params: dict[str, Any] | None = None) -> bytes:
         """GET a binary resource (an artifact); errors arrive as envelopes and raise."""
@@ -194,7 +199,7 @@ class Client:
             request.extensions[DOWNLOAD_KEY] = True
             return request
 
-        request, response = self._exchange(build)
+        request, response, _ = self._exchange(build)
         if response.is_success and not is_json(response):
             return response.content
         envelope_or_raise(request, response, self.error_context)
@@ -230,8 +235,10 @@ class Client:
     # --- the exchange: retries, renewal ---------------------------------------------
 
     def _exchange(self, build: Callable[[], httpx.Request],
-                  ) -> tuple[httpx.Request, httpx.Response]:
-        """Send the request `build()` makes, retrying as `basedb.client.retry` says."""
+                  loads: Callable[[bytes], Any] | None = None,
+                  ) -> tuple[httpx.Request, httpx.Response, Any]:
+        """Send the request `build()` makes, retrying as `basedb.client.retry` says; the
+        final request, its response and its body as parsed (by `loads`) to judge it."""
         renewed = False
         attempt = 0
         while True:
@@ -254,9 +261,11 @@ class Client:
                     raise
                 self._wait(self.retry.backoff(attempt), request, "connection lost")
                 continue
-            retry = self._retry_reason(request, response, attempt, last, token, renewed)
+            body = parse_body(response, loads)
+            retry = self._retry_reason(request, response, body, attempt, last, token,
+                                       renewed)
             if retry is None:
-                return request, response
+                return request, response, body
             reason, wait = retry
             if reason == "renew":
                 renewed = True
@@ -266,13 +275,14 @@ class Client:
                 continue
             self._wait(wait, request, reason)
 
-    def _retry_reason(self, request: httpx.Request, response: httpx.Response, attempt: int,
-                      last: bool, token: str | None,
+    def _retry_reason(self, request: httpx.Request, response: httpx.Response, body: Any,
+                      attempt: int, last: bool, token: str | None,
                       renewed: bool) -> tuple[str, float] | None:
-        """Why and after how long to send `request` again, or None to keep `response`."""
+        """Why and after how long to send `request` again, or None to keep `response`
+        (whose parsed `body` is judged)."""
         read = request.method in READ_METHODS
         try:
-            envelope_or_raise(request, response, self.error_context)
+            envelope_or_raise(request, response, self.error_context, body=body)
         except RateLimited:
             wait = self.retry.rate_limit_wait(attempt, rate_limit_reset(response))
             return None if last or wait is None else ("rate limited", wait)
