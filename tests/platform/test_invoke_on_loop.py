@@ -7,6 +7,7 @@ a statement past the loop's budget are finished in a thread, with the same answe
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,3 +187,18 @@ def test_memos_only_refuses_to_build() -> None:
             require_builds()
     assert memo.get_or_build("b", lambda: 3) == 3
     require_builds()
+
+
+def test_the_loop_budget_counts_the_statements_cpu_time_not_the_machines_business() -> None:
+    """A server the machine takes the CPU away from (here: a sleeping thread) does not
+    make its statements look expensive; time away from the disk still counts."""
+    on_loop = sql_inline._deadline(budget_s=1.0, cpu_budget_s=0.01)
+    wall_only = sql_inline._deadline(budget_s=0.01, cpu_budget_s=None)
+    time.sleep(0.05)
+    assert not on_loop()
+    assert wall_only()
+    spent = sql_inline._deadline(budget_s=1.0, cpu_budget_s=0.0)
+    started = time.thread_time()
+    while time.thread_time() == started:
+        pass
+    assert spent()

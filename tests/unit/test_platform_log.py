@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -94,3 +95,27 @@ def test_scopes_that_arrive_together_are_saved_in_one_transaction() -> None:
     writer.flush(timeout=60)
     assert len(recorder.saved) == platform_log.LogWriter.BATCH_SCOPES
     assert recorder.transactions == 1
+
+
+def test_a_batch_keeps_each_scope_with_its_site_only_for_members() -> None:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript(
+        "CREATE TABLE site_members (app_token TEXT, user_id TEXT, role TEXT);"
+        "CREATE TABLE platform_log (entry_id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "created_at TEXT, log_id TEXT, app_token TEXT, user_id TEXT, kind TEXT, level TEXT, "
+        "env TEXT, function_id TEXT, code INTEGER, ms REAL, message TEXT);"
+        "INSERT INTO site_members VALUES ('app1', 'ou_member', 'member');")
+    scopes = [platform_log.LogScope("A", "app1", "ou_member"),
+              platform_log.LogScope("B", "app1", "ou_stranger"),
+              platform_log.LogScope("C", "app1", None),
+              platform_log.LogScope("D", "app1", "ou_member"),
+              platform_log.LogScope("E", None, "ou_member")]
+    for scope in scopes:
+        scope.add(platform_log.Entry("call", "info", "ok"))
+    scopes[3].dropped = 2
+    platform_log.save_all(conn, scopes)
+    saved = conn.execute("SELECT log_id, app_token, kind FROM platform_log "
+                         "ORDER BY entry_id").fetchall()
+    assert saved == [("A", "app1", "call"), ("B", None, "call"), ("C", None, "call"),
+                     ("D", "app1", "call"), ("D", "app1", "detail"), ("E", None, "call")]
+    assert all(not scope.entries and not scope.dropped for scope in scopes)

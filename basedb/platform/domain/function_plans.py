@@ -28,6 +28,7 @@ from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
 from basedb.core.memo import Memo
 from basedb.core.protocol import clip
+from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
 from basedb.platform.domain.schemas import (
@@ -151,8 +152,9 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
 
 
 def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
-    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default).
-    Remote `$ref`s are never fetched: the registry has no retriever."""
+    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default),
+    with `is_valid` compiled where it can be (`fast_schema`). Remote `$ref`s are never
+    fetched: the registry has no retriever."""
     # Lazy: jsonschema loads with the first plan, not with the app.
     from jsonschema import Draft202012Validator  # noqa: PLC0415
     from jsonschema.validators import validator_for  # noqa: PLC0415
@@ -160,7 +162,7 @@ def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
     cls = validator_for(schema, default=Draft202012Validator)
     if check:
         cls.check_schema(schema)
-    return cls(schema)
+    return FastValidator(cls(schema))
 
 
 def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[list[Any], Any]:

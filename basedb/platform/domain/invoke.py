@@ -95,8 +95,7 @@ def resolve_deployment(conn: sqlite3.Connection, caches: DomainCaches, caller: i
         if snapshot is None:
             raise no_deployment(app_token, env, publisher=role in sites.MANAGER_ROLES)
     show_internal = from_page or (include_internal and role in sites.MANAGER_ROLES)
-    visible = tuple(sorted(f for f in snapshot.functions
-                           if show_internal or f not in snapshot.exclude))
+    visible = snapshot.all_ids if show_internal else snapshot.published_ids
     return Deployed(site=site, role=role, env=env, snapshot=snapshot, visible=visible)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -56,6 +56,15 @@ class Snapshot:
     # check` and the draft validation build them); only drafts that passed validation
     # are deployed, so every function has one.
     declarations: Mapping[str, AnyDeclaration]
+    # Function ids in order: all of them, and those agent-tools.json does not exclude.
+    all_ids: tuple[str, ...] = field(init=False)
+    published_ids: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        ids = tuple(sorted(self.functions))
+        object.__setattr__(self, "all_ids", ids)
+        object.__setattr__(self, "published_ids",
+                           tuple(f for f in ids if f not in self.exclude))
 
 
 # ----------------------------------------------------------------------- pointers

@@ -33,11 +33,12 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from basedb.core.redact import redact
 from basedb.platform.storage.ids import now_text
@@ -145,29 +146,47 @@ def scoped(scope: LogScope) -> Iterator[LogScope]:
 def save(conn: sqlite3.Connection, scope: LogScope) -> None:
     """Insert the scope's entries (inside a write transaction), attached to its site when
     the caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT`."""
-    if not scope.entries:
-        return
-    site = scope.app_token
-    if site is not None and (scope.user_id is None or conn.execute(
-            "SELECT 1 FROM site_members WHERE app_token = ? AND user_id = ?",
-            (site, scope.user_id)).fetchone() is None):
-        site = None
-    entries = list(scope.entries)
-    if scope.dropped:
-        entries.append(Entry("detail", "error", f"{scope.dropped} more entries of this "
-                             "request were not kept"))
+    save_all(conn, [scope])
+
+
+def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope]) -> None:
+    """`save` for several scopes at once: one INSERT for all their entries, and each
+    caller's membership looked up once."""
+    members: dict[tuple[str, str], bool] = {}
+    rows: list[tuple[Any, ...]] = []
+    sites: set[str | None] = set()
     created = now_text()
-    cursor = conn.executemany(
+    for scope in scopes:
+        if not scope.entries:
+            continue
+        site = scope.app_token
+        if site is not None and scope.user_id is not None:
+            key = (site, scope.user_id)
+            if key not in members:
+                members[key] = conn.execute(
+                    "SELECT 1 FROM site_members WHERE app_token = ? AND user_id = ?",
+                    key).fetchone() is not None
+            site = site if members[key] else None
+        else:
+            site = None
+        entries = list(scope.entries)
+        if scope.dropped:
+            entries.append(Entry("detail", "error", f"{scope.dropped} more entries of this "
+                                 "request were not kept"))
+        rows += [(created, scope.log_id, site, scope.user_id, e.kind, e.level, e.env,
+                  e.function_id, e.code, e.ms, e.message) for e in entries]
+        sites.add(site)
+        scope.entries.clear()
+        scope.dropped = 0
+    if not rows:
+        return
+    conn.executemany(
         "INSERT INTO platform_log (created_at, log_id, app_token, user_id, kind, level, env, "
-        "function_id, code, ms, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(created, scope.log_id, site, scope.user_id, e.kind, e.level, e.env, e.function_id,
-          e.code, e.ms, e.message) for e in entries])
-    del cursor
+        "function_id, code, ms, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
-    if last // _PRUNE_EVERY != (last - len(entries)) // _PRUNE_EVERY:
-        prune(conn, site)
-    scope.entries.clear()
-    scope.dropped = 0
+    if last // _PRUNE_EVERY != (last - len(rows)) // _PRUNE_EVERY:
+        for site in sites:
+            prune(conn, site)
 
 
 def prune(conn: sqlite3.Connection, app_token: str | None, keep: int | None = None) -> None:
@@ -240,8 +259,7 @@ class LogWriter:
                 batch, self._queue = self._queue, []
             try:
                 with self._transaction() as conn:
-                    for scope in batch:
-                        save(conn, scope)
+                    save_all(conn, batch)
             except Exception as exc:  # the text log has every detail; say why the table not
                 for scope in batch:
                     write(f"basedb platform: log entries of {scope.log_id} were not saved: "

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route, Router
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import (
-    AppContext,
-    BodyGuardMiddleware,
-    BodyTimeouts,
-    HostGuardMiddleware,
-    RequestLogMiddleware,
-    asgi_handler,
-    http_exception_handler,
-)
+from basedb.platform.web.http import AppContext, BodyTimeouts, RequestGate, asgi_handler
 from basedb.platform.web.routes import all_endpoints
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -49,41 +40,49 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     # One route per path, dispatching on the method, so that a 405 lists every method;
     # literal paths first, so that a 405 on …/records/batch_create lists that route's
     # methods rather than those of …/records/{record_id}, which its path also matches.
-    routes = [Route(path, _dispatcher(by_path[path]), methods=list(by_path[path]))
+    routes = [Route(path, _Dispatcher(by_path[path]), methods=list(by_path[path]))
               for path in sorted(by_path, key=_specificity)]
-    app = Starlette(
-        routes=routes,
-        middleware=[Middleware(RequestLogMiddleware, access_log=access_log,
-                               context=context),
-                    Middleware(BodyGuardMiddleware, timeouts=body_timeouts),
-                    Middleware(HostGuardMiddleware, private_names=private_hosts)],
-        exception_handlers={HTTPException: http_exception_handler},
-    )
-    app.router = IndexedRouter(routes=routes)
+    gate = partial(RequestGate, context=context, access_log=access_log,
+                   private_names=private_hosts, timeouts=body_timeouts)
+    app = PlatformApp(gate, IndexedRouter(routes=routes))
     app.state.context = context
     return app
 
 
+class PlatformApp(Starlette):
+    """Starlette with one layer in front of the router (`RequestGate`) instead of its
+    default stack of error and exception middlewares around the user's."""
+
+    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router) -> None:
+        super().__init__(routes=router.routes)
+        self.router = router
+        self._gate = gate
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return self._gate(self.router)
+
+
 class IndexedRouter(Router):
     """Starlette's router, which tries every route in turn, with a shortcut: a request is
-    first matched against the routes whose paths have as many segments as its own (and
-    those ending in a `{name:path}` parameter, which span segments), in the same order.
-    A full match there is the one the whole list would find, since no other route can
-    match the path fully; anything else (405, a redirect, 404) takes the full walk."""
+    first matched against the routes that can match its path in full, in the same order:
+    those whose paths have as many segments as its own and whose last segment is the
+    request's or a parameter (and those ending in a `{name:path}` parameter, which span
+    segments). A full match there is the one the whole list would find, since no other
+    route can match the path fully; anything else (405, a redirect, 404) takes the full
+    walk."""
 
     def __init__(self, routes: list[Route]) -> None:
         super().__init__(routes=routes)
         spanning = [r for r in routes if ":path}" in r.path]
-        counts = {r.path.count("/") for r in routes}
-        self._by_segments = {
-            count: [r for r in routes if r.path.count("/") == count or (
-                r in spanning and r.path.count("/") <= count)] for count in counts}
+        shapes = {_shape(r.path) for r in routes if r not in spanning}
+        self._candidates = {
+            shape: [r for r in routes if _may_match(r, shape, spanning)]
+            for shape in shapes | {(count, "") for count, _ in shapes}}
         self._spanning = spanning
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            count = _route_path(scope).count("/")
-            for route in self._by_segments.get(count, self._spanning):
+            for route in self.candidates(_route_path(scope)):
                 match, child_scope = route.matches(scope)
                 if match is Match.FULL:
                     scope.setdefault("router", self)
@@ -93,6 +92,27 @@ class IndexedRouter(Router):
                     return
         await super().app(scope, receive, send)
 
+    def candidates(self, path: str) -> list[Route]:
+        """The routes that may match `path` in full, in the router's order."""
+        count = path.count("/")
+        found = self._candidates.get((count, path[path.rfind("/") + 1:]))
+        return found if found is not None else self._candidates.get((count, ""),
+                                                                    self._spanning)
+
+
+def _shape(path: str) -> tuple[int, str]:
+    """A route path's segment count and its last segment ("" for a parameter)."""
+    last = path[path.rfind("/") + 1:]
+    return path.count("/"), "" if last.startswith("{") else last
+
+
+def _may_match(route: Route, shape: tuple[int, str], spanning: list[Route]) -> bool:
+    """Whether `route` may match a path of `shape` (`""`: a last segment no route names)."""
+    if route in spanning:
+        return route.path.count("/") <= shape[0]
+    count, last = _shape(route.path)
+    return count == shape[0] and last in ("", shape[1])
+
 
 def _specificity(path: str) -> tuple[int, ...]:
     """Sorts a path before those whose segment at the same place is a parameter (and a
@@ -101,12 +121,19 @@ def _specificity(path: str) -> tuple[int, ...]:
                  for segment in path.split("/"))
 
 
-def _dispatcher(methods: dict[str, Handler]) -> Handler:
-    async def dispatch(request: Request) -> Response:
-        method = "GET" if request.method == "HEAD" else request.method
-        return await methods[method](request)
+class _Dispatcher:
+    """The ASGI app of one path: the handler of the request's method (HEAD is GET).
+    Plain ASGI rather than a Starlette endpoint function: every handler answers its
+    own errors, so Starlette's per-request exception wrapper would only cost time."""
 
-    return dispatch
+    def __init__(self, methods: dict[str, Handler]) -> None:
+        self.methods = methods
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        handler = self.methods["GET" if method == "HEAD" else method]
+        response = await handler(Request(scope, receive, send))
+        await response(scope, receive, send)
 
 
 def _route_path(scope: Scope) -> str:

@@ -1,5 +1,6 @@
 """The request layer: endpoint metadata, the call object handlers receive, envelopes,
-error handling, and the log-id / access-log middleware.
+error handling, and the gate every request passes first (`RequestGate`: log id, host
+and body guards, access log).
 
 A handler is a plain function `handler(call: Call) -> data`; the layer authenticates
 (on the event loop: one read by a unique key), then (and only then) reads and parses
@@ -10,7 +11,7 @@ unexpected) into the error envelope of `basedb.core.protocol`. A handler may als
 a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
 
 A request body is never read before the caller is known, never buffered past its
-endpoint's limit, and must keep arriving (`BodyGuardMiddleware`): a body that stalls
+endpoint's limit, and must keep arriving (`RequestGate`): a body that stalls
 is answered 408, and a response sent before the whole body was read closes the
 connection rather than reading on.
 """
@@ -32,7 +33,7 @@ from typing import Any, Literal
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -278,8 +279,25 @@ async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, Non
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The whole request body (at most `limit` bytes)."""
-    return b"".join([chunk async for chunk in body_chunks(request, limit)])
+    """The whole request body (at most `limit` bytes): `body_chunks` joined, reading the
+    messages straight from `receive` (most bodies are one message)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+    receive = request.receive
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def parse_json_body(raw: bytes) -> Any:
@@ -368,7 +386,7 @@ def serves_host(endpoint: Endpoint, request: Request) -> bool:
     return app_token is None or str(app_token).lower() == host.site
 
 
-# ------------------------------------------------------------------------ middleware
+# ------------------------------------------------------------------------ the gate
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,104 +397,45 @@ class BodyTimeouts:
     total_s: float = 120.0
 
 
-class BodyGuardMiddleware:
-    """Bounds the time a request body may take to arrive (slowloris): a body that stalls
-    for `idle_s`, or is still arriving after `total_s`, fails the read with 408. A
-    response that starts before the whole body was read says `Connection: close`, so
-    the server closes the connection instead of reading (or waiting for) the rest."""
+_HOST_NOT_ALLOWED = (
+    "This platform does not answer to the host name the request was sent to. Fix: use the "
+    "address `basedb serve` printed (127.0.0.1 or localhost), a site's page address "
+    "(<app>.localhost), or set BASEDB_PUBLIC_URL to the name it is reached by. Executed: "
+    "no. Retry: retry after fixing.")
+_BODY_STALLED = (
+    "The request body stopped arriving before it was complete. Fix: send the whole body "
+    "without pauses. Executed: no. Retry: retry after fixing.")
 
-    def __init__(self, app: ASGIApp, *, timeouts: BodyTimeouts | None = None) -> None:
+
+class RequestGate:
+    """The one layer every HTTP request passes before routing, in this order:
+
+    - a log id (header `X-Tt-Logid`) and the app's platform log for the request;
+    - the host guard: only the platform's own host names (basedb.platform.web.origins)
+      are answered; any other `Host` (a DNS-rebinding page's, say) gets 421 before
+      routing. The classified host is left in the scope for the routes;
+    - the body guard (slowloris): a body that stalls for `idle_s`, or is still arriving
+      after `total_s`, fails the read with 408. A response that starts before the whole
+      body was read says `Connection: close`, so the server closes the connection
+      instead of reading (or waiting for) the rest;
+    - routing errors (404, 405) as envelopes, and the last line of defence: anything
+      that escapes becomes the safe 500 envelope;
+    - one JSON access-log line per request on stderr, when enabled.
+
+    One layer rather than a stack of middlewares: each layer costs every request a
+    coroutine, a `send` wrapper and a look through the headers."""
+
+    def __init__(self, app: ASGIApp, *, context: AppContext | None = None,
+                 access_log: bool = False, private_names: frozenset[str] = frozenset(),
+                 timeouts: BodyTimeouts | None = None) -> None:
         self.app = app
-        self.timeouts = timeouts or BodyTimeouts()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers", ()))
-        length = headers.get(b"content-length", b"")
-        complete = b"transfer-encoding" not in headers and length in (b"", b"0")
-        started = time.monotonic()
-        timeouts = self.timeouts
-
-        async def guarded_receive() -> Message:
-            nonlocal complete
-            if complete:
-                return await receive()
-            wait = min(timeouts.idle_s, timeouts.total_s - (time.monotonic() - started))
-            try:
-                async with asyncio.timeout(max(wait, 0.0)):
-                    message = await receive()
-            except TimeoutError:
-                raise ApiFailure(
-                    protocol.Code.REQUEST_TIMEOUT, "The request body stopped arriving before "
-                    "it was complete. Fix: send the whole body without pauses. Executed: "
-                    "no. Retry: retry after fixing.", status=408,
-                    headers={"Connection": "close"}) from None
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                complete = True
-            return message
-
-        async def send_closing_early(message: Message) -> None:
-            if message["type"] == "http.response.start" and not complete:
-                headers = list(message.get("headers", ()))
-                if not any(name.lower() == b"connection" for name, _ in headers):
-                    message["headers"] = [*headers, (b"connection", b"close")]
-            await send(message)
-
-        await self.app(scope, guarded_receive, send_closing_early)
-
-
-class HostGuardMiddleware:
-    """Answers only to the platform's own host names (basedb.platform.web.origins): any
-    other `Host` — a DNS-rebinding page's, say — gets 421 before routing. Records the
-    classified host in the scope for the routes."""
-
-    def __init__(self, app: ASGIApp, *, private_names: frozenset[str] = frozenset()) -> None:
-        self.app = app
-        self.private_names = private_names
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        header = next((value for name, value in scope.get("headers", ())
-                       if name == b"host"), None)
-        host = None
-        if header is not None:
-            host = classify_host(header.decode("latin-1"), private_names=self.private_names)
-        if host is None:
-            failure = ApiFailure(
-                protocol.Code.HOST_NOT_ALLOWED,
-                "This platform does not answer to the host name the request was sent to. "
-                "Fix: use the address `basedb serve` printed (127.0.0.1 or localhost), a "
-                "site's page address (<app>.localhost), or set BASEDB_PUBLIC_URL to the "
-                "name it is reached by. Executed: no. Retry: retry after fixing.", status=421)
-            log_id = scope.get(LOG_ID_KEY) or new_log_id()
-            await failure_response(failure, log_id)(scope, receive, send)
-            return
-        scope[HOST_KEY] = host
-        await self.app(scope, receive, send)
-
-
-
-
-@dataclass(slots=True)
-class _Exchange:
-    status: int = 500
-    started: bool = False
-
-
-class RequestLogMiddleware:
-    """Gives every request a log id (header `X-Tt-Logid`) and the app's platform log,
-    writes one JSON access-log line per request to stderr when enabled, and is the last
-    line of defence: anything that escapes becomes the safe 500 envelope."""
-
-    def __init__(self, app: ASGIApp, *, access_log: bool = False,
-                 context: AppContext | None = None) -> None:
-        self.app = app
-        self.access_log = access_log
         self.context = context
+        self.access_log = access_log
+        self.private_names = private_names
+        self.timeouts = timeouts or BodyTimeouts()
+        # What Starlette's request_response() looks up for a function endpoint.
+        self._handlers: tuple[dict[Any, Any], dict[int, Any]] = (
+            {HTTPException: http_exception_handler}, {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -484,44 +443,109 @@ class RequestLogMiddleware:
             return
         log_id = new_log_id()
         scope[LOG_ID_KEY] = log_id
+        scope["starlette.exception_handlers"] = self._handlers
         started = time.perf_counter()
-        exchange = _Exchange()
-        log_header = (b"x-tt-logid", log_id.encode("ascii"))
+        host_header = length = None
+        chunked = False
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host_header = value if host_header is None else host_header
+            elif name == b"content-length":
+                length = value
+            elif name == b"transfer-encoding":
+                chunked = True
+        exchange = _Exchange(complete=not chunked and length in (None, b"", b"0"))
+        host = None if host_header is None else classify_host(
+            host_header.decode("latin-1"), private_names=self.private_names)
+        if host is None:
+            failure = ApiFailure(protocol.Code.HOST_NOT_ALLOWED, _HOST_NOT_ALLOWED, status=421)
+            await self._answer(failure_response(failure, log_id), scope, receive, send,
+                               exchange, log_id, started)
+            return
+        scope[HOST_KEY] = host
         log_scope = platform_log.LogScope(log_id)
+        log_header = (b"x-tt-logid", log_id.encode("ascii"))
+        writer = self.context.log_writer if self.context is not None else None
 
-        async def send_with_log_id(message: Message) -> None:
+        async def gated_send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                # Handed to the log writer before the answer leaves; readers of the
-                # log wait for it, so `basedb logs LOGID` finds what a failed call's
-                # message points at.
-                await self._save_log(log_scope)
+                # Handed to the log writer before the answer leaves; readers of the log
+                # wait for it, so `basedb logs LOGID` finds what a failed call's message
+                # points at.
+                if writer is not None:
+                    writer.submit(log_scope)
                 exchange.status = message["status"]
                 exchange.started = True
-                message["headers"] = [*message.get("headers", ()), log_header]
+                headers = [*message.get("headers", ()), log_header]
+                if not exchange.complete and not any(
+                        name.lower() == b"connection" for name, _ in headers):
+                    headers.append((b"connection", b"close"))
+                message["headers"] = headers
             await send(message)
 
+        gated_receive = receive if exchange.complete else self._guarded(receive, exchange)
         log_file = self.context.log_file if self.context is not None else None
         try:
             with platform_log.logging_to(log_file), platform_log.scoped(log_scope):
                 try:
-                    await self.app(scope, receive, send_with_log_id)
+                    await self.app(scope, gated_receive, gated_send)
                 except Exception as exc:
-                    if not exchange.started:
+                    if exchange.started:
+                        report_unexpected(exc, log_id, scope["method"], scope["path"])
+                        if writer is not None:
+                            writer.submit(log_scope)
+                    elif isinstance(exc, HTTPException):  # routing: 404, 405
+                        response = await http_exception_handler(Request(scope), exc)
+                        await response(scope, receive, gated_send)
+                    else:
                         response = _unexpected_response(exc, log_id, scope["method"],
                                                         scope["path"])
-                        await response(scope, receive, send_with_log_id)
-                    else:
-                        report_unexpected(exc, log_id, scope["method"], scope["path"])
-                        await self._save_log(log_scope)
+                        await response(scope, receive, gated_send)
         finally:
             if self.access_log:
                 write_access_line(scope, log_id, exchange.status,
                                   (time.perf_counter() - started) * 1000)
 
+    def _guarded(self, receive: Receive, exchange: _Exchange) -> Receive:
+        """`receive`, failing with 408 once the body stalls or takes too long in all."""
+        timeouts = self.timeouts
+        started = time.monotonic()
 
-    async def _save_log(self, log_scope: platform_log.LogScope) -> None:
-        if self.context is not None:
-            self.context.log_writer.submit(log_scope)
+        async def guarded_receive() -> Message:
+            if exchange.complete:
+                return await receive()
+            wait = min(timeouts.idle_s, timeouts.total_s - (time.monotonic() - started))
+            try:
+                async with asyncio.timeout(max(wait, 0.0)):
+                    message = await receive()
+            except TimeoutError:
+                raise ApiFailure(protocol.Code.REQUEST_TIMEOUT, _BODY_STALLED, status=408,
+                                 headers={"Connection": "close"}) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                exchange.complete = True
+            return message
+
+        return guarded_receive
+
+    async def _answer(self, response: Response, scope: Scope, receive: Receive, send: Send,
+                      exchange: _Exchange, log_id: str, started: float) -> None:
+        """Send an answer made before routing (with the log id header)."""
+        response.headers["x-tt-logid"] = log_id
+        if not exchange.complete:
+            response.headers["connection"] = "close"
+        try:
+            await response(scope, receive, send)
+        finally:
+            if self.access_log:
+                write_access_line(scope, log_id, response.status_code,
+                                  (time.perf_counter() - started) * 1000)
+
+
+@dataclass(slots=True)
+class _Exchange:
+    complete: bool  # the whole request body has been received
+    status: int = 500
+    started: bool = False
 
 
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:

@@ -20,12 +20,14 @@ statement is:
 - at most `PER_SITE` such statements of one site at once.
 
 An attempt made on the server's event loop (`on_loop`) has the far smaller budget
-`LOOP_BUDGET_S`, since nothing else is served while it runs. A statement that does not
-finish within it is not tried on the loop again for `LOOP_BACKOFF_S` (it runs in a
-thread, then a worker, as above), and once attempts that gave up have cost the loop
-`LOOP_WASTE_S` within one second (`LOOP_WINDOW_S`), none is tried there until the
-next: whatever statements a site deploys, they cannot take more than that share of
-the loop.
+`LOOP_BUDGET_S` of the thread's CPU time, since nothing else is served while it runs.
+CPU time rather than wall-clock time, so that a busy machine taking the CPU away from
+the server does not count against the statement; `BUDGET_S` of wall-clock time still
+bounds waits for the disk. A statement that does not finish within it is not tried on
+the loop again for `LOOP_BACKOFF_S` (it runs in a thread, then a worker, as above), and
+once attempts that gave up have cost the loop `LOOP_WASTE_S` within one second
+(`LOOP_WINDOW_S`), none is tried there until the next: whatever statements a site
+deploys, they cannot take more than that share of the loop.
 
 Anything else, or anything that stops the attempt (the budget, the cap, a refused
 function, any error), gives up and returns None: the statement then runs in a worker
@@ -96,10 +98,11 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
                on_loop: bool = False) -> tuple[list[tuple[Any, ...]], bool] | None:
     """(rows, truncated) of the statement run on `conn` within the bounds above, or None
     when it must run elsewhere instead (in a thread when `on_loop`, else in a worker)."""
+    cpu_budget_s = None
     if on_loop:
         if not _loop_may_try(compiled.sql):
             return None
-        budget_s = min(budget_s, LOOP_BUDGET_S)
+        cpu_budget_s = LOOP_BUDGET_S
     with _refused_lock:
         refused_before = compiled.sql in _refused
     if refused_before or not _enter(site):
@@ -107,7 +110,7 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
     started = time.perf_counter()
     try:
         answer = _attempt(conn, compiled, parameters, column_names, row_cap,
-                          response_cap_bytes, statement_limits, budget_s)
+                          response_cap_bytes, statement_limits, budget_s, cpu_budget_s)
     finally:
         _leave(site)
     if answer is None and on_loop:
@@ -138,13 +141,12 @@ def _loop_gave_up(sql: str, spent_s: float) -> None:
 
 def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequence[Any],
              column_names: Sequence[str], row_cap: int, response_cap_bytes: int,
-             statement_limits: Mapping[int, int],
-             budget_s: float) -> tuple[list[tuple[Any, ...]], bool] | None:
+             statement_limits: Mapping[int, int], budget_s: float,
+             cpu_budget_s: float | None) -> tuple[list[tuple[Any, ...]], bool] | None:
     refused: list[str] = []
     limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
     saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
-    give_up_at = time.perf_counter() + budget_s
-    conn.set_progress_handler(lambda: time.perf_counter() > give_up_at, CHECK_EVERY)
+    conn.set_progress_handler(_deadline(budget_s, cpu_budget_s), CHECK_EVERY)
     try:
         with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
             cursor = conn.execute(compiled.sql, tuple(parameters))
@@ -164,6 +166,27 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]
+
+
+def _deadline(budget_s: float, cpu_budget_s: float | None) -> Callable[[], bool]:
+    """A progress handler that stops the statement after `budget_s` of wall-clock time
+    or `cpu_budget_s` of this thread's CPU time."""
+    started = time.perf_counter()
+    give_up_at = started + budget_s
+    if cpu_budget_s is None:
+        return lambda: time.perf_counter() > give_up_at
+    # A thread cannot have used more CPU time than wall-clock time has passed: the CPU
+    # clock (a system call, unlike the wall clock) is read only once the wall clock
+    # says the budget may be spent.
+    cpu_give_up_at = time.thread_time() + cpu_budget_s
+    may_be_spent_at = started + cpu_budget_s
+
+    def spent() -> bool:
+        now = time.perf_counter()
+        return now > may_be_spent_at and (now > give_up_at
+                                          or time.thread_time() > cpu_give_up_at)
+
+    return spent
 
 
 def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:
