@@ -11,7 +11,7 @@ answered) is sent as `{functionId, contentHash}` instead (`by_reference`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from basedb.core.content_hash import RESEND_KEY, function_content_hash
@@ -86,15 +86,18 @@ def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
 
 
 def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
-                   known: MutableMapping[str, str] | None = None) -> dict[str, dict[str, str]]:
+                   remembered: Mapping[str, str] | None = None,
+                   ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """The content hash (`basedb.core.content_hash`) of every Database Function, Mutation
-    and FaaS that can be sent, by body list and functionId.
+    and FaaS that can be sent, by body list and functionId; and the memo of them to
+    remember for the next deploy.
 
-    `known` remembers hashes by what they are computed from: the kind, the functionId and
-    the SHA-256 of each of the function's files (function.json, and main.sql or
-    index.mjs). Files with those digests give that hash, so a function found there is not
-    parsed again; the hashes computed are added to `known`."""
-    memo: MutableMapping[str, str] = known if known is not None else {}
+    A memo key is what a hash is computed from: the kind, the functionId and the SHA-256
+    of each of the function's files (function.json, and main.sql or index.mjs). Files
+    with those digests give that hash, so a function `remembered` under its key is not
+    parsed again."""
+    known = remembered or {}
+    memo: dict[str, str] = {}
     by_path = {item.path: item for item in inputs}
     hashes: dict[str, dict[str, str]] = {key: {} for key in CODE_LISTS}
     for key, kind in CODE_LISTS.items():
@@ -107,19 +110,19 @@ def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
                 continue  # not sendable: functions_body names the missing file
             digests = f"{declaration.sha256}/{code.sha256 if code is not None else ''}"
             memo_key = f"{kind}/{function_id}/{digests}"
-            found = memo.get(memo_key)
+            found = known.get(memo_key)
             if found is None:
                 files_of = {declaration.path: declaration.data}
                 text = None
                 if code is not None:
                     files_of[code.path] = code.data
                     text = _text(files_of, code.path)
-                found = memo[memo_key] = function_content_hash(
+                found = function_content_hash(
                     kind, function_id, _document(files_of, declaration.path),
                     text if kind == "database_function" else None,
                     text if kind == "faas" else None)
-            hashes[key][function_id] = found
-    return hashes
+            hashes[key][function_id] = memo[memo_key] = found
+    return hashes, memo
 
 
 def by_reference(body: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any]:

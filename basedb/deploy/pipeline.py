@@ -326,12 +326,10 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
     runner.start("draft_functions", {"counts": counts})
     chain.held = runner.run("draft_functions", lambda: _held_content(api))
     remembered = state.load_content_hashes()
-    known: dict[str, str] = {}
-    local = runner.run("draft_functions",
-                       lambda: payloads.content_hashes(inputs, ids, _Recording(remembered,
-                                                                              known)))
-    if known != remembered:
-        state.save_content_hashes(known)
+    local, memo = runner.run("draft_functions",
+                             lambda: payloads.content_hashes(inputs, ids, remembered))
+    if memo != remembered:
+        state.save_content_hashes(memo)
     by_reference = runner.run("draft_functions", lambda: payloads.functions_body(
         inputs, ids, timezone, referenced_hash=payloads.held_alike(chain.held, local)))
     in_full: list[dict[str, Any]] = []
@@ -360,25 +358,6 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
     answer, confirmed = runner.write("draft_functions", send, confirm)
     chain.follow(answer)
     runner.ok("draft_functions", _confirmed({"counts": counts}, confirmed))
-
-
-class _Recording(dict[str, str]):
-    """A memo of content hashes that reads from `remembered` and keeps, in `used`,
-    every hash looked up or computed: what the next deploy will want."""
-
-    def __init__(self, remembered: dict[str, str], used: dict[str, str]) -> None:
-        super().__init__(remembered)
-        self.used = used
-
-    def get(self, key: str, default: Any = None) -> Any:
-        found = super().get(key, default)
-        if found is not None:
-            self.used[key] = found
-        return found
-
-    def __setitem__(self, key: str, value: str) -> None:
-        super().__setitem__(key, value)
-        self.used[key] = value
 
 
 def _held_content(api: SiteApi) -> dict[str, Any]:
