@@ -130,6 +130,26 @@ def logging_to(path: Path | None) -> Iterator[None]:
         _destination.reset(token)
 
 
+class request_logging:
+    """`logging_to(path)` and `scoped(scope)` at once: what every request enters first
+    (a class rather than two generators, which cost a request twice as much)."""
+
+    __slots__ = ("_path", "_scope", "_tokens")
+
+    def __init__(self, scope: LogScope, path: Path | None) -> None:
+        self._scope = scope
+        self._path = path
+
+    def __enter__(self) -> LogScope:
+        self._tokens = (_destination.set(self._path), _scope.set(self._scope))
+        return self._scope
+
+    def __exit__(self, *exc: object) -> None:
+        destination_token, scope_token = self._tokens
+        _scope.reset(scope_token)
+        _destination.reset(destination_token)
+
+
 @contextmanager
 def scoped(scope: LogScope) -> Iterator[LogScope]:
     """Within the block, entries are also collected in `scope`."""

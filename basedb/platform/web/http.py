@@ -27,6 +27,7 @@ import time
 import traceback
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -486,7 +487,7 @@ class RequestGate:
         gated_receive = receive if exchange.complete else self._guarded(receive, exchange)
         log_file = self.context.log_file if self.context is not None else None
         try:
-            with platform_log.logging_to(log_file), platform_log.scoped(log_scope):
+            with platform_log.request_logging(log_scope, log_file):
                 try:
                     await self.app(scope, gated_receive, gated_send)
                 except Exception as exc:
@@ -551,7 +552,7 @@ class _Exchange:
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:
     """One structured line per request; never headers (they carry the token)."""
     line = json.dumps({
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "ts": _timestamp(int(time.time())),
         "log_id": log_id,
         "method": scope["method"],
         "path": scope["path"],
@@ -561,3 +562,8 @@ def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None
     }, ensure_ascii=False)
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+@lru_cache(maxsize=4)
+def _timestamp(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(second))
