@@ -31,6 +31,7 @@ from basedb.platform.domain.invoke import (
 )
 from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.storage import store as store_module
+from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.physical import table_name
 from basedb.platform.web.routes import functions as function_routes
 from tests.platform.conftest import Api
@@ -262,13 +263,13 @@ def test_memos_only_refuses_to_build() -> None:
 def test_the_loop_budget_counts_the_statements_cpu_time_not_the_machines_business() -> None:
     """A server the machine takes the CPU away from (here: a sleeping thread) does not
     make its statements look expensive; time away from the disk still counts."""
-    on_loop = sql_inline._deadline(budget_s=1.0, cpu_budget_s=0.01)
-    wall_only = sql_inline._deadline(budget_s=0.01, cpu_budget_s=None)
+    on_loop = TimeBudget(budget_s=1.0, cpu_budget_s=0.01)
+    wall_only = TimeBudget(budget_s=0.01)
     time.sleep(0.05)
     assert not on_loop()
     assert wall_only()
-    spent = sql_inline._deadline(budget_s=1.0, cpu_budget_s=0.0)
+    spent = TimeBudget(budget_s=1.0, cpu_budget_s=0.0)
     started = time.thread_time()
     while time.thread_time() == started:
         pass
-    assert spent()
+    assert spent() and spent.spent

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.schema import MIGRATIONS, Migration, apply_migrations
 
 DATABASE_FILE = "platform.db"
@@ -188,24 +188,9 @@ class Store:
             if is_busy_error(exc):
                 raise WriteBusy(str(exc)) from None
             raise
-        stopped = False
-        started = time.perf_counter()
-        give_up_at = started + budget_s
-        cpu_give_up_at = time.thread_time() + cpu_budget_s
-        # The thread cannot have used more CPU time than has passed: the CPU clock (a
-        # system call) is read only once the wall clock says the budget may be spent.
-        may_be_spent_at = started + cpu_budget_s
-
-        def past_budget() -> bool:
-            nonlocal stopped
-            if not stopped:
-                now = time.perf_counter()
-                stopped = now > may_be_spent_at and (
-                    now > give_up_at or time.thread_time() > cpu_give_up_at)
-            return stopped
-
+        budget = TimeBudget(budget_s, cpu_budget_s)
         self._local.mode = "nowait"
-        conn.set_progress_handler(past_budget, CHECK_EVERY)
+        conn.set_progress_handler(budget, CHECK_EVERY)
         try:
             yield conn
             conn.set_progress_handler(None, 0)
@@ -213,7 +198,7 @@ class Store:
             conn.set_progress_handler(None, 0)
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            if stopped and isinstance(exc, sqlite3.OperationalError):
+            if budget.spent and isinstance(exc, sqlite3.OperationalError):
                 raise WriteOutOfTime("the write ran past its budget") from None
             if is_busy_error(exc):
                 raise WriteBusy(str(exc)) from None

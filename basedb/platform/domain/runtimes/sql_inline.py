@@ -50,6 +50,7 @@ from typing import Any
 from cachetools import LRUCache, TTLCache
 
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
+from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
 
 BUDGET_S = 0.02
@@ -160,7 +161,7 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
     refused: list[str] = []
     limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
     saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
-    conn.set_progress_handler(_deadline(budget_s, cpu_budget_s), CHECK_EVERY)
+    conn.set_progress_handler(TimeBudget(budget_s, cpu_budget_s), CHECK_EVERY)
     try:
         with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
             cursor = conn.execute(compiled.sql, tuple(parameters))
@@ -180,27 +181,6 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]
-
-
-def _deadline(budget_s: float, cpu_budget_s: float | None) -> Callable[[], bool]:
-    """A progress handler that stops the statement after `budget_s` of wall-clock time
-    or `cpu_budget_s` of this thread's CPU time."""
-    started = time.perf_counter()
-    give_up_at = started + budget_s
-    if cpu_budget_s is None:
-        return lambda: time.perf_counter() > give_up_at
-    # A thread cannot have used more CPU time than wall-clock time has passed: the CPU
-    # clock (a system call, unlike the wall clock) is read only once the wall clock
-    # says the budget may be spent.
-    cpu_give_up_at = time.thread_time() + cpu_budget_s
-    may_be_spent_at = started + cpu_budget_s
-
-    def spent() -> bool:
-        now = time.perf_counter()
-        return now > may_be_spent_at and (now > give_up_at
-                                          or time.thread_time() > cpu_give_up_at)
-
-    return spent
 
 
 def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:
