@@ -9,6 +9,8 @@ the embedded platform to the client).
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 import click
@@ -125,7 +127,27 @@ def cli() -> None:
     """
 
 
+def defer_httpx_cli() -> None:
+    """`import httpx` imports httpx's own command line client (`httpx._main`), and with it
+    rich and pygments when they are installed: a fifth of the start-up of a command that
+    talks to a platform, for a client basedb never runs. Stand in for that module until
+    someone calls its `main`, which then loads the real one. Does nothing once httpx is
+    imported."""
+    if "httpx" in sys.modules or "httpx._main" in sys.modules:
+        return
+    stand_in = types.ModuleType("httpx._main", "httpx's command line client, loaded on use.")
+
+    def main(*args: Any, **kwargs: Any) -> Any:
+        if sys.modules.get("httpx._main") is stand_in:
+            del sys.modules["httpx._main"]
+        return importlib.import_module("httpx._main").main(*args, **kwargs)
+
+    stand_in.main = main  # type: ignore[attr-defined]
+    sys.modules["httpx._main"] = stand_in
+
+
 def main(argv: list[str] | None = None) -> None:
+    defer_httpx_cli()
     cli.main(args=argv, prog_name="basedb")
 
 

@@ -37,14 +37,13 @@ from basedb.client import endpoints
 from basedb.client.credentials import Credentials, StaticToken
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
 from basedb.client.lark import codes
-from basedb.client.lark.accounts import credentials_for
-from basedb.client.lark.larkcli import LarkCliTransport
 from basedb.client.pagination import collect_pages
 from basedb.client.responses import (
     WRITE_METHODS,
     ErrorContext,
     envelope_or_raise,
     is_json,
+    parse_body,
     rate_limit_reset,
     where,
 )
@@ -174,9 +173,12 @@ class Client:
                 loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
         """Send one request and return its envelope (code 0), or raise a basedb error.
         `loads` parses the body (json.loads by default)."""
-        request, response = self.exchange(method, path, params=params, json=json,
-                                          files=files, data=data)
-        return envelope_or_raise(request, response, self.error_context, loads=loads)
+        def build() -> httpx.Request:
+            return self.build_request(method, path, params=params, json=json, files=files,
+                                      data=data)
+
+        request, response, body = self._exchange(build, loads)
+        return envelope_or_raise(request, response, self.error_context, body=body)
 
     def exchange(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None, files: Any = None,
@@ -187,7 +189,8 @@ class Client:
             return self.build_request(method, path, params=params, json=json, files=files,
                                       data=data)
 
-        return self._exchange(build)
+        request, response, _ = self._exchange(build)
+        return request, response
 
     def download(self, path: str, *, params: dict[str, Any] | None = None) -> bytes:
         """GET a binary resource (an artifact); errors arrive as envelopes and raise."""
@@ -196,7 +199,7 @@ class Client:
             request.extensions[DOWNLOAD_KEY] = True
             return request
 
-        request, response = self._exchange(build)
+        request, response, _ = self._exchange(build)
         if response.is_success and not is_json(response):
             return response.content
         envelope_or_raise(request, response, self.error_context)
@@ -232,8 +235,10 @@ class Client:
     # --- the exchange: retries, renewal ---------------------------------------------
 
     def _exchange(self, build: Callable[[], httpx.Request],
-                  ) -> tuple[httpx.Request, httpx.Response]:
-        """Send the request `build()` makes, retrying as `basedb.client.retry` says."""
+                  loads: Callable[[bytes], Any] | None = None,
+                  ) -> tuple[httpx.Request, httpx.Response, Any]:
+        """Send the request `build()` makes, retrying as `basedb.client.retry` says; the
+        final request, its response and its body as parsed (by `loads`) to judge it."""
         renewed = False
         attempt = 0
         while True:
@@ -256,9 +261,11 @@ class Client:
                     raise
                 self._wait(self.retry.backoff(attempt), request, "connection lost")
                 continue
-            retry = self._retry_reason(request, response, attempt, last, token, renewed)
+            body = parse_body(response, loads)
+            retry = self._retry_reason(request, response, body, attempt, last, token,
+                                       renewed)
             if retry is None:
-                return request, response
+                return request, response, body
             reason, wait = retry
             if reason == "renew":
                 renewed = True
@@ -268,13 +275,14 @@ class Client:
                 continue
             self._wait(wait, request, reason)
 
-    def _retry_reason(self, request: httpx.Request, response: httpx.Response, attempt: int,
-                      last: bool, token: str | None,
+    def _retry_reason(self, request: httpx.Request, response: httpx.Response, body: Any,
+                      attempt: int, last: bool, token: str | None,
                       renewed: bool) -> tuple[str, float] | None:
-        """Why and after how long to send `request` again, or None to keep `response`."""
+        """Why and after how long to send `request` again, or None to keep `response`
+        (whose parsed `body` is judged)."""
         read = request.method in READ_METHODS
         try:
-            envelope_or_raise(request, response, self.error_context)
+            envelope_or_raise(request, response, self.error_context, body=body)
         except RateLimited:
             wait = self.retry.rate_limit_wait(attempt, rate_limit_reset(response))
             return None if last or wait is None else ("rate limited", wait)
@@ -371,6 +379,11 @@ def connect(profile: Profile, *, embedded: EmbeddedFactory | None = None,
     profile, or through an installed lark-cli for a Lark profile that says so.
     `transport` replaces the HTTP transport (tests)."""
     lark = profile.lark
+    if lark is not None:
+        # Lazy: only a Lark profile needs its token store (filelock) and OAuth flows;
+        # the embedded and plain HTTP profiles start without them.
+        from basedb.client.lark.accounts import credentials_for  # noqa: PLC0415
+        from basedb.client.lark.larkcli import LarkCliTransport  # noqa: PLC0415
     if profile.embedded:
         platform = embedded_platform(embedded)
         client = Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,

@@ -66,15 +66,28 @@ def rate_limit_reset(response: httpx.Response) -> float | None:
     return parse_reset(response.headers.get(RATE_LIMIT_RESET_HEADER))
 
 
+UNPARSED: Any = object()
+"""`envelope_or_raise(body=...)` when the body has not been parsed yet."""
+
+
+def parse_body(response: httpx.Response, loads: Callable[[bytes], Any] | None = None) -> Any:
+    """The response body parsed as JSON (by `loads`), or None when empty or not JSON."""
+    try:
+        return (loads or jsonlib.loads)(response.content) if response.content else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
 def envelope_or_raise(request: httpx.Request, response: httpx.Response,
                       context: ErrorContext, *,
-                      loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
+                      loads: Callable[[bytes], Any] | None = None,
+                      body: Any = UNPARSED) -> dict[str, Any]:
+    """The envelope of `response` (code 0), or the basedb error it carries. `body` is the
+    body already parsed (`parse_body`), so that a large answer is decoded once."""
     status = response.status_code
     header_log_id = response.headers.get(LOG_ID_HEADER)
-    try:
-        body = (loads or jsonlib.loads)(response.content) if response.content else None
-    except (ValueError, UnicodeDecodeError):
-        body = None
+    if body is UNPARSED:
+        body = parse_body(response, loads)
     code = body.get("code") if isinstance(body, dict) else None
     if not isinstance(body, dict) or not isinstance(code, int) or isinstance(code, bool):
         if status == 429:

@@ -110,7 +110,8 @@ class _Exchange:
 
     def __init__(self) -> None:
         # Messages for the caller: ("start", status, headers), ("body", bytes),
-        # ("done", None) or ("error", exception).
+        # ("done", None), ("error", exception), or the response in one piece once the
+        # app has returned: ("whole", status, (headers, body)).
         self.inbox: queue.SimpleQueue[tuple[str, Any, Any]] = queue.SimpleQueue()
         self.credits = threading.Semaphore(_CHUNKS_IN_FLIGHT)
         self.closed = threading.Event()
@@ -197,6 +198,12 @@ class InProcessTransport(httpx.BaseTransport):
                                                            _LOOP.loop())
 
         kind, value, extra = _next_message(exchange, request, read_timeout)
+        if kind == "whole":
+            # The app has returned: nothing is left to cancel.
+            exchange.closed.set()
+            headers, content = extra
+            return httpx.Response(value, headers=headers, content=content,
+                                  extensions={"http_version": b"HTTP/1.1"})
         if kind == "start":
             stream = _ResponseStream(exchange, request, read_timeout, self.raise_app_exceptions)
             return httpx.Response(value, headers=extra, stream=stream,
@@ -227,12 +234,31 @@ class InProcessTransport(httpx.BaseTransport):
         }
 
     async def _serve(self, request: httpx.Request, exchange: _Exchange) -> None:
-        """Run the app for one request (in the event loop thread)."""
+        """Run the app for one request (in the event loop thread).
+
+        Each message handed to the caller wakes its thread, so a response whose whole
+        body follows its start without the app waiting in between (most responses) is
+        handed over once, as one "whole" message, when the app returns. A response that
+        streams, or whose app waits on something after starting it, goes out as it
+        comes: the held start (and body) leaves as soon as the loop regains control."""
         inbox = exchange.inbox
         body_chunks = _request_body(request)
         request_complete = False
         response_started = False
         response_complete = anyio.Event()
+        # The start (status, headers) and the final body, while they are held back.
+        held: tuple[int, list[Any]] | None = None
+        held_body: bytes | None = None
+
+        def release_held() -> None:
+            nonlocal held, held_body
+            if held is None:
+                return
+            inbox.put(("start", held[0], held[1]))
+            if held_body:
+                exchange.credits.acquire(blocking=False)  # the first chunk: credits remain
+                inbox.put(("body", held_body, None))
+            held, held_body = None, None
 
         async def receive() -> dict[str, Any]:
             nonlocal request_complete
@@ -246,40 +272,55 @@ class InProcessTransport(httpx.BaseTransport):
             return {"type": "http.request", "body": chunk, "more_body": True}
 
         async def send(message: MutableMapping[str, Any]) -> None:
-            nonlocal response_started
+            nonlocal response_started, held, held_body
             if message["type"] == "http.response.start":
                 if response_started:
                     raise RuntimeError("The app sent http.response.start twice.")
                 response_started = True
-                inbox.put(("start", message["status"], list(message.get("headers", []))))
+                held = (message["status"], list(message.get("headers", [])))
+                # Released when the loop next runs callbacks, i.e. once the app waits.
+                asyncio.get_running_loop().call_soon(release_held)
             elif message["type"] == "http.response.body":
                 if not response_started or response_complete.is_set():
                     raise RuntimeError("The app sent a body outside a response.")
                 if exchange.closed.is_set():
                     # ASGI 2.4: send() raises OSError once the client has gone.
                     raise OSError("The client closed the response.")
-                body = bytes(message.get("body", b""))
-                if body and request.method != "HEAD":
+                body = bytes(message.get("body", b"")) if request.method != "HEAD" else b""
+                more_body = message.get("more_body", False)
+                if held is not None and not more_body:
+                    held_body = body
+                    response_complete.set()
+                    return
+                release_held()
+                if body:
                     if (not exchange.credits.acquire(blocking=False)
                             and not await anyio.to_thread.run_sync(
                                 exchange.wait_for_credit, abandon_on_cancel=True)):
                         raise OSError("The client closed the response.")
                     inbox.put(("body", body, None))
-                if not message.get("more_body", False):
+                if not more_body:
                     response_complete.set()
 
         try:
             await self.app(self._scope(request), receive, send)
         except anyio.get_cancelled_exc_class():
+            release_held()
             inbox.put(("error", httpx.ReadError("The request was cancelled.", request=request),
                        None))
             raise
         except Exception as exc:  # delivered to the caller, who decides whether to raise
+            release_held()
             inbox.put(("error", exc, None))
             return
         if not response_started:
             inbox.put(("error", RuntimeError("The app returned without sending a response."),
                        None))
+            return
+        if held is not None:
+            status, headers = held
+            held = None
+            inbox.put(("whole", status, (headers, held_body or b"")))
             return
         inbox.put(("done", None, None))
 

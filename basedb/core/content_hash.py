@@ -18,6 +18,8 @@ import re
 from typing import Any
 
 CONTENT_HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+DEFINITION = 1
+"""The version of this definition: a hash remembered under another one is not reused."""
 RESEND_KEY = "resend"
 """The `data` key of a refusal that lists (as JSON Pointers into the request) what the
 platform does not hold and the client must send in full."""

@@ -109,8 +109,8 @@ def collect_inputs(ws_root: Path) -> list[InputFile]:
 
     inputs: list[InputFile] = []
     budget = MAX_INPUT_BYTES
-    for rel, source, _ in found:
-        data = _read(rel, source, budget)
+    for rel, source, size in found:
+        data = _read(rel, source, budget, size)
         budget -= len(data)
         inputs.append(InputFile.of(rel, data))
     if budget < 0:  # files grew between listing and reading
@@ -129,12 +129,14 @@ def _resolve_root(ws_root: Path) -> Path:
 
 
 class _Walk:
-    """Depth-first listing of input files: (relative path, real source, size)."""
+    """Depth-first listing of input files: (relative path, real source, size). Paths are
+    plain strings (a workspace has thousands of files, and `pathlib` would make an object
+    of each); a directory is listed once, with the type of each entry it reports."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.private = tuple(root / name for name in _PRIVATE_ROOT_DIRS)
-        self.found: list[tuple[str, Path, int]] = []
+        self.found: list[tuple[str, str, int]] = []
 
     def visit_root(self, name: str, *, want_dir: bool) -> None:
         path = self.root / name
@@ -151,10 +153,10 @@ class _Walk:
         if not want_dir and stat.S_ISDIR(st.st_mode):
             raise InputError(f"{name} is a directory, not a file.", code="INPUT_INVALID",
                              hint=f"Replace the directory {name} with the file.")
-        self._visit(name, real, st, ancestors=frozenset({self.root}))
+        self._visit(name, real, st, ancestors=frozenset({str(self.root)}))
 
-    def _visit(self, rel: str, real: Path, st: os.stat_result,
-               ancestors: frozenset[Path]) -> None:
+    def _visit(self, rel: str, real: str, st: os.stat_result,
+               ancestors: frozenset[str]) -> None:
         if stat.S_ISDIR(st.st_mode):
             if real in ancestors:
                 raise _loop_error(rel)
@@ -170,12 +172,14 @@ class _Walk:
                 hint=f"Remove {rel} from the workspace; only regular files can be deployed.",
             )
 
-    def _walk_dir(self, rel: str, real: Path, ancestors: frozenset[Path]) -> None:
+    def _walk_dir(self, rel: str, real: str, ancestors: frozenset[str]) -> None:
         try:
-            names = sorted(os.listdir(real))
+            with os.scandir(real) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
             raise _read_error(rel, exc) from None
-        for name in names:
+        for entry in entries:
+            name = entry.name
             if is_excluded_name(name):
                 continue
             child = f"{rel}/{name}"
@@ -186,12 +190,17 @@ class _Walk:
                                  "`basedb pull` on every system.", code="INPUT_INVALID",
                                  hint="Rename the file or directory.")
             try:
-                child_real, st = self._target(child, real / name)
+                if entry.is_symlink():
+                    child_real, st = self._target(child, Path(entry.path))
+                else:
+                    child_real, st = entry.path, entry.stat(follow_symlinks=False)
             except FileNotFoundError:  # removed while we were listing
                 continue
+            except OSError as exc:
+                raise _read_error(child, exc) from None
             self._visit(child, child_real, st, ancestors)
 
-    def _target(self, rel: str, path: Path) -> tuple[Path, os.stat_result]:
+    def _target(self, rel: str, path: Path) -> tuple[str, os.stat_result]:
         """The real path and stat of `path`, following a symlink only within the root."""
         try:
             st = os.lstat(path)
@@ -200,7 +209,7 @@ class _Walk:
         except OSError as exc:
             raise _read_error(rel, exc) from None
         if not stat.S_ISLNK(st.st_mode):
-            return path, st
+            return str(path), st
         link = os.readlink(path)
         try:
             real = path.resolve(strict=True)
@@ -228,7 +237,7 @@ class _Walk:
                 code="INPUT_SYMLINK", hint=f"Remove the symlink {rel}.",
             )
         try:
-            return real, os.stat(real)
+            return str(real), os.stat(real)
         except OSError as exc:
             raise _read_error(rel, exc) from None
 
@@ -243,11 +252,17 @@ def _read_error(rel: str, exc: OSError) -> InputError:
     return InputError(problem.message, code="INPUT_UNREADABLE", hint=problem.fix)
 
 
-def _read(rel: str, source: Path, budget: int) -> bytes:
+def _read(rel: str, source: str, budget: int, listed_size: int) -> bytes:
+    # Read at most one byte past the budget: enough to know the limit is broken. Asking
+    # for the size listed (plus one byte, to see growth) rather than the whole budget
+    # spares allocating a budget-sized buffer for every small file.
+    limit = max(budget, 0) + 1
     try:
         with open(source, "rb") as handle:
-            # Read at most one byte past the budget: enough to know the limit is broken.
-            return handle.read(max(budget, 0) + 1)
+            data = handle.read(min(listed_size + 1, limit))
+            if listed_size < len(data) < limit:  # it grew since it was listed
+                data += handle.read(limit - len(data))
+            return data
     except OSError as exc:
         raise _read_error(rel, exc) from None
 

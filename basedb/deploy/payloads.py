@@ -11,7 +11,7 @@ answered) is sent as `{functionId, contentHash}` instead (`by_reference`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from basedb.core.content_hash import RESEND_KEY, function_content_hash
@@ -57,13 +57,21 @@ def _document(by_path: Mapping[str, bytes], path: str) -> Any:
 
 
 def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
-                   timezone: str = "UTC") -> dict[str, Any]:
+                   timezone: str = "UTC", *,
+                   referenced_hash: Callable[[str, str], str | None] | None = None,
+                   ) -> dict[str, Any]:
     """The PUT draft/functions body: every Database Function, Mutation and FaaS, and the
-    time zone they run in."""
+    time zone they run in. A function for which `referenced_hash(list key, functionId)`
+    gives a content hash is sent as `{functionId, contentHash}`, without reading its
+    files."""
     by_path = {item.path: item.data for item in inputs}
     body: dict[str, Any] = {key: [] for key in CODE_LISTS}
     for key, kind in CODE_LISTS.items():
         for function_id in ids_of_kind(ids, kind):
+            named = referenced_hash(key, function_id) if referenced_hash is not None else None
+            if named is not None:
+                body[key].append({"functionId": function_id, "contentHash": named})
+                continue
             item: dict[str, Any] = {
                 "functionId": function_id,
                 "declaration": _document(by_path, declaration_file(kind, function_id)),
@@ -75,6 +83,46 @@ def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
             body[key].append(item)
     body[TIMEZONE] = timezone
     return body
+
+
+def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
+                   remembered: Mapping[str, str] | None = None,
+                   ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The content hash (`basedb.core.content_hash`) of every Database Function, Mutation
+    and FaaS that can be sent, by body list and functionId; and the memo of them to
+    remember for the next deploy.
+
+    A memo key is what a hash is computed from: the kind, the functionId and the SHA-256
+    of each of the function's files (function.json, and main.sql or index.mjs). Files
+    with those digests give that hash, so a function `remembered` under its key is not
+    parsed again."""
+    known = remembered or {}
+    memo: dict[str, str] = {}
+    by_path = {item.path: item for item in inputs}
+    hashes: dict[str, dict[str, str]] = {key: {} for key in CODE_LISTS}
+    for key, kind in CODE_LISTS.items():
+        for function_id in ids_of_kind(ids, kind):
+            declaration = by_path.get(declaration_file(kind, function_id))
+            code_path = (sql_file(function_id) if kind == "database_function"
+                         else handler_file(function_id) if kind == "faas" else None)
+            code = by_path.get(code_path) if code_path is not None else None
+            if declaration is None or (code_path is not None and code is None):
+                continue  # not sendable: functions_body names the missing file
+            digests = f"{declaration.sha256}/{code.sha256 if code is not None else ''}"
+            memo_key = f"{kind}/{function_id}/{digests}"
+            found = known.get(memo_key)
+            if found is None:
+                files_of = {declaration.path: declaration.data}
+                text = None
+                if code is not None:
+                    files_of[code.path] = code.data
+                    text = _text(files_of, code.path)
+                found = function_content_hash(
+                    kind, function_id, _document(files_of, declaration.path),
+                    text if kind == "database_function" else None,
+                    text if kind == "faas" else None)
+            hashes[key][function_id] = memo[memo_key] = found
+    return hashes, memo
 
 
 def by_reference(body: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,6 +141,21 @@ def by_reference(body: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, 
                          if hashes.get(item["functionId"]) == content_hash else item)
         out[key] = items
     return out
+
+
+def held_alike(held: Mapping[str, Any], local: Mapping[str, Mapping[str, str]],
+               ) -> Callable[[str, str], str | None]:
+    """For `functions_body(referenced_hash=...)`: the content hash to name a function by,
+    when the platform holds it (`held`, a GET draft/hashes answer) with the hash the
+    local files have (`local`, from `content_hashes`)."""
+    def referenced_hash(key: str, function_id: str) -> str | None:
+        hashes = held.get(key)
+        mine = local.get(key, {}).get(function_id)
+        if mine is not None and isinstance(hashes, dict) and hashes.get(function_id) == mine:
+            return mine
+        return None
+
+    return referenced_hash
 
 
 def referenced(body: Mapping[str, Any]) -> int:

@@ -35,7 +35,6 @@ from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list, draft_revision
-from basedb.contracts import stale_findings
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
 from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
@@ -56,6 +55,7 @@ from basedb.workspace.loader import load_workspace
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
+    from basedb.core.findings import Finding
     from basedb.core.site_zip import InputFile
     from basedb.workspace.model import Workspace
 
@@ -111,13 +111,16 @@ class Prepared:
     check: CheckResult
     inputs: list[InputFile]
     fingerprint: str
-    site_zip: bytes
-    cached: bool = False  # site_zip is the local state's copy for this fingerprint
+    size: int  # of site.zip
+    built: bytes | None = None  # site.zip, when this run built it
 
-    def upload(self) -> bytes:
-        """site.zip to send: built anew when it came from the local cache, so a damaged
-        cached copy is never uploaded."""
-        return build_site_zip(self.inputs, self.fingerprint) if self.cached else self.site_zip
+    @property
+    def site_zip(self) -> bytes:
+        """site.zip, built on first use when the size came from the local cache (a cached
+        copy is never what is sent: it could have been damaged since)."""
+        if self.built is None:
+            self.built = build_site_zip(self.inputs, self.fingerprint)
+        return self.built
 
     @property
     def ai_keys(self) -> list[str]:
@@ -138,11 +141,23 @@ class Prepared:
 def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
             dry_run: bool = False, cache: LocalState | None = None) -> Prepared:
     """Run the check and build stages (a dry run writes nothing, not even check's cache).
-    site.zip is deterministic, so one `cache` holds for this fingerprint (from an earlier
-    deploy of the same files) is used instead of building it again."""
+
+    The input files are read once: the workspace is loaded from the bytes that are
+    fingerprinted and shipped. A problem with the inputs as a whole (a symlink leaving
+    the workspace, too many files) is the build stage's failure, reported after check's
+    findings as before; the workspace is then loaded from disk. site.zip is
+    deterministic, so when `cache` holds it for this fingerprint (from an earlier deploy
+    of the same files) its size is taken from there and it is built only if it must be
+    sent."""
     runner.start("check")
-    workspace = load_workspace(root, skip_ai=skip_ai)
-    result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_findings,
+    try:
+        collected: list[InputFile] | BasedbError = manifest.collect_inputs(root)
+    except BasedbError as error:
+        collected = error
+    known = ({item.path: item.data for item in collected}
+             if isinstance(collected, list) else None)
+    workspace = load_workspace(root, skip_ai=skip_ai, known=known)
+    result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_contracts,
                              cache=not dry_run)
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
@@ -150,16 +165,31 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     runner.ok("check", {"hints": len(result.hints), "functions": dict(result.counts)})
 
     runner.start("build")
-    inputs = runner.run("build", lambda: manifest.collect_inputs(root))
+    inputs = runner.run("build", lambda: _collected(collected))
     fingerprint = fingerprint_of(inputs)
-    cached = cache.load_artifact(fingerprint) if cache is not None else None
-    archive = cached if cached is not None else runner.run(
-        "build", lambda: build_site_zip(inputs, fingerprint))
-    runner.ok("build", {"files": len(inputs), "bytes": len(archive),
-                        "fingerprint": fingerprint})
+    size = cache.cached_artifact_size(fingerprint) if cache is not None else None
+    built = None
+    if size is None:
+        built = runner.run("build", lambda: build_site_zip(inputs, fingerprint))
+        size = len(built)
+    runner.ok("build", {"files": len(inputs), "bytes": size, "fingerprint": fingerprint})
     return Prepared(workspace=workspace, app_token=workspace.config.app_token, check=result,
-                    inputs=inputs, fingerprint=fingerprint, site_zip=archive,
-                    cached=cached is not None)
+                    inputs=inputs, fingerprint=fingerprint, size=size, built=built)
+
+
+def stale_contracts(workspace: Workspace) -> list[Finding]:
+    """`basedb.contracts.stale_findings`, which check calls only for a workspace with
+    generated contract files."""
+    # Lazy: the contract generators load only for a workspace that has generated files.
+    from basedb.contracts import stale_findings  # noqa: PLC0415
+
+    return list(stale_findings(workspace))
+
+
+def _collected(collected: list[InputFile] | BasedbError) -> list[InputFile]:
+    if isinstance(collected, BasedbError):
+        raise collected
+    return collected
 
 
 def findings_error(result: CheckResult) -> FindingsError:
@@ -208,11 +238,11 @@ def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
          "request": f"PUT {endpoints.draft_agent_tools(app)}",
          "exclude": prepared.check.exclude},
         {"stage": "deployment", "status": "planned",
-         "request": f"POST {endpoints.deployments(app)}", "bytes": len(prepared.site_zip)},
+         "request": f"POST {endpoints.deployments(app)}", "bytes": prepared.size},
     ]
     return PreviewPlan(
         app_token=app, fingerprint=prepared.fingerprint, files=len(prepared.inputs),
-        bytes=len(prepared.site_zip),
+        bytes=prepared.size,
         function_hints=[h.to_dict() for h in prepared.check.hints], ai_sync=ai_sync,
         exclude=tuple(prepared.check.exclude),
         stages=[r.to_dict() for r in runner.results] + planned,
@@ -233,7 +263,7 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     api = SiteApi(client, prepared.app_token)
 
     chain = DraftChain()
-    _sync_functions(api, runner, prepared, chain)
+    _sync_functions(api, runner, prepared, chain, state)
     done.append("draft_functions")
     ai_sync = _sync_ai(api, runner, prepared, chain, skip_ai=skip_ai)
     if ai_sync.synced:
@@ -244,7 +274,7 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
 
     notices = list(prepared.check.notices)
     recorded = record_locally(state, DeploymentRecord.from_api(
-        deployment, app_token=prepared.app_token), site_zip=prepared.site_zip)
+        deployment, app_token=prepared.app_token), site_zip=prepared.built)
     if recorded is not None:
         notices.append(recorded)
     return PreviewResult(
@@ -287,30 +317,43 @@ def _confirmed(detail: dict[str, Any], confirmed: bool) -> dict[str, Any]:
 
 
 def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
-                    chain: DraftChain) -> None:
-    body = runner.run("draft_functions",
-                      lambda: payloads.functions_body(prepared.inputs, prepared.workspace.ids,
-                                                      prepared.timezone))
-    counts = payloads.function_counts(body)
+                    chain: DraftChain, state: LocalState) -> None:
+    """PUT draft/functions, naming by content hash every function the platform holds as
+    the local files have it: those functions' files are not parsed at all when their
+    hashes are remembered (`LocalState.load_content_hashes`, keyed by the files' SHA-256)."""
+    inputs, ids, timezone = prepared.inputs, prepared.workspace.ids, prepared.timezone
+    counts = {kind: len(payloads.ids_of_kind(ids, kind)) for kind in payloads.CODE_LISTS.values()}
     runner.start("draft_functions", {"counts": counts})
+    chain.held = runner.run("draft_functions", lambda: _held_content(api))
+    remembered = state.load_content_hashes()
+    local, memo = runner.run("draft_functions",
+                             lambda: payloads.content_hashes(inputs, ids, remembered))
+    if memo != remembered:
+        state.save_content_hashes(memo)
+    by_reference = runner.run("draft_functions", lambda: payloads.functions_body(
+        inputs, ids, timezone, referenced_hash=payloads.held_alike(chain.held, local)))
+    in_full: list[dict[str, Any]] = []
+
+    def full() -> dict[str, Any]:
+        if not in_full:
+            in_full.append(runner.run("draft_functions", lambda: payloads.functions_body(
+                inputs, ids, timezone)))
+        return in_full[0]
 
     def confirm() -> dict[str, Any] | None:
         stored = api.draft_functions()
-        return stored if payloads.same_functions(body, stored) else None
-
-    chain.held = runner.run("draft_functions", lambda: _held_content(api))
-    by_reference = payloads.by_reference(body, chain.held)
+        return stored if payloads.same_functions(full(), stored) else None
 
     def send() -> dict[str, Any]:
         # The first write replaces every function whatever the drafts were: no revision.
         if not payloads.referenced(by_reference):
-            return api.put_draft_functions(body)
+            return api.put_draft_functions(by_reference)  # everything in full
         try:
             return api.put_draft_functions(by_reference)
         except ApiError as error:
             if not payloads.resend_asked(error):
                 raise
-            return api.put_draft_functions(body)  # refused, so nothing changed: send all
+            return api.put_draft_functions(full())  # refused, so nothing changed: send all
 
     answer, confirmed = runner.write("draft_functions", send, confirm)
     chain.follow(answer)
@@ -438,7 +481,7 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared,
 def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
                        chain: DraftChain) -> dict[str, Any]:
     fingerprint = prepared.fingerprint
-    runner.start("deployment", {"fingerprint": fingerprint, "bytes": len(prepared.site_zip)})
+    runner.start("deployment", {"fingerprint": fingerprint, "bytes": prepared.size})
     try:  # what exists before, so a read-back can tell a deployment of this attempt
         known: set[str] | None = {d["deploymentId"]
                                   for d in deployment_list(api.deployments())}
@@ -467,7 +510,7 @@ def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
             except ApiError as error:
                 if not payloads.resend_asked(error):
                     raise
-        return api.create_deployment(prepared.upload(), fingerprint, revision=chain.revision)
+        return api.create_deployment(prepared.site_zip, fingerprint, revision=chain.revision)
 
     data, confirmed = runner.write(
         "deployment", lambda: explained_conflicts(send), confirm)

@@ -4,6 +4,7 @@
     stages.jsonl        one JSON object per pipeline stage event, appended
     deployments.json    the deployments made from this workspace, oldest first
     artifacts/<hex>.zip site.zip of a fingerprint, cached
+    content-hashes.json function content hashes by the digests of their files, cached
 
 Everything here is a local record that can be rebuilt or dropped: the platform keeps the
 real deployment history. So a corrupt file is reported (InputError naming the file, with
@@ -14,9 +15,12 @@ stage details pass through `basedb.core.redact`, and secret-named keys are maske
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import struct
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,15 +28,17 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from basedb.core.atomic import write_file_atomically
+from basedb.core.content_hash import CONTENT_HASH_RE, DEFINITION
 from basedb.core.errors import InputError
 from basedb.core.redact import REDACTED, redact
-from basedb.core.site_zip import fingerprint_hex, read_manifest
+from basedb.core.site_zip import MANIFEST_PATH, fingerprint_hex, read_manifest
 from basedb.workspace import files
 
 STATE_DIR = Path(".base-database-cli") / "state"
 STAGES_FILE = "stages.jsonl"
 DEPLOYMENTS_FILE = "deployments.json"
 ARTIFACTS_DIR = "artifacts"
+CONTENT_HASHES_FILE = "content-hashes.json"
 GITIGNORE_TEXT = "*\n"
 
 StageStatus = Literal["started", "ok", "failed", "unknown"]
@@ -128,6 +134,54 @@ class LocalState:
             path.unlink(missing_ok=True)
             return None
         return data
+
+    def cached_artifact_size(self, fingerprint: str) -> int | None:
+        """The size of the cached site.zip of `fingerprint`, or None when absent or not
+        intact; a copy found is marked newest, so pruning keeps it.
+
+        Cheaper than `load_artifact`, for a caller that only reports the size and builds
+        site.zip anew when it must send it: the archive is whole (its end record closes
+        the central directory at the end of the file) and its first entry is a manifest
+        naming this fingerprint; the other entries are not read."""
+        path = self.artifact_path(fingerprint)
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                intact = _whole_zip_of(handle, size, fingerprint)
+        except OSError:
+            return None
+        if not intact:
+            path.unlink(missing_ok=True)
+            return None
+        with contextlib.suppress(OSError):  # only the pruning order depends on it
+            os.utime(path)
+        return size
+
+    # ------------------------------------------------------------- content hashes
+
+    def load_content_hashes(self) -> dict[str, str]:
+        """Function content hashes remembered by what they were computed from
+        (`basedb.deploy.payloads.content_hashes`); empty when none are, or the file is
+        unreadable or of another definition: it is a cache, rebuilt by the next deploy."""
+        try:
+            document = json.loads(self.read_state_text(CONTENT_HASHES_FILE) or "{}")
+        except (InputError, ValueError):
+            return {}
+        if not isinstance(document, dict) or document.get("definition") != DEFINITION:
+            return {}
+        hashes = document.get("hashes")
+        if not isinstance(hashes, dict):
+            return {}
+        return {key: value for key, value in hashes.items()
+                if isinstance(value, str) and CONTENT_HASH_RE.match(value)}
+
+    def save_content_hashes(self, hashes: Mapping[str, str]) -> None:
+        """Remember `hashes` (only these: the functions of the last deploy)."""
+        document = {"definition": DEFINITION, "hashes": dict(sorted(hashes.items()))}
+        with contextlib.suppress(InputError, OSError):  # a cache: the next deploy rebuilds it
+            self.ensure()
+            write_file_atomically(self.directory / CONTENT_HASHES_FILE,
+                                  json.dumps(document, indent=0).encode("utf-8"))
 
     def _prune_artifacts(self, *, keep: Path) -> None:
         folder = keep.parent
@@ -361,3 +415,35 @@ class DeploymentHistory:
                 f"deployments[{index}] needs the strings {', '.join(_RECORD_KEYS)}")
         values = [item[key] for key in _RECORD_KEYS]
         return DeploymentRecord(*values)
+
+
+_END_RECORD = struct.Struct("<4s4H2LH")  # end of central directory, no comment
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def _whole_zip_of(handle: Any, size: int, fingerprint: str) -> bool:
+    """Whether the open file is a whole site.zip (as `build_site_zip` writes it) whose
+    manifest names `fingerprint`."""
+    if size < _LOCAL_HEADER.size + _END_RECORD.size:
+        return False
+    handle.seek(size - _END_RECORD.size)
+    signature, _, _, _, _, directory_size, directory_offset, comment = _END_RECORD.unpack(
+        handle.read(_END_RECORD.size))
+    if (signature != b"PK\x05\x06" or comment
+            or directory_offset + directory_size + _END_RECORD.size != size):
+        return False
+    handle.seek(0)
+    (signature, _, _, method, _, _, crc, compressed, _, name_size,
+     extra_size) = _LOCAL_HEADER.unpack(handle.read(_LOCAL_HEADER.size))
+    if (signature != b"PK\x03\x04" or method != 8
+            or handle.read(name_size) != MANIFEST_PATH.encode()):
+        return False
+    handle.seek(extra_size, os.SEEK_CUR)
+    try:
+        text = zlib.decompress(handle.read(compressed), -zlib.MAX_WBITS)
+        if zlib.crc32(text) != crc:
+            return False
+        document = json.loads(text)
+    except (zlib.error, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("fingerprint") == fingerprint

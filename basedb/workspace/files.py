@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,11 @@ def read_text(path: Path, *, label: str, limit: int) -> str:
                     "accepted.",
                     f"Reduce {label} to under {human_size(limit)}.",
                 )
-            data = handle.read(limit + 1)
+            # The size found plus one byte shows growth; asking for the limit instead
+            # would allocate a limit-sized buffer for every small file.
+            data = handle.read(min(st.st_size, limit) + 1)
+            if st.st_size < len(data) <= limit:  # it grew since fstat: read the rest
+                data += handle.read(limit + 1 - len(data))
     except FileNotFoundError:
         if path.is_symlink():
             raise FileProblem(f"{label} is a symlink to a file that does not exist.",
@@ -78,6 +83,42 @@ def read_text(path: Path, *, label: str, limit: int) -> str:
             f"Reduce {label} to under {human_size(limit)}.",
         )
     return decode_text(data, label=label)
+
+
+class FileReader:
+    """Reads a workspace's files by workspace-relative POSIX path, each labelled by that
+    path: from disk, or from `known`, the contents already read of some of them (`basedb
+    deploy` reads every input file once, to fingerprint and ship it, and loads the
+    workspace from the same bytes). A known file is judged as `read_text` judges it on
+    disk (size limit, NUL bytes, UTF-8); any other path is read from disk."""
+
+    def __init__(self, root: Path, known: Mapping[str, bytes] | None = None) -> None:
+        self.root = root
+        self.known: Mapping[str, bytes] = known or {}
+
+    def text(self, rel: str, *, limit: int) -> str:
+        data = self.known.get(rel)
+        if data is None:
+            return read_text(self.root / rel, label=rel, limit=limit)
+        if len(data) > limit:
+            raise FileProblem(
+                f"{rel} is {human_size(len(data))}; at most {human_size(limit)} is accepted.",
+                f"Reduce {rel} to under {human_size(limit)}.",
+            )
+        return decode_text(data, label=rel)
+
+    def json(self, rel: str, *, limit: int) -> Any:
+        return parse_json(self.text(rel, limit=limit), label=rel)
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self.known or (self.root / rel).is_file()
+
+    def present(self, rel: str) -> bool:
+        """Whether anything (even a dangling symlink) is at `rel`."""
+        if rel in self.known:
+            return True
+        path = self.root / rel
+        return path.exists() or path.is_symlink()
 
 
 def decode_text(data: bytes, *, label: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,17 +47,21 @@ DeclarationLoader = Callable[[Path, FunctionKind, str],
 
 
 def load_workspace(root: Path | str, *, skip_ai: bool = False,
-                   load_declaration: DeclarationLoader | None = None) -> Workspace:
+                   load_declaration: DeclarationLoader | None = None,
+                   known: Mapping[str, bytes] | None = None) -> Workspace:
     """Load everything under `root`. Problems become findings; nothing here raises.
     `load_declaration` reads each function (default: from its files; `WorkspaceLoader`
-    passes one that re-reads only what changed)."""
+    passes one that re-reads only what changed). `known` holds the contents, by
+    workspace-relative path, of files already read (`basedb deploy` reads its input files
+    once): those are not read from disk again."""
     root = Path(root)
-    read_declaration = load_declaration or _load_declaration
+    reader = files.FileReader(root, known)
+    read_declaration = load_declaration or _declaration_reader(reader)
     findings: list[Finding] = []
 
     config = None
     try:
-        text = files.read_text(root / CONFIG_FILE, label=CONFIG_FILE, limit=files.LIMIT_CONFIG)
+        text = reader.text(CONFIG_FILE, limit=files.LIMIT_CONFIG)
         config, found = build_config(files.parse_jsonc(text, label=CONFIG_FILE))
         findings += found
     except files.FileProblem as p:
@@ -65,7 +69,7 @@ def load_workspace(root: Path | str, *, skip_ai: bool = False,
 
     catalog, catalog_loaded = EMPTY_CATALOG, False
     try:
-        doc = files.read_json(root / CATALOG_FILE, label=CATALOG_FILE, limit=files.LIMIT_CATALOG)
+        doc = reader.json(CATALOG_FILE, limit=files.LIMIT_CATALOG)
         catalog, found = build_catalog(doc)
         catalog_loaded = not any(f.pointer in ("", "/tables") for f in found)
         findings += found
@@ -90,7 +94,7 @@ def load_workspace(root: Path | str, *, skip_ai: bool = False,
     findings += duplicate_id_findings(ids, dirs, "Rename one of the directories.")
 
     return Workspace(root=root, config=config, catalog=catalog, declarations=declarations,
-                     ids=ids, agent_tools=_load_agent_tools(root, findings),
+                     ids=ids, agent_tools=_load_agent_tools(reader, findings),
                      load_findings=findings, catalog_loaded=catalog_loaded)
 
 
@@ -129,34 +133,46 @@ def _function_dirs(root: Path, kind: FunctionKind, findings: list[Finding]) -> l
 
 def _load_declaration(root: Path, kind: FunctionKind, function_id: str,
                       ) -> tuple[AnyDeclaration | None, list[Finding]]:
+    return _read_declaration(files.FileReader(root), kind, function_id)
+
+
+def _declaration_reader(reader: files.FileReader) -> DeclarationLoader:
+    def load(root: Path, kind: FunctionKind, function_id: str,
+             ) -> tuple[AnyDeclaration | None, list[Finding]]:
+        return _read_declaration(reader, kind, function_id)
+
+    return load
+
+
+def _read_declaration(reader: files.FileReader, kind: FunctionKind, function_id: str,
+                      ) -> tuple[AnyDeclaration | None, list[Finding]]:
     rel = declaration_file(kind, function_id)
-    fdir = root / KIND_DIRS[kind] / function_id
+    folder = f"{KIND_DIRS[kind]}/{function_id}"
     try:
-        doc = files.read_json(root / rel, label=rel, limit=files.LIMIT_DECLARATION)
+        doc = reader.json(rel, limit=files.LIMIT_DECLARATION)
     except files.FileProblem as p:
         return None, [_file_finding("DECLARATION_INVALID", rel, p, function_id=function_id)]
     extra: list[Finding] = []
     sql: str | None = None
     has_handler = True
     if kind == "database_function":
-        sql_rel = f"{KIND_DIRS[kind]}/{function_id}/main.sql"
+        sql_rel = f"{folder}/main.sql"
         try:
-            sql = files.read_text(fdir / "main.sql", label=sql_rel, limit=files.LIMIT_SQL)
+            sql = reader.text(sql_rel, limit=files.LIMIT_SQL)
         except files.FileProblem as p:
             extra.append(_file_finding("DECLARATION_INVALID", sql_rel, p,
                                        function_id=function_id))
     elif kind == "faas":
-        has_handler = (fdir / "index.mjs").is_file()
+        has_handler = reader.is_file(f"{folder}/index.mjs")
     decl, found = build_declaration(kind, function_id, doc, sql=sql, has_handler=has_handler)
     return decl, extra + found
 
 
-def _load_agent_tools(root: Path, findings: list[Finding]) -> AgentToolsConfig:
-    path = root / AGENT_TOOLS_FILE
-    if not path.exists() and not path.is_symlink():
+def _load_agent_tools(reader: files.FileReader, findings: list[Finding]) -> AgentToolsConfig:
+    if not reader.present(AGENT_TOOLS_FILE):
         return AgentToolsConfig(present=False)
     try:
-        doc = files.read_json(path, label=AGENT_TOOLS_FILE, limit=files.LIMIT_CONFIG)
+        doc = reader.json(AGENT_TOOLS_FILE, limit=files.LIMIT_CONFIG)
     except files.FileProblem as p:
         findings.append(_file_finding("AGENT_TOOLS_INVALID", AGENT_TOOLS_FILE, p))
         return AgentToolsConfig(present=True, raw=None)

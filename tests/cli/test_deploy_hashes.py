@@ -8,6 +8,7 @@ The workspace talks to the real platform through a stored HTTP profile
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,19 @@ import httpx
 import pytest
 
 from basedb.client.sites import SiteApi
-from basedb.deploy import pipeline
-from tests.cli.deploy_support import Faults, app_token_of, forward_to_platform, local_client, run
+from basedb.core.site_zip import read_site_zip
+from basedb.deploy import payloads, pipeline
+from basedb.deploy.state import LocalState
+from tests.cli.deploy_support import (
+    Faults,
+    app_token_of,
+    forward_to_platform,
+    local_client,
+    ok_json,
+    run,
+)
+
+STATE_ROOT = ".base-database-cli"
 
 SQL = Path("database-functions") / "listPeriods" / "main.sql"
 
@@ -171,3 +183,119 @@ def test_an_unchanged_site_zip_is_neither_rebuilt_nor_uploaded(
     assert built == [first["fingerprint"]] * 2
     [post] = sent(faults, "POST", "/deployments")
     assert uploads_artifact(post) and again["fingerprint"] == first["fingerprint"]
+
+
+def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    """Replace `old` by `new` (as long in UTF-8) in `path`, and give the file back its
+    modification time: a change that size and mtime alone would not show."""
+    assert len(old.encode()) == len(new.encode()) and old != new
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= 1, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+SAME_SIZE_EDITS = {
+    "sql": ("database-functions/listPeriods/main.sql", "SELECT", "select"),
+    "param description": ("database-functions/listTeamLeave/function.json",
+                          "跳过的记录数", "略过的记录数"),
+    "faas handler": ("faas/managePeriod/index.mjs", "managePeriod: create",
+                     "managePeriod: CREATE"),
+    "page asset": ("src/style.css", "#f5f6f8", "#f5f6f9"),
+    "agent-tools.json": ("agent-tools.json", '"debugSubmissionIntegrity"',
+                         '"listMembers"' + " " * 13),
+    "catalog": ("catalog.json", "{\n", "{ "),
+}
+
+
+@pytest.mark.parametrize("what", sorted(SAME_SIZE_EDITS))
+def test_a_change_keeping_size_and_mtime_is_deployed(site: Path, what: str) -> None:
+    app = app_token_of(site)
+    first = ok_json("deploy", "-C", str(site))
+    rel, old, new = SAME_SIZE_EDITS[what]
+    edit_keeping_size_and_mtime(site / rel, old, new)
+    again = ok_json("deploy", "-C", str(site))
+    assert again["fingerprint"] != first["fingerprint"]
+    shipped = read_site_zip(artifact(app, again["deploymentId"])).contents
+    assert shipped[rel] == (site / rel).read_bytes()
+    build = next(s for s in again["stages"] if s["stage"] == "build")
+    assert build["detail"]["bytes"] == len(artifact(app, again["deploymentId"]))
+    if what in ("sql", "param description", "faas handler"):
+        function_id = rel.split("/")[1]
+        [stored] = [json.dumps(item, ensure_ascii=False) for items in draft(app).values()
+                    if isinstance(items, list) for item in items
+                    if item["functionId"] == function_id]
+        assert new in stored and old not in stored
+    if what == "agent-tools.json":
+        shown = platform_get(f"/sites/{app}/deployments/{again['deploymentId']}")
+        assert shown["agentTools"] == {"exclude": ["listMembers"]}
+
+
+def test_a_damaged_cached_site_zip_is_not_what_the_build_reports(site: Path) -> None:
+    first = ok_json("deploy", "-C", str(site))
+    cached = LocalState(site).artifact_path(first["fingerprint"])
+    intact = cached.read_bytes()
+    for damaged in (intact[:-7], b"PK\x03\x04" + bytes(40), intact[:100] + intact[101:]):
+        cached.write_bytes(damaged)
+        again = ok_json("deploy", "-C", str(site))
+        build = next(s for s in again["stages"] if s["stage"] == "build")
+        assert build["detail"]["bytes"] == len(intact)
+        assert cached.read_bytes() == intact  # built again, and cached again
+
+
+def test_a_deploy_reads_each_input_file_once(site: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ok_json("deploy", "-C", str(site))
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        path = Path(file)
+        if path.is_relative_to(site) and not path.is_relative_to(site / STATE_ROOT):
+            opened.append(path.relative_to(site).as_posix())
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    ok_json("deploy", "-C", str(site))
+    assert "database-functions/listPeriods/function.json" in opened
+    assert "database-functions/listPeriods/main.sql" in opened
+    # base-database.jsonc is also read before the deploy starts, to find its profile.
+    assert [rel for rel in set(opened) if opened.count(rel) > 1] == ["base-database.jsonc"]
+
+
+def test_a_redeploy_names_unchanged_functions_without_parsing_them(
+        site: Path, faults: Faults, monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy(site)
+    parsed: list[str] = []
+    real = payloads._document
+
+    def counting(by_path: Any, path: str) -> Any:
+        if not path.startswith("ai/"):  # AI Functions are always sent whole
+            parsed.append(path)
+        return real(by_path, path)
+
+    monkeypatch.setattr(payloads, "_document", counting)
+    faults.requests.clear()
+    deploy(site)
+    assert parsed == []  # every hash was remembered by its files' digests
+    [put] = sent(faults, "PUT", "/draft/functions")
+    assert all(set(item) == {"functionId", "contentHash"} for item in function_items(put))
+    path = site / SQL
+    path.write_text(path.read_text(encoding="utf-8") + "LIMIT 3\n", encoding="utf-8")
+    deploy(site)
+    assert sorted(set(parsed)) == ["database-functions/listPeriods/function.json"]
+
+
+@pytest.mark.parametrize("text", ["not json", '{"definition": 0, "hashes": {}}', "[]",
+                                  '{"definition": 1, "hashes": {"x": 1}}'])
+def test_an_unusable_content_hash_cache_is_rebuilt(site: Path, faults: Faults,
+                                                   text: str) -> None:
+    first = deploy(site)
+    state = LocalState(site)
+    (state.directory / "content-hashes.json").write_text(text, encoding="utf-8")
+    again = deploy(site)
+    assert again["functionHints"] == first["functionHints"]
+    assert state.load_content_hashes()  # written anew

@@ -3,8 +3,10 @@ load inside the commands that need them."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = ("sqlglot", "httpx", "jsonschema", "starlette", "uvicorn", "yaml", "json5", "mcp")
 
@@ -38,3 +40,36 @@ def test_the_parser_reads_nested_imports() -> None:
               "import time:        80 |        200 |   sqlglot\n"
               "noise\n")
     assert imported_modules(sample) == {"sqlglot.expressions", "sqlglot"}
+
+
+# What a deploy to the embedded platform has no use for: httpx's own command line client
+# (and the rich and pygments it loads), the Lark token store, and the contract generators
+# (the workspace has no generated files to compare).
+NOT_FOR_A_DEPLOY = ("httpx._main", "rich", "pygments", "filelock",
+                    "basedb.client.lark.accounts", "basedb.contracts")
+
+
+def test_a_deploy_to_the_embedded_platform_imports_only_what_it_uses(site: Path) -> None:
+    assert not (site / "src" / "generated").exists()
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "basedb", "deploy",
+                             "--json", "-C", str(site)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["deploymentId"]
+    modules = imported_modules(result.stderr)
+    assert "httpx" in modules and "basedb.deploy.pipeline" in modules, "the output was parsed"
+    unused = sorted(name for name in modules if name in NOT_FOR_A_DEPLOY)
+    assert unused == [], f"basedb deploy imported {unused}"
+
+
+def test_httpx_still_runs_its_command_line_client_when_asked() -> None:
+    code = ("import sys\n"
+            "from basedb.cli import defer_httpx_cli\n"
+            "defer_httpx_cli()\n"
+            "import httpx\n"
+            "assert 'httpx._main' in sys.modules and 'rich' not in sys.modules\n"
+            "httpx.main(['--help'])\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Usage: httpx" in result.stdout or "httpx [OPTIONS] URL" in result.stdout

@@ -181,3 +181,59 @@ def test_checkbox_is_stored_as_zero_when_unticked_or_cleared(
             f"SELECT record_id, {column} FROM {physical.table_name(table['id'])}"))
     # Never NULL, so a Database Function's `"Done" = false` matches both records.
     assert stored == {fresh: 0, cleared: 0}
+
+
+def test_a_batch_answers_what_a_read_returns(api: Api, base: str) -> None:
+    """batch_create answers from the values it wrote, without reading them back: the same
+    cells as reading the records, for every kind of writable field (numbers stored as
+    REAL, checkboxes, JSON cells, ids)."""
+    people = make_table(api, base, "People", [{"name": "Name", "type": "text"}])
+    ada = api.ok("POST", f"/bases/{base}/tables/{people['id']}/records",
+                 json={"Name": "Ada"})["record_id"]
+    me = api.ok("GET", "/users/me")["user_id"]
+    table = make_table(api, base, "Everything", [
+        {"name": "Title", "type": "text"},
+        {"name": "Points", "type": "number"},
+        {"name": "Done", "type": "checkbox"},
+        {"name": "Status", "type": "select", "options": [{"name": "Open"}, {"name": "Done"}]},
+        {"name": "Tags", "type": "select", "multiple": True,
+         "options": [{"name": "a"}, {"name": "b"}]},
+        {"name": "Due", "type": "datetime"},
+        {"name": "Owner", "type": "user"},
+        {"name": "Watchers", "type": "user", "multiple": True},
+        {"name": "People", "type": "link", "link_table": people["id"]},
+        {"name": "Files", "type": "attachment"},
+        {"name": "Where", "type": "location"},
+        {"name": "No", "type": "auto_number"},
+        {"name": "Created", "type": "created_at"},
+        {"name": "By", "type": "created_by"},
+        {"name": "Updated", "type": "updated_at"},
+        {"name": "Changed by", "type": "updated_by"},
+    ])
+    writable = ["Title", "Points", "Done", "Status", "Tags", "Due", "Owner", "Watchers",
+                "People", "Files", "Where"]
+    rows = [
+        ["t1", 3, True, "Open", ["b", "a", "b"], "2025-01-31", [{"id": me}], [{"id": me}],
+         [{"id": ada}], [{"file_token": "f", "name": "a.png", "size": 1}],
+         {"location": "1,2", "full_address": "x"}],
+        ["", 2.5, False, None, [], 1738281600000, None, [], [], [], None],
+        [None, -0.0, None, "Done", None, "2025-02-01 08:30:00", [], None, None, None,
+         {"location": "3,4"}],
+        ["t4", 2**53, True, None, ["a"], None, [{"id": me}], None, [{"id": ada}, {"id": ada}],
+         None, None],
+    ]
+    records_path = f"/bases/{base}/tables/{table['id']}/records"
+    answer = api.ok("POST", f"{records_path}/batch_create",
+                    json={"fields": writable, "rows": rows})
+    page = api.ok("GET", records_path, params={"limit": 200})
+    read = {rid: dict(zip(page["fields"], row, strict=True))
+            for rid, row in zip(page["record_id_list"], page["data"], strict=True)}
+    assert answer["fields"] == writable
+    for record_id, row in zip(answer["record_id_list"], answer["data"], strict=True):
+        assert dict(zip(writable, row, strict=True)) == {
+            name: read[record_id][name] for name in writable}
+    # The fields the platform maintains were written alongside.
+    written = [read[rid] for rid in answer["record_id_list"]]
+    assert [r["No"] for r in written] == [1, 2, 3, 4]
+    assert all(r["By"] == r["Changed by"] == [{"id": me}] and r["Created"] == r["Updated"]
+               for r in written)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,8 +13,14 @@ import pytest
 from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import ids
+from basedb.platform.storage import store as store_module
 from basedb.platform.storage.schema import MIGRATIONS, Migration
-from basedb.platform.storage.store import DATABASE_FILE, Store
+from basedb.platform.storage.store import (
+    DATABASE_FILE,
+    Store,
+    WriteBusy,
+    WriteOutOfTime,
+)
 from tests.platform.conftest import Api
 
 
@@ -60,6 +68,86 @@ def test_write_rolls_back_on_error_and_joins_outer_write(platform: LocalPlatform
         assert inner is outer
     with pytest.raises(RuntimeError, match=r"inside store\.read"), store.read(), store.write():
         pass
+
+
+def _scratch(store: Store) -> None:
+    with store.write() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS scratch (x INTEGER)")
+
+
+def _count(store: Store) -> int:
+    with store.read() as conn:
+        return int(conn.execute("SELECT count(*) FROM scratch").fetchone()[0])
+
+
+def test_write_now_never_waits_for_the_lock(tmp_path: Path) -> None:
+    store = Store(tmp_path / "x.db")
+    _scratch(store)
+    with store.write_now(1.0) as conn:
+        conn.execute("INSERT INTO scratch VALUES (1)")
+    # Its connection does not wait for locks, and leaves checkpoints to a background
+    # thread (a checkpoint syncs the database file).
+    nowait = store._nowait_connection()
+    assert nowait.execute("PRAGMA busy_timeout").fetchone() == (0,)
+    assert nowait.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(WriteBusy), store.write_now(1.0) as conn:
+        conn.execute("INSERT INTO scratch VALUES (2)")
+    holder.execute("ROLLBACK")
+    holder.close()
+    with store.write_now(1.0) as conn:
+        conn.execute("INSERT INTO scratch VALUES (3)")
+    assert _count(store) == 2
+    store.close()
+
+
+def test_write_now_out_of_time_rolls_back(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path / "x.db")
+    _scratch(store)
+    monkeypatch.setattr(store_module, "CHECK_EVERY", 1)
+    with pytest.raises(WriteOutOfTime), store.write_now(0.0) as conn:
+        conn.execute("INSERT INTO scratch VALUES (1)")
+        conn.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r "
+                     "WHERE n < 1000000) INSERT INTO scratch SELECT n FROM r")
+    assert _count(store) == 0
+    # The connection is usable again, without the handler.
+    with store.write_now(1.0) as conn:
+        conn.execute("INSERT INTO scratch VALUES (1)")
+    assert _count(store) == 1
+    store.close()
+
+
+def test_write_now_refuses_to_nest(tmp_path: Path) -> None:
+    store = Store(tmp_path / "x.db")
+    _scratch(store)
+    with pytest.raises(RuntimeError), store.write_now(1.0), store.write():
+        pass
+    with pytest.raises(RuntimeError), store.write(), store.write_now(1.0):
+        pass
+    assert _count(store) == 0
+    store.close()
+
+
+def test_no_wait_commits_are_checkpointed_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path / "x.db")
+    _scratch(store)
+    monkeypatch.setattr(store_module, "CHECKPOINT_EVERY", 3)
+    checkpointed = threading.Event()
+    real = store._checkpointer._run
+
+    def run() -> None:
+        checkpointed.set()
+        real()
+
+    monkeypatch.setattr(store._checkpointer, "_run", run)
+    for n in range(3):
+        with store.write_now(1.0) as conn:
+            conn.execute("INSERT INTO scratch VALUES (?)", (n,))
+    assert checkpointed.wait(60)  # a guard against a hang, not a window
+    store.close()
 
 
 def test_owner_token_file_is_private_and_stable(tmp_path: Path) -> None:

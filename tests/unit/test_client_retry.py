@@ -5,12 +5,17 @@ for what a real server here cannot produce on demand (bursts of 429, a dropped a
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
 import respx
 
+from basedb.client import responses
 from basedb.client.client import Client
 from basedb.client.responses import ErrorContext
 from basedb.client.retry import RetryPolicy, parse_reset
@@ -22,6 +27,8 @@ from basedb.core.errors import (
     RateLimited,
     ServerError,
 )
+from basedb.platform import open_platform
+from tests.cli.deploy_support import local_client
 
 BASE = "http://lark.test"
 PREFIX = "/open-apis/base/v3"
@@ -190,3 +197,23 @@ def test_timeout_is_the_clients(mock: respx.MockRouter) -> None:
     with pytest.raises(ConnectionLost, match=r"timed out after 2.5s") as info:
         client(timeout=2.5).request("POST", "/x", json={})
     assert "--timeout" in (info.value.hint or "")
+
+
+def test_an_answer_is_decoded_once(monkeypatch: pytest.MonkeyPatch,
+                                   isolated_dirs: dict[str, Path]) -> None:
+    """The retry check and the caller share one parse: a deploy's answers carry every
+    function hint, and decoding them twice was a measurable part of a redeploy."""
+    decoded: list[int] = []
+
+    def counting(text: Any, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(len(text))
+        return json.loads(text, *args, **kwargs)
+
+    try:
+        with local_client() as client:
+            # The client's json module only: the platform's decoding is not counted.
+            monkeypatch.setattr(responses, "jsonlib", SimpleNamespace(loads=counting))
+            assert client.request("GET", "/users/me")["data"]["user_id"]
+    finally:
+        open_platform().close()
+    assert len(decoded) == 1

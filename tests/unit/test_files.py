@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basedb.workspace.files import FileProblem, parse_jsonc, read_text
+from basedb.workspace.files import FileProblem, FileReader, parse_jsonc, read_text
 from basedb.workspace.jsonc import plain_json, scan
 
 
@@ -75,3 +75,41 @@ def test_read_text_refuses_directories_and_large_files(tmp_path: Path) -> None:
     os.symlink(loop, loop)
     with pytest.raises(FileProblem, match="symlink loop"):
         read_text(loop, label="loop", limit=10)
+
+
+@pytest.mark.parametrize("data", [b"x" * 11, b"a\x00b", b"caf\xe9", b"\xef\xbb\xbfok", b"ok"])
+def test_a_file_already_read_is_judged_as_it_is_on_disk(tmp_path: Path, data: bytes) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "f.txt").write_bytes(data)
+    from_disk = FileReader(tmp_path)
+    from_memory = FileReader(tmp_path, {"dir/f.txt": data})
+
+    def outcome(reader: FileReader) -> str | tuple[str, str, int | None]:
+        try:
+            return reader.text("dir/f.txt", limit=10)
+        except FileProblem as problem:
+            return problem.message, problem.fix, problem.line
+
+    assert outcome(from_memory) == outcome(from_disk)
+
+
+def test_a_reader_uses_what_it_was_given_and_reads_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('{"on": "disk"}', encoding="utf-8")
+    (tmp_path / "b.json").write_text('{"b": 1}', encoding="utf-8")
+    reader = FileReader(tmp_path, {"a.json": b'{"in": "memory"}'})
+    assert reader.json("a.json", limit=100) == {"in": "memory"}
+    assert reader.json("b.json", limit=100) == {"b": 1}
+    assert reader.is_file("b.json") and not reader.is_file("c.json")
+    assert reader.present("a.json") and not reader.present("c.json")
+
+
+def test_a_file_that_grows_while_it_is_read_is_read_to_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text("0123456789", encoding="utf-8")
+    real_fstat = os.fstat
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result(
+        (*real_fstat(fd)[:6], 4, *real_fstat(fd)[7:])))  # as if it had 4 bytes then
+    assert read_text(path, label="f.txt", limit=100) == "0123456789"
+    with pytest.raises(FileProblem, match="larger than 8 bytes"):
+        read_text(path, label="f.txt", limit=8)

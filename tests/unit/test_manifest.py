@@ -377,3 +377,11 @@ def test_duplicate_inputs_are_a_bug() -> None:
 def test_fingerprint_hex_rejects_malformed(value: str) -> None:
     with pytest.raises(InputError, match="is not a fingerprint"):
         fingerprint_hex(value)
+
+
+def test_a_file_that_grew_since_it_was_listed_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"0123456789")
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=3) == b"0123456789"
+    assert manifest._read("f.txt", str(path), budget=5, listed_size=3) == b"012345"
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=20) == b"0123456789"

@@ -33,6 +33,8 @@ MAX_INPUT_BYTES = 100 * MIB
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 1024
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +60,9 @@ def path_problem(path: str) -> str | None:
     """
     if not path:
         return "is empty"
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in path):
+    if _SURROGATE_RE.search(path):
         return "is not valid UTF-8"
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+    if _CONTROL_RE.search(path):
         return "contains control characters"
     if "\\" in path:
         return "contains a backslash"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from basedb.platform.domain import deployments
 from basedb.platform.domain.artifacts import VerifiedArtifact
 from basedb.platform.domain.caches import DomainCaches
-from basedb.platform.domain.deployments import Deployment
+from basedb.platform.domain.deployments import Deployment, DeploymentHeader
 from basedb.platform.domain.draft_content import HeldArtifact
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import preview_deployment_id, prod_deployment_id
@@ -53,7 +53,7 @@ class DeploymentSummary:
     """A deployment as the site's listing shows it: whether it is prod, and when it last
     became prod (None: never)."""
 
-    deployment: Deployment
+    deployment: Deployment | DeploymentHeader
     is_prod: bool
     promoted_at: str | None
 
@@ -84,13 +84,14 @@ class DeploymentView:
     """One deployment and what it snapshots; `base_app_url` is the prod URL when it is
     prod, the preview URL when it is the latest preview, else None."""
 
+    deployment: Deployment
     summary: DeploymentSummary
     is_preview: bool
     functions: Mapping[str, Sequence[str]]  # functionIds by kind
     base_app_url: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        d = self.summary.deployment
+        d = self.deployment
         return {**self.summary.to_dict(), "isPreview": self.is_preview,
                 "functions": {kind: list(ids) for kind, ids in self.functions.items()},
                 "agentTools": {"exclude": d.exclude}, "functionHints": d.function_hints,
@@ -121,7 +122,7 @@ def create(store: Store, caches: DomainCaches, user: User, app_token: str,
 
 
 def listing(conn: sqlite3.Connection, app_token: str) -> DeploymentListing:
-    found = deployments.list_deployments(conn, app_token)
+    found = deployments.list_headers(conn, app_token)
     prod_id = prod_deployment_id(conn, app_token)
     promoted = deployments.last_promotions(conn, app_token)
     return DeploymentListing(
@@ -142,7 +143,7 @@ def view(conn: sqlite3.Connection, app_token: str, deployment_id: str,
     url = (page_url(app_token, "prod") if is_prod
            else page_url(app_token, "preview") if is_preview else None)
     summary = DeploymentSummary(deployment, is_prod, promoted.get(deployment.deployment_id))
-    return DeploymentView(summary, is_preview, functions, url)
+    return DeploymentView(deployment, summary, is_preview, functions, url)
 
 
 def promote(conn: sqlite3.Connection, user: User, app_token: str, deployment_id: str,

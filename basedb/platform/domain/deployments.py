@@ -74,6 +74,22 @@ class Deployment:
     draft_revision: int | None  # the draft revision it was built from
 
 
+@dataclass(frozen=True, slots=True)
+class DeploymentHeader:
+    """What a listing shows of a deployment: everything but its agent-tools policy and
+    function hints, which a site with thousands of hinted functions and many
+    deployments would otherwise decode for every one of them."""
+
+    deployment_id: str
+    app_token: str
+    seq: int
+    fingerprint: str
+    created_by: str
+    created_at: str
+    timezone: str
+    draft_revision: int | None
+
+
 _COLUMNS = ("deployment_id, app_token, seq, fingerprint, exclude, function_hints, "
             "artifact_sha256, artifact_size, created_by, created_at, timezone, "
             "draft_revision")
@@ -288,6 +304,14 @@ def list_deployments(conn: sqlite3.Connection, app_token: str) -> list[Deploymen
     """Every deployment of the site, newest first."""
     return [_row(row) for row in conn.execute(
         f"SELECT {_COLUMNS} FROM deployments WHERE app_token = ? ORDER BY seq DESC",
+        (app_token,))]
+
+
+def list_headers(conn: sqlite3.Connection, app_token: str) -> list[DeploymentHeader]:
+    """Every deployment of the site, newest first, without its policy and hints."""
+    return [DeploymentHeader(*row) for row in conn.execute(
+        "SELECT deployment_id, app_token, seq, fingerprint, created_by, created_at, "
+        "timezone, draft_revision FROM deployments WHERE app_token = ? ORDER BY seq DESC",
         (app_token,))]
 
 

@@ -6,6 +6,12 @@
     data = finish(call)                              # blocks: in a worker thread
     answer = start_on_loop(call, params_chars)       # data, or Pending: answer.finish()
 
+On the event loop, a Database Function's cheap statement runs within the loop's budget
+(`sql_inline`), and so does a Mutation's write when the write lock is free at that
+moment (`Store.write_now`: nothing waits for a lock, the statements stop after
+`LOOP_WRITE_BUDGET_S` of CPU time); anything else, or an attempt that gives up, is finished in a
+worker thread, which waits for the lock as long as any write does.
+
 Who sees what: prod is open to every member of the site, preview and the development
 draft of `basedb dev` (env=dev, `basedb.platform.domain.dev_drafts`) to its owner and
 admins (members are refused with 99991672 and told to use prod). Functions listed in
@@ -24,6 +30,7 @@ import json
 import math
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,13 +49,14 @@ from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
+from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.domain.runtimes.ai import run_ai
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
 from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
-from basedb.platform.storage.store import Store
+from basedb.platform.storage.store import Store, WriteBusy, WriteOutOfTime
 from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
@@ -315,6 +323,10 @@ class Pending:
 # The largest params (as JSON text) validated on the event loop; larger ones are checked
 # in a thread, where a long validation holds up no one else.
 LOOP_PARAMS_CHARS = 16 * 1024
+# How much CPU time a Mutation's statements may take on the event loop before the write
+# is rolled back and done in a worker thread instead (one record takes a fraction of it);
+# waits for the disk are bounded by the inline statements' wall-clock budget.
+LOOP_WRITE_BUDGET_S = 0.002
 
 
 def finish(call: InvokeCall) -> Any:
@@ -326,7 +338,8 @@ def finish(call: InvokeCall) -> Any:
 def start_on_loop(call: InvokeCall, params_chars: int) -> Any:
     """The call's invoke data when the server's event loop can answer it at once: from
     what the memos hold, small params (`params_chars` long as JSON), and a Database
-    Function statement that finishes within the loop's budget (`sql_inline`); else a
+    Function statement that finishes within the loop's budget (`sql_inline`) or a
+    Mutation whose write can be had without waiting (`_mutation_on_loop`); else a
     Pending with the rest, refusals included. Raises what `finish` raises."""
     if params_chars > LOOP_PARAMS_CHARS:
         return Pending(partial(finish, call))
@@ -338,8 +351,8 @@ def start_on_loop(call: InvokeCall, params_chars: int) -> Any:
 
 
 def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
-    """Resolve and check the call, and answer it when a cheap statement can; a Pending
-    for anything else."""
+    """Resolve and check the call, and answer it when the loop can (a cheap statement, or
+    a Mutation's write while the write lock is free); a Pending for anything else."""
     # Resolution and validation share one read snapshot, and so does a cheap Database
     # Function statement; any other runs in a worker, which checks that the catalog is
     # still the one it was compiled for (else the call is resolved again, once).
@@ -351,12 +364,22 @@ def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
         require_callable(plan)
         checked = checked_input(plan, call.params)
         if plan.compiled is None:
-            return Pending(partial(_run_other, call, target, checked))
-        zone = target.deployed.snapshot.timezone
-        values = list(param_values(plan, checked, zone).values())
-        answer = sql_runtime.run_cheap(conn, plan.compiled, values,
-                                       user_id=call.caller.user_id,
-                                       site=target.deployed.site.app_token, on_loop=on_loop)
+            answer = None
+        else:
+            zone = target.deployed.snapshot.timezone
+            values = list(param_values(plan, checked, zone).values())
+            answer = sql_runtime.run_cheap(conn, plan.compiled, values,
+                                           user_id=call.caller.user_id,
+                                           site=target.deployed.site.app_token,
+                                           on_loop=on_loop)
+    if plan.compiled is None:
+        # A Mutation, FaaS or AI function. A Mutation's write is tried on the loop once
+        # the read snapshot has ended (the write takes its own, newer one).
+        if on_loop and plan.kind == "mutation":
+            written = _mutation_on_loop(call, target, checked)
+            if written is not None:
+                return written
+        return Pending(partial(_run_other, call, target, checked))
     if answer is not None:
         return answer
     if on_loop:
@@ -418,16 +441,44 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,
                   params: dict[str, Any]) -> Any:
     with store.write() as conn:
-        live = live_catalog(conn, target.deployed.site, caches.catalogs)
-        plan = target.plan
-        if live.revision != target.live.revision:
-            # The tables changed since the call was resolved: judge it again on what the
-            # write will really touch.
-            plan = function_plan(target.deployed.snapshot, target.function_id, live,
-                                 caches.plans)
-            require_callable(plan)
-            params = checked_input(plan, params)
-        assert plan.mutation is not None
-        zone = target.deployed.snapshot.timezone
-        return run_mutation(conn, plan.mutation, param_values(plan, params, zone),
-                            caller_id=caller.user_id, zone=zone)
+        return _write_mutation(conn, caches, caller, target, params)
+
+
+def _mutation_on_loop(call: InvokeCall, target: Target,
+                      params: dict[str, Any]) -> dict[str, Any] | None:
+    """The Mutation's result, written on the event loop when the write lock is free now
+    and the statements finish within LOOP_WRITE_BUDGET_S of CPU time; None (nothing
+    written) when it must be written in a worker thread instead. A write that ran out of
+    time is not tried on the loop again for a while, and its time counts against the
+    loop's share (`sql_inline.may_try_on_loop`)."""
+    snapshot = target.deployed.snapshot
+    key = f"mutation {snapshot.deployment_id} {target.function_id}"
+    if not sql_inline.may_try_on_loop(key):
+        return None
+    started = time.perf_counter()
+    try:
+        with call.store.write_now(LOOP_WRITE_BUDGET_S, sql_inline.BUDGET_S) as conn:
+            return _write_mutation(conn, call.caches, call.caller, target, params)
+    except WriteBusy:
+        return None
+    except WriteOutOfTime:
+        sql_inline.gave_up_on_loop(key, time.perf_counter() - started)
+        return None
+
+
+def _write_mutation(conn: sqlite3.Connection, caches: DomainCaches, caller: identity.User,
+                    target: Target, params: dict[str, Any]) -> dict[str, Any]:
+    """Apply the Mutation inside the caller's write transaction on `conn`."""
+    live = live_catalog(conn, target.deployed.site, caches.catalogs)
+    plan = target.plan
+    if live.revision != target.live.revision:
+        # The tables changed since the call was resolved: judge it again on what the
+        # write will really touch.
+        plan = function_plan(target.deployed.snapshot, target.function_id, live,
+                             caches.plans)
+        require_callable(plan)
+        params = checked_input(plan, params)
+    assert plan.mutation is not None
+    zone = target.deployed.snapshot.timezone
+    return run_mutation(conn, plan.mutation, param_values(plan, params, zone),
+                        caller_id=caller.user_id, zone=zone)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,8 +28,11 @@ from basedb.platform.storage import ids, physical
 from basedb.platform.storage.cells import (
     InvalidCell,
     closest,
+    column_encoder_for,
     decoder_for,
+    decodes_as_stored,
     encode_cell,
+    encoder_for,
     referenced_ids,
 )
 from basedb.workspace.model import Field, Table
@@ -72,33 +75,105 @@ def prepare_rows(conn: sqlite3.Connection, table: Table,
                  rows: Iterable[Iterable[Cell]], *, zone: str) -> list[dict[str, Any]]:
     """Validate several rows of cells into `{field_id: stored}` each, checking every
     referenced record and user id with one query per target table."""
-    prepared: list[dict[str, Any]] = []
-    refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
-    resolved: dict[str, Field] = {}  # a batch names the same fields in every row
-    for cells in rows:
+    preparer = _Preparer(table, zone)
+    prepared = [preparer.row(cells) for cells in rows]
+    _check_references(conn, preparer.refs)
+    return prepared
+
+
+def prepare_grid(conn: sqlite3.Connection, table: Table, keys: Sequence[str],
+                 rows: Sequence[Sequence[Any]], *, zone: str,
+                 at: str = "rows") -> list[dict[str, Any]]:
+    """`prepare_rows` of rows given as values aligned with `keys` (field names or ids),
+    the cell of row r and column c being at /`at`/r/c: the same results and the same
+    first error, with what depends only on the column decided once."""
+    preparer = _Preparer(table, zone)
+    if not rows:
+        return []
+    # The first row as prepare_rows takes it: it resolves every key, in order, and meets
+    # a field given twice; the other rows name the same fields.
+    prepared = [preparer.row([((at, 0, c), key, value)
+                              for c, (key, value) in enumerate(zip(keys, rows[0],
+                                                                   strict=True))])]
+    columns = [(c, *preparer.resolved[key]) for c, key in enumerate(keys)]
+    refs = preparer.refs
+    if len(rows) > 1:
+        whole = _encode_columns(columns, rows)
+        if whole is not None:
+            field_ids = [field.field_id for _, field, _, _ in columns]
+            prepared.extend(dict(zip(field_ids, values, strict=True))
+                            for values in zip(*whole, strict=True))
+            _check_references(conn, refs)
+            return prepared
+    for r in range(1, len(rows)):
+        values = rows[r]
+        row: dict[str, Any] = {}
+        for c, field, encode, refers in columns:
+            value = values[c]
+            try:
+                stored = encode(value)
+            except InvalidCell:
+                encode_cell(field, value, json_pointer(at, r, c), zone=zone)
+                raise
+            row[field.field_id] = stored
+            if refers and stored is not None:
+                refs.append((field, (at, r, c), referenced_ids(field, stored)))
+        prepared.append(row)
+    _check_references(conn, refs)
+    return prepared
+
+
+def _encode_columns(columns: Sequence[tuple[int, Field, Any, bool]],
+                    rows: Sequence[Sequence[Any]]) -> list[list[Any]] | None:
+    """The stored values of rows[1:], column by column, when every column is of a simple
+    type and every value plainly valid (`column_encoder_for`); else None, and the rows
+    are encoded one cell at a time, which finds the first error in row order."""
+    rest = rows[1:]
+    encoded = []
+    for c, field, _, _ in columns:
+        encode_column = column_encoder_for(field)
+        stored = encode_column([values[c] for values in rest]) if encode_column else None
+        if stored is None:
+            return None
+        encoded.append(stored)
+    return encoded
+
+
+class _Preparer:
+    """Rows of cells validated one by one, with each field resolved (and its encoder
+    made) once."""
+
+    def __init__(self, table: Table, zone: str) -> None:
+        self.table = table
+        self.zone = zone
+        # field name or id -> (field, encoder, whether its cells refer to ids)
+        self.resolved: dict[str, tuple[Field, Callable[[Any], Any], bool]] = {}
+        self.refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
+
+    def row(self, cells: Iterable[Cell]) -> dict[str, Any]:
         row: dict[str, Any] = {}
         for where, key, value in cells:
-            field = resolved.get(key) if isinstance(key, str) else None
-            if field is None:
-                field = resolve_field(table, key, _pointer(where))
-                resolved[key] = field
+            found = self.resolved.get(key) if isinstance(key, str) else None
+            if found is None:
+                field = resolve_field(self.table, key, _pointer(where))
+                found = (field, encoder_for(field, self.zone), field.type in ("link", "user"))
+                self.resolved[key] = found
+            field, encode, refers = found
             if field.field_id in row:
                 raise InvalidCell(field, _pointer(where), f"Field {quote(field.name)} is "
                                   "given twice (by name and by id)", "give each field once",
                                   received=key)
             try:
-                stored = encode_cell(field, value, "", zone=zone)
+                stored = encode(value)
             except InvalidCell:
                 # Encode it again to say where the value is; building that pointer for
                 # every cell would cost more than the encoding.
-                encode_cell(field, value, _pointer(where), zone=zone)
+                encode_cell(field, value, _pointer(where), zone=self.zone)
                 raise
             row[field.field_id] = stored
-            if stored is not None and field.type in ("link", "user"):
-                refs.append((field, where, referenced_ids(field, stored)))
-        prepared.append(row)
-    _check_references(conn, refs)
-    return prepared
+            if refers and stored is not None:
+                self.refs.append((field, where, referenced_ids(field, stored)))
+        return row
 
 
 def _check_references(conn: sqlite3.Connection,
@@ -150,40 +225,75 @@ def existing_record_ids(conn: sqlite3.Connection, table_id: str,
 def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
                    actor: str, zone: str) -> list[str]:
     """Insert prepared rows; returns their new record ids in order."""
+    return _insert(conn, table, rows, actor=actor, zone=zone)[0]
+
+
+def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
+                rows: list[dict[str, Any]], *, actor: str, zone: str) -> RecordRows:
+    """Insert prepared rows; returns them as stored, with the values of `fields` (as
+    `read_rows` would read them back, without reading: the stored values are known)."""
+    record_ids, stored, positions = _insert(conn, table, rows, actor=actor, zone=zone)
+    columns = []
+    for field in fields:
+        column = [values[positions[field.field_id]] for values in stored]
+        if not decodes_as_stored(field):
+            decode = decoder_for(field)
+            column = [decode(value) for value in column]
+        columns.append(column)
+    data = [list(row) for row in zip(*columns, strict=True)] if columns else [
+        [] for _ in record_ids]
+    return RecordRows(fields=tuple(f.name for f in fields),
+                      field_ids=tuple(f.field_id for f in fields),
+                      record_ids=tuple(record_ids), data=data)
+
+
+def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
+            actor: str, zone: str) -> tuple[list[str], list[list[Any]], dict[str, int]]:
+    """Insert prepared rows: their record ids, the values inserted for each (a list per
+    row), and where each field's value is in those lists."""
     if not rows:
-        return []
+        return [], [], {}
     tname = physical.table_name(table.table_id)
     now = ids.now_in(zone)
     seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
-    numbers = {row[0]: row[1] for row in conn.execute(
-        "SELECT field_id, next_number FROM fields WHERE table_id = ? AND type = 'auto_number'",
-        (table.table_id,))}
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS]
-    columns += [physical.column_name(f.field_id) for f in table.fields]
-    record_ids: list[str] = []
+    # The columns in the order each row's values are built: the bookkeeping columns,
+    # then fields with one value for all rows, auto numbers, checkboxes (unticked is 0,
+    # never NULL), and the prepared cells.
+    constant = [f for f in table.fields if f.type in system]
+    auto = [f.field_id for f in table.fields if f.type == "auto_number"]
+    checkbox = [f.field_id for f in table.fields if f.type == "checkbox"]
+    cells = [f.field_id for f in table.fields if f.type not in system
+             and f.type not in ("auto_number", "checkbox")]
+    ordered = [f.field_id for f in constant] + auto + checkbox + cells
+    first = 2 + len(physical.SYSTEM_COLUMNS)  # after record_id, _seq and the bookkeeping
+    positions = {field_id: first + i for i, field_id in enumerate(ordered)}
+    constants = [system[f.type] for f in constant]
+    numbers: dict[str, int] = {}
+    if auto:
+        numbers = {row[0]: row[1] for row in conn.execute(
+            "SELECT field_id, next_number FROM fields WHERE table_id = ? AND "
+            "type = 'auto_number'", (table.table_id,))}
+    record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
     params: list[list[Any]] = []
-    for row, record_id in zip(rows, ids.new_ids(ids.RECORD_ID, len(rows)), strict=True):
+    for row, record_id in zip(rows, record_ids, strict=True):
         seq += 1
-        record_ids.append(record_id)
-        values: list[Any] = [record_id, seq, now, now, actor, actor]
-        for field in table.fields:
-            if field.type == "auto_number":
-                number = numbers.get(field.field_id) or 1
-                numbers[field.field_id] = number + 1
-                values.append(number)
-            elif field.type in system:
-                values.append(system[field.type])
-            elif field.type == "checkbox":
-                values.append(row.get(field.field_id) or 0)  # unticked, never NULL
-            else:
-                values.append(row.get(field.field_id))
+        values: list[Any] = [record_id, seq, now, now, actor, actor, *constants]
+        for field_id in auto:
+            number = numbers.get(field_id) or 1
+            numbers[field_id] = number + 1
+            values.append(number)
+        values += [row.get(field_id) or 0 for field_id in checkbox]
+        values += [row.get(field_id) for field_id in cells]
         params.append(values)
+    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
+               *(physical.column_name(field_id) for field_id in ordered)]
     marks = ", ".join("?" * len(columns))
     conn.executemany(f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})", params)
-    conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
-                     [(n, fid) for fid, n in numbers.items()])
-    return record_ids
+    if numbers:
+        conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
+                         [(n, fid) for fid, n in numbers.items()])
+    return list(record_ids), params, positions
 
 
 def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],

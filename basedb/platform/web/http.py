@@ -23,8 +23,10 @@ import inspect
 import json
 import re
 import sys
+import threading
 import time
 import traceback
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -60,6 +62,7 @@ JSON = "application/json"
 KIB = 1024
 MIB = 1024 * KIB
 DEFAULT_BODY_LIMIT = 1 * MIB
+NO_QUERY = QueryParams()  # immutable: shared by every request without a query string
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +349,8 @@ def asgi_handler(endpoint: Endpoint,
     async def handle(request: Request) -> Response:
         log_id = request.scope.get(LOG_ID_KEY) or new_log_id()
         call = Call(request=request, context=context, log_id=log_id,
-                    path=request.path_params, query=request.query_params)
+                    path=request.path_params,
+                    query=request.query_params if request.scope["query_string"] else NO_QUERY)
         if not serves_host(endpoint, request):
             return failure_response(http_failure(request.method, request.url.path,
                                                  HTTPException(404)), log_id)
@@ -434,6 +438,7 @@ class RequestGate:
         self.access_log = access_log
         self.private_names = private_names
         self.timeouts = timeouts or BodyTimeouts()
+        self._stalls = _StallWatches(self.timeouts)
         # What Starlette's request_response() looks up for a function endpoint.
         self._handlers: tuple[dict[Any, Any], dict[int, Any]] = (
             {HTTPException: http_exception_handler}, {})
@@ -510,18 +515,25 @@ class RequestGate:
     def _guarded(self, receive: Receive, exchange: _Exchange) -> Receive:
         """`receive`, failing with 408 once the body stalls or takes too long in all."""
         timeouts = self.timeouts
-        started = time.monotonic()
+        watch = self._stalls.of_running_loop()
+        started = watch.loop.time()
 
         async def guarded_receive() -> Message:
             if exchange.complete:
                 return await receive()
-            wait = min(timeouts.idle_s, timeouts.total_s - (time.monotonic() - started))
+            deadline = min(watch.loop.time() + timeouts.idle_s, started + timeouts.total_s)
+            task = asyncio.current_task()
+            assert task is not None
+            entry = watch.add(task, deadline)
             try:
-                async with asyncio.timeout(max(wait, 0.0)):
-                    message = await receive()
-            except TimeoutError:
-                raise ApiFailure(protocol.Code.REQUEST_TIMEOUT, _BODY_STALLED, status=408,
-                                 headers={"Connection": "close"}) from None
+                message = await receive()
+            except asyncio.CancelledError:
+                if entry.expired and task.uncancel() <= entry.cancelling:
+                    raise ApiFailure(protocol.Code.REQUEST_TIMEOUT, _BODY_STALLED, status=408,
+                                     headers={"Connection": "close"}) from None
+                raise
+            finally:
+                watch.discard(task, entry)
             if message["type"] != "http.request" or not message.get("more_body", False):
                 exchange.complete = True
             return message
@@ -540,6 +552,67 @@ class RequestGate:
             if self.access_log:
                 write_access_line(scope, log_id, response.status_code,
                                   (time.perf_counter() - started) * 1000)
+
+
+@dataclass(slots=True)
+class _Waiting:
+    deadline: float  # on the loop's clock
+    cancelling: int  # the task's cancel requests when it started waiting
+    expired: bool = False
+
+
+class _StallWatch:
+    """The body reads waiting on one event loop, and one timer that fails those past
+    their deadline (by cancelling the task, which the read turns into 408). One timer
+    for all rather than one per read: a read's timer, armed and cancelled around every
+    body, cost a request more than the rest of the gate. A stalled read fails at most
+    `interval_s` after its deadline."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, interval_s: float) -> None:
+        self.loop = loop
+        self._interval_s = interval_s
+        self._waiting: dict[asyncio.Task[Any], _Waiting] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, task: asyncio.Task[Any], deadline: float) -> _Waiting:
+        entry = _Waiting(deadline, task.cancelling())
+        self._waiting[task] = entry
+        if self._timer is None:
+            self._timer = self.loop.call_later(self._interval_s, self._check)
+        return entry
+
+    def discard(self, task: asyncio.Task[Any], entry: _Waiting) -> None:
+        if self._waiting.get(task) is entry:
+            del self._waiting[task]
+
+    def _check(self) -> None:
+        self._timer = None
+        now = self.loop.time()
+        for task, entry in list(self._waiting.items()):
+            if not entry.expired and now >= entry.deadline:
+                entry.expired = True
+                task.cancel()
+        if self._waiting:
+            self._timer = self.loop.call_later(self._interval_s, self._check)
+
+
+class _StallWatches:
+    """An app's `_StallWatch` for each event loop it runs on (an embedded app may serve
+    on several, one per thread)."""
+
+    def __init__(self, timeouts: BodyTimeouts) -> None:
+        self._interval_s = min(1.0, max(0.01, timeouts.idle_s / 10))
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _StallWatch] = (
+            weakref.WeakKeyDictionary())
+        self._lock = threading.Lock()
+
+    def of_running_loop(self) -> _StallWatch:
+        loop = asyncio.get_running_loop()
+        watch = self._by_loop.get(loop)
+        if watch is None:
+            with self._lock:
+                watch = self._by_loop.setdefault(loop, _StallWatch(loop, self._interval_s))
+        return watch
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from basedb.check.bindings import ParamBinding
@@ -179,12 +180,12 @@ def _cells(plan: MutationPlan, values: Mapping[str, Any], caller_id: str,
             if value is None:
                 ignored.append(field.name)
                 continue
-            at = pointer("params", source.name)
+            at = _param_pointer(source.name)
             cells[at] = (field, _to_cell(field, value),
                          _Origin(source.name, value, isinstance(value, list)))
         else:
             value = caller_id if isinstance(source, FromCaller) else source.value
-            at = pointer("spec", "set", field.name)
+            at = _set_pointer(field.name)
             cells[at] = (field, _to_cell(field, value) if isinstance(source, FromCaller)
                          else value, _Origin(None, value, False))
         written.add(field.field_id)
@@ -193,10 +194,20 @@ def _cells(plan: MutationPlan, values: Mapping[str, Any], caller_id: str,
             continue
         for at in [at for at, cell in cells.items() if cell[0].field_id == field.field_id]:
             del cells[at]
-        cells[pointer("params", flag)] = (field, None, _Origin(flag, True, False))
+        cells[_param_pointer(flag)] = (field, None, _Origin(flag, True, False))
         if field.name in ignored:
             ignored.remove(field.name)
     return cells, ignored
+
+
+@lru_cache(maxsize=4096)
+def _param_pointer(name: str) -> str:
+    return pointer("params", name)
+
+
+@lru_cache(maxsize=4096)
+def _set_pointer(field_name: str) -> str:
+    return pointer("spec", "set", field_name)
 
 
 def _to_cell(field: Field, value: Any) -> Any:

@@ -27,7 +27,9 @@ bounds waits for the disk. A statement that does not finish within it is not tri
 the loop again for `LOOP_BACKOFF_S` (it runs in a thread, then a worker, as above), and
 once attempts that gave up have cost the loop `LOOP_WASTE_S` within one second
 (`LOOP_WINDOW_S`), none is tried there until the next: whatever statements a site
-deploys, they cannot take more than that share of the loop.
+deploys, they cannot take more than that share of the loop. Small writes tried on the
+loop (`basedb.platform.domain.invoke`) share this accounting (`may_try_on_loop`,
+`gave_up_on_loop`).
 
 Anything else, or anything that stops the attempt (the budget, the cap, a refused
 function, any error), gives up and returns None: the statement then runs in a worker
@@ -48,6 +50,7 @@ from typing import Any
 from cachetools import LRUCache, TTLCache
 
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
+from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
 
 BUDGET_S = 0.02
@@ -118,6 +121,18 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
     return answer
 
 
+def may_try_on_loop(key: str) -> bool:
+    """Whether other work known by `key` (a write, say) may be tried on the loop: the same
+    backoff and the same share of the loop as statements (`LOOP_WASTE_S`)."""
+    return _loop_may_try(key)
+
+
+def gave_up_on_loop(key: str, spent_s: float) -> None:
+    """Record that an attempt known by `key` gave up on the loop after `spent_s`: it is
+    not tried there for `LOOP_BACKOFF_S`, and the time counts towards `LOOP_WASTE_S`."""
+    _loop_gave_up(key, spent_s)
+
+
 def reset_loop_state() -> None:
     """Forget which statements left the loop and what it lost this second."""
     with _off_loop_lock:
@@ -146,7 +161,7 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
     refused: list[str] = []
     limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
     saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
-    conn.set_progress_handler(_deadline(budget_s, cpu_budget_s), CHECK_EVERY)
+    conn.set_progress_handler(TimeBudget(budget_s, cpu_budget_s), CHECK_EVERY)
     try:
         with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
             cursor = conn.execute(compiled.sql, tuple(parameters))
@@ -166,27 +181,6 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]
-
-
-def _deadline(budget_s: float, cpu_budget_s: float | None) -> Callable[[], bool]:
-    """A progress handler that stops the statement after `budget_s` of wall-clock time
-    or `cpu_budget_s` of this thread's CPU time."""
-    started = time.perf_counter()
-    give_up_at = started + budget_s
-    if cpu_budget_s is None:
-        return lambda: time.perf_counter() > give_up_at
-    # A thread cannot have used more CPU time than wall-clock time has passed: the CPU
-    # clock (a system call, unlike the wall clock) is read only once the wall clock
-    # says the budget may be spent.
-    cpu_give_up_at = time.thread_time() + cpu_budget_s
-    may_be_spent_at = started + cpu_budget_s
-
-    def spent() -> bool:
-        now = time.perf_counter()
-        return now > may_be_spent_at and (now > give_up_at
-                                          or time.thread_time() > cpu_give_up_at)
-
-    return spent
 
 
 def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:

@@ -100,14 +100,11 @@ def batch_create(call: Call) -> dict[str, Any]:
         table, zone = path_table_and_zone(conn, call)
         fields = [records.resolve_field(table, key, f"/fields/{index}")
                   for index, key in enumerate(keys)]
-        prepared = records.prepare_rows(conn, table, [
-            [(("rows", r, c), keys[c], value) for c, value in enumerate(row)]
-            for r, row in enumerate(rows)], zone=zone)
-        record_ids = records.insert_records(conn, table, prepared, actor=call.caller.user_id,
-                                            zone=zone)
+        prepared = records.prepare_grid(conn, table, keys, rows, zone=zone)
         # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with
         # `fields`.
-        written = records.read_rows(conn, table, fields, record_ids)
+        written = records.insert_rows(conn, table, fields, prepared,
+                                      actor=call.caller.user_id, zone=zone)
     return written.to_dict()
 
 
