@@ -38,6 +38,8 @@ _PRIVATE_SUFFIXES = ("localhost", "local", "internal", "intranet", "lan", "home"
 
 @dataclass(frozen=True, slots=True)
 class HostRule:
+    """One `network.allow` entry: a host (or `*.` and its subdomains) and a port."""
+
     name: str  # lower-case, without the leading "*."
     wildcard: bool
     port: int

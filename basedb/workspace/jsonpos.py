@@ -24,6 +24,8 @@ _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 
 @dataclass(frozen=True, slots=True)
 class _Index:
+    """A parsed document's tree and where each of its lines starts."""
+
     root: Node
     line_starts: list[int]
     bom: bool

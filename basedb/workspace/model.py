@@ -56,6 +56,8 @@ IGNORED_DIRS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Field:
+    """One field of a table in catalog.json; `pointer` is where it is declared."""
+
     field_id: str
     name: str
     type: str
@@ -89,6 +91,8 @@ RECORD_ID_FIELD = Field(field_id=RECORD_ID, name=RECORD_ID, type="record_id")
 
 @dataclass(frozen=True, slots=True)
 class Table:
+    """One table of catalog.json, its fields found by name or id (`field`)."""
+
     table_id: str
     name: str
     fields: tuple[Field, ...]
@@ -113,6 +117,8 @@ class Table:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
+    """catalog.json: the bound Base's tables, found by name or id (`table`)."""
+
     base_token: str
     tables: tuple[Table, ...]
     _by_name: Mapping[str, Table] = field(default_factory=dict, repr=False, compare=False)
@@ -141,12 +147,16 @@ EMPTY_CATALOG = Catalog(base_token="", tables=())
 
 @dataclass(frozen=True, slots=True)
 class Binding:
+    """base-database.jsonc `binding`: the Base and which of its tables the site uses."""
+
     base_token: str
     table_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceConfig:
+    """base-database.jsonc: the site's app token, title, binding, profile and time zone."""
+
     app_token: str
     title: str
     binding: Binding
@@ -222,6 +232,8 @@ class Declaration:
 
 @dataclass(frozen=True, slots=True)
 class DatabaseFunction(Declaration):
+    """A Database Function: read-only SQL (main.sql) with its declared params."""
+
     sql: str | None = None
     sql_file: str = ""
     declared_params: tuple[Param, ...] = ()
@@ -233,6 +245,8 @@ class DatabaseFunction(Declaration):
 
 @dataclass(frozen=True, slots=True)
 class MutationSpec:
+    """A Mutation's spec: which table, what action, its params and the fields it sets."""
+
     table: Any
     action: Any
     params: tuple[Param, ...]
@@ -244,6 +258,8 @@ class MutationSpec:
 
 @dataclass(frozen=True, slots=True)
 class Mutation(Declaration):
+    """A Mutation: a declared create, update or delete of one table's records."""
+
     spec: MutationSpec | None = None  # None when the spec's structure is invalid
     # What could be read of the spec even when its structure is invalid (a wrong action,
     # a recordId the action forbids), so that check still judges its names and values in
@@ -258,6 +274,8 @@ class Mutation(Declaration):
 
 @dataclass(frozen=True, slots=True)
 class FaaS(Declaration):
+    """A FaaS function: a handler (index.mjs) with its inputSchema, timeout and access."""
+
     input_schema: Any = None
     has_input_schema: bool = False
     timeout_ms: int | None = None
@@ -271,6 +289,8 @@ class FaaS(Declaration):
 
 @dataclass(frozen=True, slots=True)
 class AIFunction(Declaration):
+    """An AI Function: a capability and prompt with its inputSchema."""
+
     capability: Any = None
     prompt: Any = None
     input_schema: Any = None
@@ -294,6 +314,8 @@ class AgentToolsConfig:
 
 @dataclass(slots=True)
 class Workspace:
+    """A loaded site workspace: config, catalog, declarations and agent-tools.json."""
+
     root: Path
     config: WorkspaceConfig | None
     catalog: Catalog
