@@ -268,12 +268,17 @@ def too_large(limit: int) -> ApiFailure:
                       "fixing.", status=413, headers={"Connection": "close"})
 
 
-async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
-    """The request body as it arrives, refused with HTTP 413 once it grows past `limit`
-    bytes (or declares more up front)."""
+def _refuse_declared_over(request: Request, limit: int) -> None:
+    """HTTP 413 for a body whose Content-Length is over `limit` bytes, before reading it."""
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise too_large(limit)
+
+
+async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+    """The request body as it arrives, refused with HTTP 413 once it grows past `limit`
+    bytes (or declares more up front)."""
+    _refuse_declared_over(request, limit)
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
@@ -285,9 +290,7 @@ async def body_chunks(request: Request, limit: int) -> AsyncGenerator[bytes, Non
 async def read_body(request: Request, limit: int) -> bytes:
     """The whole request body (at most `limit` bytes): `body_chunks` joined, reading the
     messages straight from `receive` (most bodies are one message)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
+    _refuse_declared_over(request, limit)
     receive = request.receive
     chunks: list[bytes] = []
     size = 0
@@ -439,9 +442,6 @@ class RequestGate:
         self.private_names = private_names
         self.timeouts = timeouts or BodyTimeouts()
         self._stalls = _StallWatches(self.timeouts)
-        # What Starlette's request_response() looks up for a function endpoint.
-        self._handlers: tuple[dict[Any, Any], dict[int, Any]] = (
-            {HTTPException: http_exception_handler}, {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -449,7 +449,6 @@ class RequestGate:
             return
         log_id = new_log_id()
         scope[LOG_ID_KEY] = log_id
-        scope["starlette.exception_handlers"] = self._handlers
         started = time.perf_counter()
         host_header = length = None
         chunked = False
