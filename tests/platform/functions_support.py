@@ -9,10 +9,15 @@ import hashlib
 import io
 import json
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+from cachetools import TTLCache
+
 from basedb.core.paths import API_PREFIX
+from basedb.platform.domain.runtimes import sql_inline
 from tests.platform.conftest import Api, make_table
 
 STATUSES = ["Open", "Doing", "Done"]
@@ -282,3 +287,14 @@ def add_member(site: TaskSite, name: str, role: str = "member") -> tuple[Api, st
     site.api.ok("POST", f"/sites/{site.app_token}/members",
                 json={"userId": created["user_id"], "role": role})
     return site.api.as_user(created["token"]), str(created["user_id"])
+
+
+@pytest.fixture
+def fresh_loop_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No backoff or waste window of the event loop's statement budget ends while a test
+    runs, however slow the machine (`usefixtures` it, or import it as an autouse one)."""
+    monkeypatch.setattr(sql_inline, "_off_loop", TTLCache(maxsize=64, ttl=3600))
+    monkeypatch.setattr(sql_inline, "LOOP_WINDOW_S", 3600.0)
+    sql_inline.reset_loop_state()
+    yield
+    sql_inline.reset_loop_state()

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from cachetools import TTLCache
 
 from basedb.core.memo import Memo, NotBuilt, memos_only, require_builds
 from basedb.core.protocol import ApiFailure, Code
@@ -35,22 +34,18 @@ from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.physical import table_name
 from basedb.platform.web.routes import functions as function_routes
 from tests.platform.conftest import Api
-from tests.platform.functions_support import TaskSite, released_site
+from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
+    TaskSite,
+    fresh_loop_budget,
+    released_site,
+)
+
+pytestmark = pytest.mark.usefixtures("fresh_loop_budget")
 
 
 @pytest.fixture
 def site(api: Api) -> TaskSite:
     return released_site(api)
-
-
-@pytest.fixture(autouse=True)
-def fresh_loop_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No backoff or waste window ends while a test runs, however slow the machine."""
-    monkeypatch.setattr(sql_inline, "_off_loop", TTLCache(maxsize=64, ttl=3600))
-    monkeypatch.setattr(sql_inline, "LOOP_WINDOW_S", 3600.0)
-    sql_inline.reset_loop_state()
-    yield
-    sql_inline.reset_loop_state()
 
 
 def call_of(platform: LocalPlatform, site: TaskSite, function_id: str, params: dict[str, Any],

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cachetools import TTLCache
 
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import invoke as invoke_module
@@ -22,23 +20,21 @@ from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.storage import physical
 from basedb.platform.storage import store as store_module
 from tests.platform.conftest import Api
-from tests.platform.functions_support import TaskSite, released_site
+from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
+    TaskSite,
+    fresh_loop_budget,
+    released_site,
+)
 
 GUARD_S = 60.0  # only a guard against a hang: nothing here depends on a timing window
+
+
+pytestmark = pytest.mark.usefixtures("fresh_loop_budget")
 
 
 @pytest.fixture
 def site(api: Api) -> TaskSite:
     return released_site(api)
-
-
-@pytest.fixture(autouse=True)
-def fresh_loop_budget(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(sql_inline, "_off_loop", TTLCache(maxsize=64, ttl=3600))
-    monkeypatch.setattr(sql_inline, "LOOP_WINDOW_S", 3600.0)
-    sql_inline.reset_loop_state()
-    yield
-    sql_inline.reset_loop_state()
 
 
 def task(title: str) -> dict[str, Any]:
