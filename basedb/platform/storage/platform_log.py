@@ -131,8 +131,9 @@ def logging_to(path: Path | None) -> Iterator[None]:
 
 
 class request_logging:
-    """`logging_to(path)` and `scoped(scope)` at once: what every request enters first
-    (a class rather than two generators, which cost a request twice as much)."""
+    """Within the block, entries go to `path` (as in `logging_to`) and are also collected
+    in `scope`: what every request enters first (a class, which costs a request less than
+    a generator-based context manager)."""
 
     __slots__ = ("_path", "_scope", "_tokens")
 
@@ -150,28 +151,13 @@ class request_logging:
         _destination.reset(destination_token)
 
 
-@contextmanager
-def scoped(scope: LogScope) -> Iterator[LogScope]:
-    """Within the block, entries are also collected in `scope`."""
-    token = _scope.set(scope)
-    try:
-        yield scope
-    finally:
-        _scope.reset(token)
-
-
 # ------------------------------------------------------------------------ the table
 
 
-def save(conn: sqlite3.Connection, scope: LogScope) -> None:
-    """Insert the scope's entries (inside a write transaction), attached to its site when
-    the caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT`."""
-    save_all(conn, [scope])
-
-
 def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope]) -> None:
-    """`save` for several scopes at once: one INSERT for all their entries, and each
-    caller's membership looked up once."""
+    """Insert the scopes' entries (inside a write transaction), each attached to its site
+    when its caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT`: one
+    INSERT for all of them, and each caller's membership looked up once."""
     members: dict[tuple[str, str], bool] = {}
     rows: list[tuple[Any, ...]] = []
     sites: set[str | None] = set()
