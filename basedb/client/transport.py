@@ -266,25 +266,26 @@ class InProcessTransport(httpx.BaseTransport):
                 if not caller.wait_for(exchange, read_timeout):
                     caller.cancel(exchange)  # ends when the loop next runs
                     raise _read_timeout(read_timeout, request)
+                kind, value, extra = exchange.take()
+                if kind == "start":
+                    # Most apps send their whole body before the loop stops: hand it
+                    # over in one piece. A body still to come streams.
+                    chunks: list[bytes] = []
+                    messages = exchange.messages
+                    while messages and messages[0][0] == "body":
+                        chunks.append(exchange.take()[1])
+                    if messages and messages[0][0] == "done":
+                        return httpx.Response(value, headers=extra, content=b"".join(chunks),
+                                              extensions={"http_version": b"HTTP/1.1"})
+                    stream = _CallerLoopStream(caller, exchange, request, read_timeout,
+                                               self.raise_app_exceptions, chunks)
+                    return httpx.Response(value, headers=extra, stream=stream,
+                                          extensions={"http_version": b"HTTP/1.1"})
         except LoopClosed as exc:
             raise httpx.ReadError(str(exc), request=request) from None
-        kind, value, extra = exchange.take()
-        if kind == "start":
-            # Most apps send their whole body before the loop stops: hand it over in
-            # one piece. A body still to come streams.
-            chunks: list[bytes] = []
-            messages = exchange.messages
-            while messages and messages[0][0] == "body":
-                chunks.append(exchange.take()[1])
-            if messages and messages[0][0] == "done":
-                return httpx.Response(value, headers=extra, content=b"".join(chunks),
-                                      extensions={"http_version": b"HTTP/1.1"})
-            stream = _CallerLoopStream(caller, exchange, request, read_timeout,
-                                       self.raise_app_exceptions, chunks)
-            return httpx.Response(value, headers=extra, stream=stream,
-                                  extensions={"http_version": b"HTTP/1.1"})
         if kind == "error" and self.raise_app_exceptions:
             raise value
+        # The app ended (or failed) without starting a response.
         return httpx.Response(500, headers=[], content=b"")
 
     def _scope(self, request: httpx.Request) -> dict[str, Any]:
@@ -475,16 +476,17 @@ class _CallerLoopStream(httpx.SyncByteStream):
         yield from first
         exchange = self._exchange
         while not exchange.closed:
-            if not exchange.messages:
-                try:
-                    with self._caller.driving():
-                        arrived = self._caller.wait_for(exchange, self._read_timeout)
-                except LoopClosed as exc:
-                    raise httpx.ReadError(str(exc), request=self._request) from None
-                if not arrived:
-                    self.close()
-                    raise _read_timeout(self._read_timeout, self._request)
-            kind, value, _ = exchange.take()
+            try:
+                with self._caller.driving():
+                    arrived = bool(exchange.messages) or self._caller.wait_for(
+                        exchange, self._read_timeout)
+                    if arrived:
+                        kind, value, _ = exchange.take()
+            except LoopClosed as exc:
+                raise httpx.ReadError(str(exc), request=self._request) from None
+            if not arrived:
+                self.close()
+                raise _read_timeout(self._read_timeout, self._request)
             if kind == "body":
                 yield value
             elif kind == "done":
