@@ -121,6 +121,33 @@ def test_a_renewed_judgement_is_the_newest_one_kept(api: Api, site: TaskSite,
     assert judged == [3]  # the oldest was dropped
 
 
+def test_drafts_changed_while_a_deployment_is_judged_are_what_it_deploys(
+        api: Api, site: TaskSite, platform: LocalPlatform,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    put(api, site, functions_body())
+    real = deployments._judge
+    judged_states: list[int] = []
+
+    def judge_then_change(state: Any) -> Any:
+        hints = real(state)
+        judged_states.append(state.revisions[0])
+        if len(judged_states) == 1:  # between the deployment's read and its write
+            with platform.store.write() as conn:
+                drafts.save_exclude(conn, site.app_token, ["listTasks"])
+        return hints
+
+    monkeypatch.setattr(deployments, "_judge", judge_then_change)
+    changed = deploy(api, site.app_token)
+    unchanged = deploy(api, site.app_token)
+    with sqlite3.connect(platform.store.path) as conn:
+        excludes = dict(conn.execute("SELECT deployment_id, exclude FROM deployments "
+                                     "WHERE app_token = ?", (site.app_token,)).fetchall())
+    assert json.loads(excludes[changed["deploymentId"]]) == ["listTasks"]
+    assert json.loads(excludes[unchanged["deploymentId"]]) == ["listTasks"]
+    # Judged again in the write for the first deployment; once for the second.
+    assert len(judged_states) == 3 and judged_states[1] == judged_states[0] + 1
+
+
 def test_a_changed_function_is_judged_and_only_it_is_planned(
         api: Api, site: TaskSite, judged: list[int], planned: list[str]) -> None:
     put(api, site, functions_body(database_functions=[list_tasks(["Open"])]))

@@ -25,7 +25,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
@@ -138,6 +138,15 @@ def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
     )
 
 
+def _still(conn: sqlite3.Connection, seen: _DraftState, user: User) -> _DraftState | None:
+    """`seen` (read before the write began) when the site's drafts and the catalog are
+    still at its revisions: every change to a draft function, the time zone, the policy,
+    or the tables and bindings moves one of them. The caller's access is checked again."""
+    site, _ = require_site(conn, user, seen.site.app_token, roles=sites.MANAGER_ROLES)
+    now = (drafts.draft_revision(conn, site.app_token), catalog_revision(conn))
+    return replace(seen, site=site) if now == seen.revisions else None
+
+
 def _judge(state: _DraftState) -> list[dict[str, Any]]:
     """The function hints of the drafts, or the refusal: 9499 when a draft no longer
     passes `check` against the live catalog, 800004030 when the policy names an id the
@@ -172,7 +181,7 @@ def create(store: Store, caches: DomainCaches, user: User, app_token: str,
         drafts.require_revision(conn, app_token, draft_revision)
     hints = _judge(seen)
     with store.write() as conn:
-        state = _draft_state(conn, caches, user, app_token)
+        state = _still(conn, seen, user) or _draft_state(conn, caches, user, app_token)
         drafts.require_revision(conn, app_token, draft_revision)
         if state.revisions != seen.revisions:
             hints = _judge(state)

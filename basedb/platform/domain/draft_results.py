@@ -200,7 +200,7 @@ def save_agent_tools(conn: sqlite3.Connection, caller: User, app_token: str, bod
     excludes must be a draft function or AI Function (800004030 otherwise)."""
     require_site(conn, caller, app_token, roles=sites.MANAGER_ROLES)
     drafts.require_revision(conn, app_token, expected)
-    legal = {key[1] for key in drafts.held_hashes(conn, app_token, FUNCTION_KINDS)}
+    legal = drafts.held_function_ids(conn, app_token, FUNCTION_KINDS)
     findings = validate_exclude(body, legal, file="agent-tools.json")
     if findings:
         raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)
