@@ -8,6 +8,8 @@ the embedded platform to the client).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import sys
 import types
@@ -146,7 +148,29 @@ def defer_httpx_cli() -> None:
     sys.modules["httpx._main"] = stand_in
 
 
+def skip_final_collection() -> None:
+    """At exit, leave what the process built to the operating system: the interpreter's
+    last garbage collection would traverse every module, class and function a command
+    loaded (and what a deploy holds) only to free memory the exit frees anyway, a tenth
+    of a no-change redeploy. Objects are still released, and files closed, as the modules
+    are torn down; only unreachable cycles are left to the exit."""
+    gc.freeze()
+
+
+def close_embedded_platforms() -> None:
+    """Close the platforms the command embedded (`basedb.cli.common.EMBEDDED`), if it
+    loaded that module at all."""
+    common = sys.modules.get("basedb.cli.common")
+    if common is not None:
+        common.close_embedded_platforms()
+
+
 def main(argv: list[str] | None = None) -> None:
+    # Exit handlers run last-registered first: these two run after every handler the
+    # command registers (the FaaS runtime's shutdown, the platform log's flush), the
+    # embedded platforms' close before the collection is skipped.
+    atexit.register(skip_final_collection)
+    atexit.register(close_embedded_platforms)
     defer_httpx_cli()
     cli.main(args=argv, prog_name="basedb")
 

@@ -270,7 +270,20 @@ def embedded_platform() -> LocalPlatform:
 
     platform = open_platform(paths.data_dir())
     platform.log_to_file()
+    if platform not in EMBEDDED:
+        EMBEDDED.append(platform)
     return platform
+
+
+EMBEDDED: list[LocalPlatform] = []
+"""The platforms this command embedded: `basedb.cli.main` closes them as it exits."""
+
+
+def close_embedded_platforms() -> None:
+    """Close the embedded platforms (their logs flushed, their databases checkpointed)
+    rather than leave them to the collector, which the command skips (basedb.cli)."""
+    while EMBEDDED:
+        EMBEDDED.pop().close()
 
 
 def open_client(profile: Profile) -> Client:

@@ -105,6 +105,7 @@ def _open(directory: Path) -> LocalPlatform:
         store.close()
         raise
     access_log = os.environ.get(environment.ACCESS_LOG, "") not in ("", "0")
+    # A command calls a few routes of its platform: each group loads on first use.
     app = build_app(store, data_dir=directory, access_log=access_log,
-                    private_hosts=frozenset({IN_PROCESS_HOST}))
+                    private_hosts=frozenset({IN_PROCESS_HOST}), lazy_routes=True)
     return LocalPlatform(data_dir=directory, store=store, app=app, owner_token=owner_token)

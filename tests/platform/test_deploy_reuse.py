@@ -4,6 +4,7 @@ Database Function's indexes, once ensured at a revision, are not chosen again.""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -75,6 +76,76 @@ def test_an_unchanged_redeploy_is_not_judged_or_planned_again(
     assert remade["functionHints"] == made["functionHints"]
     assert again["draftRevision"] > first["draftRevision"]  # still a write
     assert remade["deploymentId"] != made["deploymentId"]
+
+
+def test_an_unchanged_redeploy_copies_the_stored_hints_without_encoding_them(
+        api: Api, site: TaskSite, platform: LocalPlatform,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    body = functions_body()
+    put(api, site, body)
+    made = deploy(api, site.app_token)
+    encoded: list[int] = []
+    real = draft_content.hints_json
+
+    def counting(hints: Any) -> str:
+        encoded.append(len(hints))
+        return real(hints)
+
+    monkeypatch.setattr(draft_content, "hints_json", counting)
+    put(api, site, body)
+    remade = deploy(api, site.app_token)
+    assert encoded == []
+    assert remade["functionHints"] == made["functionHints"]
+    with sqlite3.connect(platform.store.path) as conn:
+        stored = dict(conn.execute("SELECT deployment_id, function_hints FROM deployments "
+                                   "WHERE app_token = ?", (site.app_token,)).fetchall())
+    assert stored[remade["deploymentId"]] == stored[made["deploymentId"]]
+    assert json.loads(stored[remade["deploymentId"]]) == made["functionHints"]
+
+
+def test_a_renewed_judgement_is_the_newest_one_kept(api: Api, site: TaskSite,
+                                                     platform: LocalPlatform,
+                                                     judged: list[int]) -> None:
+    body = functions_body()
+    put(api, site, body)
+    others = [functions_body(mutations=[create_task(f"create{number}")])
+              for number in range(draft_content.JUDGEMENTS_KEPT - 1)]
+    for other in others:
+        put(api, site, other)
+    put(api, site, body)  # found, and renewed: now the newest of the site's judgements
+    put(api, site, functions_body(mutations=[create_task("oneMore")]))  # drops the oldest
+    judged.clear()
+    put(api, site, body)
+    assert judged == []  # still kept: not judged again
+    put(api, site, others[0])
+    assert judged == [3]  # the oldest was dropped
+
+
+def test_drafts_changed_while_a_deployment_is_judged_are_what_it_deploys(
+        api: Api, site: TaskSite, platform: LocalPlatform,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    put(api, site, functions_body())
+    real = deployments._judge
+    judged_states: list[int] = []
+
+    def judge_then_change(state: Any) -> Any:
+        hints = real(state)
+        judged_states.append(state.revisions[0])
+        if len(judged_states) == 1:  # between the deployment's read and its write
+            with platform.store.write() as conn:
+                drafts.save_exclude(conn, site.app_token, ["listTasks"])
+        return hints
+
+    monkeypatch.setattr(deployments, "_judge", judge_then_change)
+    changed = deploy(api, site.app_token)
+    unchanged = deploy(api, site.app_token)
+    with sqlite3.connect(platform.store.path) as conn:
+        excludes = dict(conn.execute("SELECT deployment_id, exclude FROM deployments "
+                                     "WHERE app_token = ?", (site.app_token,)).fetchall())
+    assert json.loads(excludes[changed["deploymentId"]]) == ["listTasks"]
+    assert json.loads(excludes[unchanged["deploymentId"]]) == ["listTasks"]
+    # Judged again in the write for the first deployment; once for the second.
+    assert len(judged_states) == 3 and judged_states[1] == judged_states[0] + 1
 
 
 def test_a_changed_function_is_judged_and_only_it_is_planned(

@@ -84,6 +84,7 @@ DICT_RETURNS = {
     # functionHints as `basedb check --json` rendered them when the draft was judged,
     # stored as that JSON and answered unchanged (DraftFunctionsSaved, deployments).
     "basedb.platform.domain.draft_content.judged_hints",
+    "basedb.platform.domain.draft_content.parse_hints",
     # Lookups the results above are built from, not answers: stored drafts by (kind,
     # functionId), when each deployment last became prod, a deployment's functionIds by
     # kind (DeploymentView.functions).

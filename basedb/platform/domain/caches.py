@@ -16,11 +16,17 @@ recently used. Each platform app has its own (`basedb.platform.web.http.AppConte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from basedb.core.memo import Memo
 from basedb.platform.domain.dev_drafts import DevDrafts
-from basedb.platform.domain.function_plans import PlanMemo
 from basedb.platform.domain.revision import CatalogMemo
 from basedb.platform.domain.snapshots import SnapshotMemo
+
+if TYPE_CHECKING:
+    # Only the memo's type: a platform that never invokes (one embedded in `basedb
+    # deploy`) does not load the planner and the runtimes behind it.
+    from basedb.platform.domain.function_plans import PlanMemo
 
 CATALOGS_KEPT = 256
 SNAPSHOTS_KEPT = 64
@@ -31,5 +37,5 @@ PLANS_KEPT = 4096
 class DomainCaches:
     catalogs: CatalogMemo = field(default_factory=lambda: CatalogMemo(CATALOGS_KEPT))
     snapshots: SnapshotMemo = field(default_factory=lambda: SnapshotMemo(SNAPSHOTS_KEPT))
-    plans: PlanMemo = field(default_factory=lambda: PlanMemo(PLANS_KEPT))
+    plans: PlanMemo = field(default_factory=lambda: Memo(PLANS_KEPT))
     dev: DevDrafts = field(default_factory=DevDrafts)

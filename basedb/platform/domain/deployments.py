@@ -25,7 +25,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
@@ -113,7 +113,8 @@ class _DraftState:
     catalog: Catalog
     revisions: tuple[int, int]  # (drafts, catalog)
     digest: str  # of the functions (draft_content.draft_digest)
-    judged: list[dict[str, Any]] | None  # their hints, when judged at this catalog before
+    # Their hints as stored (draft_content.stored_hints), when judged at this catalog before.
+    judged: str | None
 
 
 def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
@@ -122,7 +123,7 @@ def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
     entries = draft_entries(conn, app_token, FUNCTION_KINDS, list(drafts.LIST_OF_KIND))
     revision = catalog_revision(conn)
     digest = draft_content.draft_digest(entries)
-    judged = draft_content.judged_hints(conn, app_token, digest, revision)
+    judged = draft_content.stored_hints(conn, app_token, digest, revision)
     return _DraftState(
         site=site,
         entries=entries,
@@ -137,13 +138,23 @@ def _draft_state(conn: sqlite3.Connection, caches: DomainCaches, user: User,
     )
 
 
+def _still(conn: sqlite3.Connection, seen: _DraftState, user: User) -> _DraftState | None:
+    """`seen` (read before the write began) when the site's drafts and the catalog are
+    still at its revisions: every change to a draft function, the time zone, the policy,
+    or the tables and bindings moves one of them. The caller's access is checked again."""
+    site, _ = require_site(conn, user, seen.site.app_token, roles=sites.MANAGER_ROLES)
+    now = (drafts.draft_revision(conn, site.app_token), catalog_revision(conn))
+    return replace(seen, site=site) if now == seen.revisions else None
+
+
 def _judge(state: _DraftState) -> list[dict[str, Any]]:
     """The function hints of the drafts, or the refusal: 9499 when a draft no longer
     passes `check` against the live catalog, 800004030 when the policy names an id the
     drafts no longer have. Drafts already judged at this catalog revision (by the draft
     upload, or an earlier deployment) are not judged again."""
-    hints = state.judged
-    if hints is None:
+    if state.judged is not None:
+        hints = draft_content.parse_hints(state.judged)
+    else:
         assert state.functions is not None, "drafts not judged before are loaded in full"
         result = drafts.validate(state.functions, state.catalog)
         if result.errors:
@@ -170,12 +181,20 @@ def create(store: Store, caches: DomainCaches, user: User, app_token: str,
         drafts.require_revision(conn, app_token, draft_revision)
     hints = _judge(seen)
     with store.write() as conn:
-        state = _draft_state(conn, caches, user, app_token)
+        state = _still(conn, seen, user) or _draft_state(conn, caches, user, app_token)
         drafts.require_revision(conn, app_token, draft_revision)
         if state.revisions != seen.revisions:
             hints = _judge(state)
-        draft_content.save_judgement(conn, app_token, state.digest, state.revisions[1], hints)
-        deployment = _insert(conn, user, state, artifact, hints)
+        # A judgement found is renewed in place; only new hints are encoded (once, for
+        # the judgement and the deployment both).
+        if state.judged is not None and draft_content.renew_judgement(
+                conn, app_token, state.digest, state.revisions[1]):
+            stored = state.judged
+        else:
+            stored = draft_content.hints_json(hints)
+            draft_content.save_judgement(conn, app_token, state.digest, state.revisions[1],
+                                         stored)
+        deployment = _insert(conn, user, state, artifact, hints, stored)
         _ensure_indexes(conn, caches, deployment.deployment_id, state,
                         LiveCatalog(state.catalog, state.revisions[1]))
         return deployment
@@ -254,8 +273,9 @@ def _indexed(conn: sqlite3.Connection, app_token: str, revision: int) -> set[str
 
 
 def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
-            artifact: VerifiedArtifact | HeldArtifact,
-            hints: list[dict[str, Any]]) -> Deployment:
+            artifact: VerifiedArtifact | HeldArtifact, hints: list[dict[str, Any]],
+            stored_hints: str) -> Deployment:
+    """Insert the deployment (inside a write); `stored_hints` is `hints` as stored JSON."""
     app_token = state.site.app_token
     if isinstance(artifact, HeldArtifact):
         held = find_artifact(conn, app_token, artifact.fingerprint)
@@ -277,7 +297,7 @@ def _insert(conn: sqlite3.Connection, user: User, state: _DraftState,
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (deployment.deployment_id, app_token, seq, deployment.fingerprint,
          json.dumps(deployment.exclude, ensure_ascii=False),
-         json.dumps(hints, ensure_ascii=False), deployment.artifact_sha256,
+         stored_hints, deployment.artifact_sha256,
          deployment.artifact_size, deployment.created_by, deployment.created_at,
          deployment.timezone, deployment.draft_revision,
          json.dumps(catalog_to_dict(state.catalog), ensure_ascii=False)))

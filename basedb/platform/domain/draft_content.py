@@ -164,23 +164,59 @@ def judged_hints(conn: sqlite3.Connection, app_token: str, digest: str,
                  catalog_revision: int) -> list[dict[str, Any]] | None:
     """The hints of a draft with this digest that passed `check` against this catalog
     revision, or None when it has not been judged there."""
+    stored = stored_hints(conn, app_token, digest, catalog_revision)
+    return None if stored is None else parse_hints(stored)
+
+
+def stored_hints(conn: sqlite3.Connection, app_token: str, digest: str,
+                 catalog_revision: int) -> str | None:
+    """`judged_hints` as stored: the JSON text of the list (as `save_judgement` wrote it),
+    for a caller that may need only to copy it."""
     row = conn.execute("SELECT hints FROM draft_judgements WHERE app_token = ? AND "
                        "digest = ? AND catalog_revision = ?",
                        (app_token, digest, catalog_revision)).fetchone()
-    return list(json.loads(row[0])) if row else None
+    return str(row[0]) if row else None
+
+
+def parse_hints(stored: str) -> list[dict[str, Any]]:
+    return list(json.loads(stored))
+
+
+def hints_json(hints: Sequence[Mapping[str, Any]]) -> str:
+    """Hints as `draft_judgements` and `deployments` store them."""
+    return json.dumps(list(hints), ensure_ascii=False)
 
 
 JUDGEMENTS_KEPT = 4
 
 
 def save_judgement(conn: sqlite3.Connection, app_token: str, digest: str,
-                   catalog_revision: int, hints: Sequence[Mapping[str, Any]]) -> None:
-    """Remember that the draft with `digest` passed `check` at `catalog_revision` (inside
-    a write); the site keeps its few newest judgements."""
+                   catalog_revision: int, hints: str) -> None:
+    """Remember that the draft with `digest` passed `check` at `catalog_revision` with
+    `hints` (`hints_json`) (inside a write); the site keeps its few newest judgements."""
     conn.execute("INSERT OR REPLACE INTO draft_judgements (app_token, digest, "
                  "catalog_revision, hints) VALUES (?, ?, ?, ?)",
-                 (app_token, digest, catalog_revision, json.dumps(list(hints),
-                                                                  ensure_ascii=False)))
+                 (app_token, digest, catalog_revision, hints))
+    _keep_newest(conn, app_token)
+
+
+def renew_judgement(conn: sqlite3.Connection, app_token: str, digest: str,
+                    catalog_revision: int) -> bool:
+    """Make the stored judgement of `digest` at `catalog_revision` the site's newest, as
+    saving it again would, without encoding its hints again (inside a write): a redeploy
+    of unchanged functions finds its judgement, and at thousands of functions their hints
+    are megabytes of JSON. False when no such judgement is stored (save it instead)."""
+    renewed = conn.execute(
+        "INSERT OR REPLACE INTO draft_judgements (app_token, digest, catalog_revision, "
+        "hints) SELECT app_token, digest, catalog_revision, hints FROM draft_judgements "
+        "WHERE app_token = ? AND digest = ? AND catalog_revision = ?",
+        (app_token, digest, catalog_revision)).rowcount
+    if renewed:
+        _keep_newest(conn, app_token)
+    return renewed > 0
+
+
+def _keep_newest(conn: sqlite3.Connection, app_token: str) -> None:
     conn.execute("DELETE FROM draft_judgements WHERE app_token = ? AND rowid NOT IN "
                  "(SELECT rowid FROM draft_judgements WHERE app_token = ? "
                  "ORDER BY rowid DESC LIMIT ?)", (app_token, app_token, JUDGEMENTS_KEPT))

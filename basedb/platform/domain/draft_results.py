@@ -94,6 +94,8 @@ class JudgedFunctions:
     digest: str
     catalog_revision: int
     hints: Sequence[Mapping[str, Any]]
+    # Whether the hints are a judgement the platform had stored (so nothing new to save).
+    found: bool = False
 
 
 def judge_functions(store: Store, caches: DomainCaches, caller: User, app_token: str,
@@ -111,13 +113,15 @@ def judge_functions(store: Store, caches: DomainCaches, caller: User, app_token:
         hints = draft_content.judged_hints(conn, site.app_token, digest, live.revision)
         functions = (drafts.resolve_items(conn, site.app_token, items)
                      if hints is None else None)
+    found = hints is not None
     if functions is not None:
         result = drafts.validate(functions, live.catalog)
         if result.errors:
             raise drafts.findings_failure(result, functions, what="The draft")
         hints = [hint.to_dict() for hint in result.hints]
     assert hints is not None
-    return JudgedFunctions(site, tuple(items), timezone, digest, live.revision, tuple(hints))
+    return JudgedFunctions(site, tuple(items), timezone, digest, live.revision, tuple(hints),
+                           found=found)
 
 
 def save_functions(conn: sqlite3.Connection, caller: User, judged: JudgedFunctions,
@@ -128,8 +132,10 @@ def save_functions(conn: sqlite3.Connection, caller: User, judged: JudgedFunctio
     drafts.require_revision(conn, app_token, expected)
     drafts.apply_functions(conn, app_token, judged.items)
     drafts.save_timezone(conn, app_token, judged.timezone)
-    draft_content.save_judgement(conn, app_token, judged.digest, judged.catalog_revision,
-                                 judged.hints)
+    if not (judged.found and draft_content.renew_judgement(
+            conn, app_token, judged.digest, judged.catalog_revision)):
+        draft_content.save_judgement(conn, app_token, judged.digest, judged.catalog_revision,
+                                     draft_content.hints_json(judged.hints))
     counts: dict[str, int] = {kind: sum(1 for f in judged.items if f.kind == kind)
                               for kind in drafts.CODE_KINDS}
     return DraftFunctionsSaved(judged.hints, counts, drafts.draft_revision(conn, app_token))
@@ -194,7 +200,7 @@ def save_agent_tools(conn: sqlite3.Connection, caller: User, app_token: str, bod
     excludes must be a draft function or AI Function (800004030 otherwise)."""
     require_site(conn, caller, app_token, roles=sites.MANAGER_ROLES)
     drafts.require_revision(conn, app_token, expected)
-    legal = {key[1] for key in drafts.held_hashes(conn, app_token, FUNCTION_KINDS)}
+    legal = drafts.held_function_ids(conn, app_token, FUNCTION_KINDS)
     findings = validate_exclude(body, legal, file="agent-tools.json")
     if findings:
         raise drafts.policy_failure(findings, legal, Code.AGENT_TOOLS_POLICY_INVALID)

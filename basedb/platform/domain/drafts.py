@@ -377,6 +377,14 @@ def held_hashes(conn: sqlite3.Connection, app_token: str,
             for entry in draft_entries(conn, app_token, kinds, list(LIST_OF_KIND))}
 
 
+def held_function_ids(conn: sqlite3.Connection, app_token: str,
+                      kinds: Collection[FunctionKind]) -> set[str]:
+    """The functionIds of the site's stored drafts of `kinds`."""
+    return {function_id for kind, function_id in conn.execute(
+        "SELECT kind, function_id FROM draft_functions WHERE app_token = ?", (app_token,))
+        if kind in kinds}
+
+
 def _require_held(conn: sqlite3.Connection, app_token: str, items: Sequence[DraftItem],
                   kinds: Collection[FunctionKind]) -> dict[tuple[str, str], DraftEntry]:
     held = held_hashes(conn, app_token, kinds)

@@ -15,7 +15,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import AppContext, BodyTimeouts, RequestGate, asgi_handler
-from basedb.platform.web.routes import all_endpoints
+from basedb.platform.web.routes import LazyHandler, all_endpoints
+from basedb.platform.web.routes.index import ROUTE_INDEX
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -23,20 +24,27 @@ Handler = Callable[[Request], Awaitable[Response]]
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
               private_hosts: frozenset[str] = frozenset(),
               body_timeouts: BodyTimeouts | None = None,
-              faas: FaasRuntime | None = None) -> Starlette:
+              faas: FaasRuntime | None = None, lazy_routes: bool = False) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
     in-process client uses; never a name a network can send); `body_timeouts` bound
     how long a request body may take to arrive; `faas` runs its FaaS calls (default:
-    the process's shared runtime)."""
+    the process's shared runtime); `lazy_routes` routes by the checked-in route index
+    and imports a route group on its first request (for a platform embedded in a
+    command), instead of every group now."""
     context = (AppContext(store=store, data_dir=data_dir) if faas is None
                else AppContext(store=store, data_dir=data_dir, faas=faas))
+    handlers: list[tuple[str, str, Handler]] = (
+        [(method, path, LazyHandler(module, method, path, context))
+         for method, path, module in ROUTE_INDEX] if lazy_routes
+        else [(endpoint.method, endpoint.full_path, asgi_handler(endpoint, context))
+              for endpoint in all_endpoints()])
     by_path: dict[str, dict[str, Handler]] = {}
-    for endpoint in all_endpoints():
-        methods = by_path.setdefault(endpoint.full_path, {})
-        if endpoint.method in methods:
-            raise ValueError(f"{endpoint.method} {endpoint.full_path} is defined twice")
-        methods[endpoint.method] = asgi_handler(endpoint, context)
+    for method, path, handler in handlers:
+        methods = by_path.setdefault(path, {})
+        if method in methods:
+            raise ValueError(f"{method} {path} is defined twice")
+        methods[method] = handler
     # One route per path, dispatching on the method, so that a 405 lists every method;
     # literal paths first, so that a 405 on …/records/batch_create lists that route's
     # methods rather than those of …/records/{record_id}, which its path also matches.

@@ -3,7 +3,8 @@
 The routes are the single source: the app serves this document at /openapi.json, and
 docs/openapi.yaml is the same document written out for readers (and reviewed in diffs):
 
-    python -m basedb.platform.web.openapi --write   # regenerate docs/openapi.yaml
+    python -m basedb.platform.web.openapi --write   # regenerate docs/openapi.yaml (and
+                                                    # the route index, routes/index.py)
     python -m basedb.platform.web.openapi --check   # exit 1 when docs/openapi.yaml is stale
 
 New routes document themselves through their `Endpoint` (summary, tag, query parameters,
@@ -25,7 +26,7 @@ from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
 from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
-from basedb.platform.web.routes import all_endpoints
+from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
 from basedb.workspace.faas_access import SECRET_NAME_RE
 from basedb.workspace.model import FUNCTION_ID_RE
 
@@ -295,17 +296,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         args.path.parent.mkdir(parents=True, exist_ok=True)
         args.path.write_text(text, encoding="utf-8")
-        print(f"wrote {args.path}", file=sys.stderr)
+        INDEX_PATH.write_text(render_route_index(route_index()), encoding="utf-8")
+        print(f"wrote {args.path} and {INDEX_PATH}", file=sys.stderr)
         return 0
     if args.check:
-        existing = args.path.read_text(encoding="utf-8") if args.path.exists() else ""
-        if existing != text:
-            print(f"{args.path} is stale; run python -m basedb.platform.web.openapi --write",
+        stale = [path for path, wanted in ((args.path, text), (INDEX_PATH, render_route_index(
+                     route_index()))) if _read(path) != wanted]
+        for path in stale:
+            print(f"{path} is stale; run python -m basedb.platform.web.openapi --write",
                   file=sys.stderr)
-            return 1
-        return 0
+        return 1 if stale else 0
     sys.stdout.write(text)
     return 0
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 if __name__ == "__main__":
