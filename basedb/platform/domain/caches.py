@@ -9,6 +9,7 @@ their key, so that listing, describing and invoking do not rebuild them.
                here: see basedb.platform.domain.dev_drafts)
     targets    what an invoke resolved, while the database is unchanged (see
                basedb.platform.domain.resolved)
+    tokens     the rows of bearer tokens in use, likewise
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
@@ -40,3 +41,4 @@ class DomainCaches:
     # Invoke targets (basedb.platform.domain.invoke.Target), typed loosely to keep this
     # module below invoke's.
     targets: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
+    tokens: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
