@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
@@ -23,12 +24,13 @@ Handler = Callable[[Request], Awaitable[Response]]
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
               private_hosts: frozenset[str] = frozenset(),
               body_timeouts: BodyTimeouts | None = None,
-              faas: FaasRuntime | None = None) -> Starlette:
+              faas: FaasRuntime | None = None, direct_routes: bool = True) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
     in-process client uses; never a name a network can send); `body_timeouts` bound
     how long a request body may take to arrive; `faas` runs its FaaS calls (default:
-    the process's shared runtime)."""
+    the process's shared runtime); `direct_routes` off sends every request through the
+    router (`DirectRoutes` must answer exactly as it does)."""
     context = (AppContext(store=store, data_dir=data_dir) if faas is None
                else AppContext(store=store, data_dir=data_dir, faas=faas))
     by_path: dict[str, dict[str, Handler]] = {}
@@ -42,9 +44,11 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     # methods rather than those of …/records/{record_id}, which its path also matches.
     routes = [Route(path, _Dispatcher(by_path[path]), methods=list(by_path[path]))
               for path in sorted(by_path, key=_specificity)]
+    direct = [(endpoint.method, endpoint.full_path, by_path[endpoint.full_path][endpoint.method])
+              for endpoint in all_endpoints() if endpoint.direct and direct_routes]
     gate = partial(RequestGate, context=context, access_log=access_log,
                    private_names=private_hosts, timeouts=body_timeouts)
-    app = PlatformApp(gate, IndexedRouter(routes=routes))
+    app = PlatformApp(gate, IndexedRouter(routes=routes), direct)
     app.state.context = context
     return app
 
@@ -53,13 +57,70 @@ class PlatformApp(Starlette):
     """Starlette with one layer in front of the router (`RequestGate`) instead of its
     default stack of error and exception middlewares around the user's."""
 
-    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router) -> None:
+    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router,
+                 direct: list[tuple[str, str, Handler]] | None = None) -> None:
         super().__init__(routes=router.routes)
         self.router = router
         self._gate = gate
+        self._direct = direct or []
 
     def build_middleware_stack(self) -> ASGIApp:
-        return self._gate(self.router)
+        if not self._direct:
+            return self._gate(self.router)
+        return self._gate(DirectRoutes(self.router, self._direct))
+
+
+class DirectRoutes:
+    """The hot routes (`Endpoint.direct`: a function invoke) matched by one regular
+    expression each, ahead of the router; everything else goes to the router.
+
+    Only a request the router would give the same handler is taken: the method is the
+    route's, the app has no root path, and no other route can match the route's paths
+    (checked when the app is built: a path that fills each parameter of the route with
+    a segment no route names must match no other route). What the handler then does is
+    what it does behind the router."""
+
+    def __init__(self, router: Router, direct: list[tuple[str, str, Handler]]) -> None:
+        self.router = router
+        self._routes: dict[str, list[tuple[re.Pattern[str], Handler]]] = {}
+        for method, path, handler in direct:
+            _require_only_match(router, path)
+            self._routes.setdefault(method, []).append((_path_pattern(path), handler))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope.get("root_path"):
+            for pattern, handler in self._routes.get(scope["method"], ()):
+                match = pattern.fullmatch(scope["path"])
+                if match is not None:
+                    scope["path_params"] = match.groupdict()
+                    response = await handler(Request(scope, receive, send))
+                    await response(scope, receive, send)
+                    return
+        await self.router(scope, receive, send)
+
+
+_PARAM_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PROBE_SEGMENT = "\ufffe-probe"
+
+
+def _path_pattern(path: str) -> re.Pattern[str]:
+    """What a route path matches, as Starlette's string parameters do: any non-empty
+    segment without a slash."""
+    parts = _PARAM_RE.split(path)
+    return re.compile("".join(re.escape(part) if number % 2 == 0 else f"(?P<{part}>[^/]+)"
+                              for number, part in enumerate(parts)))
+
+
+def _require_only_match(router: Router, path: str) -> None:
+    if ":" in path:
+        raise ValueError(f"{path}: a direct route takes string parameters only")
+    probe = _PARAM_RE.sub(_PROBE_SEGMENT, path)
+    scope = {"type": "http", "method": "GET", "path": probe, "root_path": ""}
+    matching = [route for route in router.routes
+                if isinstance(route, Route) and route.matches(scope)[0] is not Match.NONE]
+    if [route.path for route in matching] != [path]:
+        raise ValueError(f"{path}: a direct route whose paths other routes match too "
+                         f"({', '.join(route.path for route in matching)})")
 
 
 class IndexedRouter(Router):

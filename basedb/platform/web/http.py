@@ -46,6 +46,7 @@ from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
+from basedb.platform.domain.runtimes.sql import read_only_pool
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
@@ -110,6 +111,9 @@ class Endpoint:
     redirect: str | None = None
     # The largest request body accepted, in bytes (refused with 413 as it streams in).
     body_limit: int = DEFAULT_BODY_LIMIT
+    # Matched ahead of the router (basedb.platform.web.app.DirectRoutes): for the few
+    # routes that carry most of a site's traffic.
+    direct: bool = False
 
     @property
     def full_path(self) -> str:
@@ -328,14 +332,17 @@ def parse_json_body(raw: bytes) -> Any:
 
 
 def _authenticate(call: Call, page_session: bool = False) -> None:
-    conn = call.store.connection()
     authorization = call.request.headers.get("authorization")
     user = None
     if page_session and not authorization:
-        user = page_session_user(conn, call.request, call.path.get("app_token"))
+        user = page_session_user(call.store.connection(), call.request,
+                                 call.path.get("app_token"))
         call.from_page = user is not None
     if user is None:
-        user = identity.authenticate(conn, authorization)
+        # A read-only connection, so that a known token is looked up again only once
+        # the database changed (basedb.platform.domain.resolved).
+        user = identity.authenticate(read_only_pool(call.store).connection(), authorization,
+                                     memo=call.caches.tokens)
     call.user = user
     call.request.scope[USER_ID_KEY] = user.user_id
     scope = platform_log.current_scope()

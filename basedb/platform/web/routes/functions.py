@@ -272,7 +272,7 @@ ENDPOINTS = [
              query=(_ENV, _INTERNAL), hosts="any",
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
-             body_required=False, page_session=True, body_limit=4 * MIB,
+             body_required=False, page_session=True, body_limit=4 * MIB, direct=True,
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "
