@@ -30,6 +30,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, Literal
 
@@ -629,18 +630,20 @@ class _Exchange:
 
 
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:
-    """One structured line per request; never headers (they carry the token)."""
-    line = json.dumps({
-        "ts": _timestamp(int(time.time())),
-        "log_id": log_id,
-        "method": scope["method"],
-        "path": scope["path"],
-        "status": status,
-        "ms": round(ms, 2),
-        "user_id": scope.get(USER_ID_KEY),
-    }, ensure_ascii=False)
-    sys.stderr.write(line + "\n")
+    """One structured line per request; never headers (they carry the token). The line
+    `json.dumps` makes of {"ts", "log_id", "method", "path", "status", "ms", "user_id"},
+    written out field by field: a dict and the encoder's walk over it cost a request
+    more than the write."""
+    user_id = scope.get(USER_ID_KEY)
+    sys.stderr.write(
+        f'{{"ts": {_string(_timestamp(int(time.time())))}, "log_id": {_string(log_id)}, '
+        f'"method": {_string(scope["method"])}, "path": {_string(scope["path"])}, '
+        f'"status": {int(status)!r}, "ms": {float(round(ms, 2))!r}, '
+        f'"user_id": {"null" if user_id is None else _string(user_id)}}}\n')
     sys.stderr.flush()
+
+
+_string: Callable[[str], str] = encode_basestring  # a JSON string, as json.dumps writes it
 
 
 @lru_cache(maxsize=4)
