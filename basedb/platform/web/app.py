@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -15,7 +16,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import AppContext, BodyTimeouts, RequestGate, asgi_handler
+from basedb.platform.web.http import (
+    AppContext,
+    BodyTimeouts,
+    DirectHandler,
+    RequestGate,
+    asgi_handler,
+)
 from basedb.platform.web.routes import all_endpoints
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -44,7 +51,10 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     # methods rather than those of …/records/{record_id}, which its path also matches.
     routes = [Route(path, _Dispatcher(by_path[path]), methods=list(by_path[path]))
               for path in sorted(by_path, key=_specificity)]
-    direct = [(endpoint.method, endpoint.full_path, by_path[endpoint.full_path][endpoint.method])
+    direct = [DirectRoute(endpoint.method, endpoint.full_path,
+                          by_path[endpoint.full_path][endpoint.method],
+                          None if endpoint.direct_handler is None
+                          else endpoint.direct_handler(context, endpoint))
               for endpoint in all_endpoints() if endpoint.direct and direct_routes]
     gate = partial(RequestGate, context=context, access_log=access_log,
                    private_names=private_hosts, timeouts=body_timeouts)
@@ -58,7 +68,7 @@ class PlatformApp(Starlette):
     default stack of error and exception middlewares around the user's."""
 
     def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router,
-                 direct: list[tuple[str, str, Handler]] | None = None) -> None:
+                 direct: list[DirectRoute] | None = None) -> None:
         super().__init__(routes=router.routes)
         self.router = router
         self._gate = gate
@@ -70,6 +80,14 @@ class PlatformApp(Starlette):
         return self._gate(DirectRoutes(self.router, self._direct))
 
 
+@dataclass(frozen=True, slots=True)
+class DirectRoute:
+    method: str
+    path: str
+    handler: Handler  # what the router would call
+    direct_handler: DirectHandler | None = None  # the endpoint's own, tried first
+
+
 class DirectRoutes:
     """The hot routes (`Endpoint.direct`: a function invoke) matched by one regular
     expression each, ahead of the router; everything else goes to the router.
@@ -77,23 +95,29 @@ class DirectRoutes:
     Only a request the router would give the same handler is taken: the method is the
     route's, the app has no root path, and no other route can match the route's paths
     (checked when the app is built: a path that fills each parameter of the route with
-    a segment no route names must match no other route). What the handler then does is
-    what it does behind the router."""
+    a segment no route names must match no other route). It goes to the endpoint's own
+    handler (`Endpoint.direct_handler`) when it has one that takes the request, else to
+    the handler the router would call."""
 
-    def __init__(self, router: Router, direct: list[tuple[str, str, Handler]]) -> None:
+    def __init__(self, router: Router, direct: list[DirectRoute]) -> None:
         self.router = router
-        self._routes: dict[str, list[tuple[re.Pattern[str], Handler]]] = {}
-        for method, path, handler in direct:
-            _require_only_match(router, path)
-            self._routes.setdefault(method, []).append((_path_pattern(path), handler))
+        self._routes: dict[str, list[tuple[re.Pattern[str], DirectRoute]]] = {}
+        for route in direct:
+            _require_only_match(router, route.path)
+            self._routes.setdefault(route.method, []).append((_path_pattern(route.path),
+                                                              route))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not scope.get("root_path"):
-            for pattern, handler in self._routes.get(scope["method"], ()):
+            for pattern, route in self._routes.get(scope["method"], ()):
                 match = pattern.fullmatch(scope["path"])
                 if match is not None:
-                    scope["path_params"] = match.groupdict()
-                    response = await handler(Request(scope, receive, send))
+                    params = match.groupdict()
+                    if route.direct_handler is not None and await route.direct_handler(
+                            scope, receive, send, params):
+                        return
+                    scope["path_params"] = params
+                    response = await route.handler(Request(scope, receive, send))
                     await response(scope, receive, send)
                     return
         await self.router(scope, receive, send)
