@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,9 +94,13 @@ def site(api: Api) -> TaskSite:
 
 
 @pytest.fixture
-def routed(platform: LocalPlatform) -> Any:
+def routed(platform: LocalPlatform) -> Iterator[Any]:
     """The same platform with every request going through the router."""
-    return build_app(platform.store, data_dir=platform.data_dir, direct_routes=False)
+    app = build_app(platform.store, data_dir=platform.data_dir, direct_routes=False)
+    yield app
+    # Its log entries are saved before the platform closes the store (as close() does
+    # for the platform's own app): a write cut off by the close would crash SQLite.
+    app.state.context.log_writer.flush()
 
 
 def _json(value: Any) -> bytes:

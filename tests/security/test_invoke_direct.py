@@ -101,7 +101,10 @@ def test_a_stalled_body_is_answered_408(site: TaskSite, api: Api,
         body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
         return start["status"], dict(start["headers"]), body
 
-    status, headers, body = asyncio.run(run())
+    try:
+        status, headers, body = asyncio.run(run())
+    finally:
+        app.state.context.log_writer.flush()  # saved before the platform closes the store
     assert status == 408 and headers[b"connection"] == b"close"
     assert json.loads(body)["code"] == Code.REQUEST_TIMEOUT
 
