@@ -26,6 +26,7 @@ from __future__ import annotations
 import json as jsonlib
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -73,6 +74,7 @@ DEFAULT_TIMEOUT = 30.0
 MULTIPART_KEY = "basedb.multipart"
 DOWNLOAD_KEY = "basedb.download"
 """Request extensions a transport that re-encodes requests may read (lark-cli's)."""
+_URLS_KEPT = 256
 
 
 def api_path(path: str) -> str:
@@ -119,6 +121,11 @@ class Client:
         headers = {"User-Agent": f"basedb/{__version__}", "Accept": "application/json"}
         self._http = httpx.Client(base_url=self.base_url, transport=transport,
                                   timeout=timeout, headers=headers, follow_redirects=False)
+        # The in-process transport is sent to directly (`_send_in_process`).
+        self._in_process = transport if isinstance(transport, InProcessTransport) else None
+        # Each request path's absolute URL: joining and parsing URLs costs a request
+        # more than anything else the client does for it.
+        self._urls: dict[str, httpx.URL] = {}
 
     def __repr__(self) -> str:
         return f"Client(base_url={self.base_url!r}, profile={self.profile_name!r})"
@@ -159,14 +166,25 @@ class Client:
             kwargs["content"] = jsonlib.dumps(json, ensure_ascii=False,
                                               separators=(",", ":")).encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json; charset=utf-8"}
+        return self._http.build_request(verb, self._url(path), **kwargs)
+
+    def _url(self, path: str) -> httpx.URL:
+        """The absolute URL of `path` below the base URL (as httpx joins them)."""
+        url = self._urls.get(path)
+        if url is not None:
+            return url
         try:
-            url = httpx.URL(api_path(path))
+            relative = httpx.URL(api_path(path))
         except (ValueError, httpx.InvalidURL) as exc:
             raise UsageError(f"The request path {path!r} is not a valid URL path: {exc}.",
                              code="PATH_INVALID",
                              hint="Pass a path such as /sites/APP_TOKEN/functions; "
                                   "percent-encode special characters.") from None
-        return self._http.build_request(verb, url, **kwargs)
+        url = self._http.build_request("GET", relative).url
+        if len(self._urls) >= _URLS_KEPT:
+            self._urls.clear()
+        self._urls[path] = url
+        return url
 
     def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                 json: Any = None, files: Any = None, data: dict[str, Any] | None = None,
@@ -315,7 +333,8 @@ class Client:
         unknown = (" The outcome of this write is unknown: read the resource back before "
                    "retrying." if request.method in WRITE_METHODS else "")
         try:
-            response = self._http.send(request)
+            response = (self._http.send(request) if self._in_process is None
+                        else self._send_in_process(request, self._in_process))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             self._trace_failure(request, exc, started)
             # No connection was made, so nothing was sent: the outcome is known.
@@ -347,6 +366,26 @@ class Client:
         if self.trace is not None:
             response.read()
             self.trace.response(response, time.monotonic() - started)
+        return response
+
+    def _send_in_process(self, request: httpx.Request,
+                         transport: InProcessTransport) -> httpx.Response:
+        """What `httpx.Client.send` does for the in-process transport, without the steps
+        that do nothing there (auth flows and redirects are off, no event hooks) and
+        with cookies taken only from a response that sets some."""
+        if self._http.is_closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        started = time.perf_counter()
+        response = transport.handle_request(request)
+        response.request = request
+        try:
+            response.read()
+        except BaseException:
+            response.close()
+            raise
+        response.elapsed = timedelta(seconds=time.perf_counter() - started)
+        if "set-cookie" in response.headers:
+            self._http.cookies.extract_cookies(response)
         return response
 
     def _trace_failure(self, request: httpx.Request, error: Exception, started: float) -> None:

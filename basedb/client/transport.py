@@ -1,31 +1,42 @@
 """Run an ASGI app in-process behind a synchronous httpx transport.
 
-The embedded `local` profile talks to the local platform without a socket: every
-request is handed to the Starlette app running on one background event loop, shared by
-all transports in the process and started on first use. The calling thread blocks only
-on a queue, so plain synchronous code (and many threads at once) can use
-`httpx.Client(transport=InProcessTransport(app))` as it would any HTTP server.
+The embedded `local` profile talks to the local platform without a socket, so plain
+synchronous code (and many threads at once) can use
+`httpx.Client(transport=InProcessTransport(app))` as it would any HTTP server. Where
+the app runs:
+
+- on the calling thread, when the app declares it may (a true `RUNS_ON_CALLER_LOOP`
+  attribute) and the thread is not itself running an event loop: each calling thread
+  gets an event loop of its own, which runs while the thread waits for its answer
+  (`basedb.client.caller_loop`). No thread switch unless the app hands work to a
+  worker thread; requests from several threads run side by side, one loop each;
+- otherwise on an event loop in a background thread of the transport, started on first
+  use: the calling thread blocks on a queue while that loop serves the request.
 
 Bodies stream both ways: a request body that is not already in memory is pulled chunk
 by chunk from a worker thread, and response chunks reach the caller as the app sends
 them, with a bounded number in flight so a slow reader holds back the app rather than
-buffering an unbounded body.
+buffering an unbounded body. `close()` (the client's) cancels what still runs, closes
+the loops and stops the background thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import httpx
+
+from basedb.client.caller_loop import CallerLoop, CallerLoops, Exchange, LoopClosed
 
 ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[dict[str, Any]]],
@@ -38,17 +49,32 @@ _CHUNKS_IN_FLIGHT = 16
 # How often a blocked writer re-checks whether the reader has gone away (seconds).
 _POLL_INTERVAL = 0.05
 
+RUNS_ON_CALLER_LOOP = "runs_on_caller_loop"
+"""The attribute by which an ASGI app declares that it may run on its callers' own event
+loops, which stand still between their requests. A true value promises that:
+
+- nothing the app schedules on the event loop for a request has to progress once the
+  response has been sent (its background work runs in threads of its own, and a
+  timer left behind may fire late or never);
+- whatever it keeps per event loop it keeps per running loop (several run at once);
+- it needs no lifespan events (this transport sends none, on either path).
+
+Its responses may stream and may take long (a long poll): the calling thread runs the
+app while it waits for them, as it would wait on a socket."""
+
 
 class _EventLoopThread:
-    """One daemon thread running an event loop (anyio on asyncio), shared by every transport.
+    """One daemon thread running an event loop (anyio on asyncio), for the requests of one
+    transport that cannot run on their caller's loop.
 
     Requests are scheduled with `asyncio.run_coroutine_threadsafe`, which hands the app
     to the loop without waiting for it (an anyio blocking portal waits for the task to be
     spawned first: one more thread round trip per request, about 40 µs). The loop runs a
     long-lived root task, so anyio keeps its worker threads (Starlette runs sync code in
     them) alive across requests instead of starting new ones for each. Daemon, so a
-    forgotten client never keeps the interpreter alive; stopped at exit so in-flight app
-    tasks are cancelled rather than frozen mid-write.
+    forgotten client never keeps the interpreter alive; stopped when the transport is
+    closed (or collected, or at exit) so in-flight app tasks are cancelled rather than
+    frozen mid-write.
     """
 
     def __init__(self) -> None:
@@ -100,9 +126,6 @@ class _EventLoopThread:
             loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=5)
 
-
-_LOOP = _EventLoopThread()
-atexit.register(_LOOP.stop)
 
 
 class _Exchange:
@@ -168,8 +191,7 @@ def _next_message(exchange: _Exchange, request: httpx.Request,
         return exchange.inbox.get(timeout=timeout)
     except queue.Empty:
         exchange.close()
-        raise httpx.ReadTimeout(
-            f"The in-process app sent nothing for {timeout:g}s.", request=request) from None
+        raise _read_timeout(timeout, request) from None
 
 
 class InProcessTransport(httpx.BaseTransport):
@@ -186,16 +208,36 @@ class InProcessTransport(httpx.BaseTransport):
         self.raise_app_exceptions = raise_app_exceptions
         self.root_path = root_path
         self.client = client
+        self._caller_loops = (CallerLoops() if getattr(app, RUNS_ON_CALLER_LOOP, False) is True
+                              else None)
+        self._background = _EventLoopThread()
+        # Whatever is left open when the transport is forgotten (or at exit) is closed
+        # without waiting for threads still running a loop.
+        self._finalizer = weakref.finalize(self, _release, self._caller_loops,
+                                           self._background)
 
     def __repr__(self) -> str:
         return f"InProcessTransport(app={type(self.app).__name__})"
 
+    def close(self) -> None:
+        """Cancel the requests still running (their callers get an error), close the
+        calling threads' event loops and stop the background one. A later request
+        starts afresh."""
+        if self._caller_loops is not None:
+            self._caller_loops.close()
+        self._background.stop()
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout") or {}
         read_timeout = timeouts.get("read")
+        if self._caller_loops is not None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no loop running in this thread: run the app here
+                return self._handle_here(request, self._caller_loops.current(), read_timeout)
         exchange = _Exchange()
         exchange.future = asyncio.run_coroutine_threadsafe(self._serve(request, exchange),
-                                                           _LOOP.loop())
+                                                           self._background.loop())
 
         kind, value, extra = _next_message(exchange, request, read_timeout)
         if kind == "whole":
@@ -209,6 +251,38 @@ class InProcessTransport(httpx.BaseTransport):
             return httpx.Response(value, headers=extra, stream=stream,
                                   extensions={"http_version": b"HTTP/1.1"})
         exchange.close()
+        if kind == "error" and self.raise_app_exceptions:
+            raise value
+        # The app ended (or failed) without starting a response.
+        return httpx.Response(500, headers=[], content=b"")
+
+    def _handle_here(self, request: httpx.Request, caller: CallerLoop,
+                     read_timeout: float | None) -> httpx.Response:
+        """Serve the request on the calling thread's own loop."""
+        exchange = Exchange(_CHUNKS_IN_FLIGHT)
+        try:
+            with caller.driving():
+                caller.spawn(exchange, partial(self._serve_here, request))
+                if not caller.wait_for(exchange, read_timeout):
+                    caller.cancel(exchange)  # ends when the loop next runs
+                    raise _read_timeout(read_timeout, request)
+                kind, value, extra = exchange.take()
+                if kind == "start":
+                    # Most apps send their whole body before the loop stops: hand it
+                    # over in one piece. A body still to come streams.
+                    chunks: list[bytes] = []
+                    messages = exchange.messages
+                    while messages and messages[0][0] == "body":
+                        chunks.append(exchange.take()[1])
+                    if messages and messages[0][0] == "done":
+                        return httpx.Response(value, headers=extra, content=b"".join(chunks),
+                                              extensions={"http_version": b"HTTP/1.1"})
+                    stream = _CallerLoopStream(caller, exchange, request, read_timeout,
+                                               self.raise_app_exceptions, chunks)
+                    return httpx.Response(value, headers=extra, stream=stream,
+                                          extensions={"http_version": b"HTTP/1.1"})
+        except LoopClosed as exc:
+            raise httpx.ReadError(str(exc), request=request) from None
         if kind == "error" and self.raise_app_exceptions:
             raise value
         # The app ended (or failed) without starting a response.
@@ -323,6 +397,124 @@ class InProcessTransport(httpx.BaseTransport):
             inbox.put(("whole", status, (headers, held_body or b"")))
             return
         inbox.put(("done", None, None))
+
+
+    async def _serve_here(self, request: httpx.Request, exchange: Exchange) -> None:
+        """Run the app for one request on a caller loop, putting what it sends in
+        `exchange`. Never raises: a cancelled request must not end the loop's others."""
+        body_chunks = _request_body(request)
+        request_complete = False
+        response_started = False
+        response_complete = asyncio.Event()
+        head = request.method == "HEAD"
+
+        async def receive() -> dict[str, Any]:
+            nonlocal request_complete
+            if request_complete:
+                await response_complete.wait()
+                return {"type": "http.disconnect"}
+            chunk = await body_chunks()
+            if chunk is None:
+                request_complete = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return {"type": "http.request", "body": chunk, "more_body": True}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                if response_started:
+                    raise RuntimeError("The app sent http.response.start twice.")
+                response_started = True
+                exchange.put(("start", message["status"], list(message.get("headers", []))))
+            elif message["type"] == "http.response.body":
+                if not response_started or response_complete.is_set():
+                    raise RuntimeError("The app sent a body outside a response.")
+                more_body = message.get("more_body", False)
+                body = b"" if head else bytes(message.get("body", b""))
+                if body:
+                    if more_body:
+                        await exchange.wait_for_room()
+                    if exchange.closed:
+                        # ASGI 2.4: send() raises OSError once the client has gone.
+                        raise OSError("The client closed the response.")
+                    exchange.put(("body", body, None))
+                if not more_body:
+                    response_complete.set()
+
+        try:
+            await self.app(self._scope(request), receive, send)
+        except asyncio.CancelledError:
+            exchange.put(("error", httpx.ReadError("The request was cancelled.",
+                                                   request=request), None))
+            return
+        except Exception as exc:  # delivered to the caller, who decides whether to raise
+            exchange.put(("error", exc, None))
+            return
+        if not response_started:
+            exchange.put(("error", RuntimeError("The app returned without sending a response."),
+                          None))
+            return
+        exchange.put(("done", None, None))
+
+
+class _CallerLoopStream(httpx.SyncByteStream):
+    """A response body still coming from an app on a caller loop: reading it runs the loop
+    (whichever thread reads), so the app goes on only as fast as it is read."""
+
+    def __init__(self, caller: CallerLoop, exchange: Exchange, request: httpx.Request,
+                 read_timeout: float | None, raise_app_exceptions: bool,
+                 first: list[bytes]) -> None:
+        self._caller = caller
+        self._exchange = exchange
+        self._request = request
+        self._read_timeout = read_timeout
+        self._raise = raise_app_exceptions
+        self._first = first
+
+    def __iter__(self) -> Iterator[bytes]:
+        first, self._first = self._first, []
+        yield from first
+        exchange = self._exchange
+        while not exchange.closed:
+            try:
+                with self._caller.driving():
+                    arrived = bool(exchange.messages) or self._caller.wait_for(
+                        exchange, self._read_timeout)
+                    if arrived:
+                        kind, value, _ = exchange.take()
+            except LoopClosed as exc:
+                raise httpx.ReadError(str(exc), request=self._request) from None
+            if not arrived:
+                self.close()
+                raise _read_timeout(self._read_timeout, self._request)
+            if kind == "body":
+                yield value
+            elif kind == "done":
+                exchange.closed = True
+                return
+            elif kind == "error":
+                exchange.closed = True
+                if self._raise:
+                    raise value
+                return
+
+    def close(self) -> None:
+        task = self._exchange.task
+        if task is not None and not task.done():
+            self._caller.stop(self._exchange)
+        self._exchange.closed = True
+
+
+def _read_timeout(timeout: float | None, request: httpx.Request) -> httpx.ReadTimeout:
+    return httpx.ReadTimeout(f"The in-process app sent nothing for {timeout:g}s.",
+                             request=request)
+
+
+def _release(caller_loops: CallerLoops | None, background: _EventLoopThread) -> None:
+    """Close what a forgotten transport left open."""
+    if caller_loops is not None:
+        caller_loops.close(wait=False)
+    background.stop()
 
 
 def _request_body(request: httpx.Request) -> Callable[[], Awaitable[bytes | None]]:

@@ -1,4 +1,7 @@
-"""InProcessTransport: a synchronous httpx transport serving an ASGI app in-process."""
+"""InProcessTransport: a synchronous httpx transport serving an ASGI app in-process.
+
+Every test runs twice: with an app run on the transport's background loop, and with
+one that declares it may run on its callers' own loops (RUNS_ON_CALLER_LOOP)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from basedb.client.transport import InProcessTransport
+from basedb.client.transport import RUNS_ON_CALLER_LOOP, InProcessTransport
 
 BASE = "http://basedb.local"
 
@@ -121,9 +124,20 @@ def probe() -> Probe:
     return Probe()
 
 
+@pytest.fixture(params=["background", "caller"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def make_transport(probe: Probe, mode: str, **options: Any) -> InProcessTransport:
+    app = make_app(probe)
+    setattr(app, RUNS_ON_CALLER_LOOP, mode == "caller")
+    return InProcessTransport(app, **options)
+
+
 @pytest.fixture
-def client(probe: Probe) -> Iterator[httpx.Client]:
-    with httpx.Client(transport=InProcessTransport(make_app(probe)), base_url=BASE) as c:
+def client(probe: Probe, mode: str) -> Iterator[httpx.Client]:
+    with httpx.Client(transport=make_transport(probe, mode), base_url=BASE) as c:
         yield c
 
 
@@ -191,15 +205,15 @@ def test_app_exception_is_raised_in_the_caller(client: httpx.Client) -> None:
         client.get("/boom")
 
 
-def test_app_exception_can_become_a_500(probe: Probe) -> None:
-    transport = InProcessTransport(make_app(probe), raise_app_exceptions=False)
+def test_app_exception_can_become_a_500(probe: Probe, mode: str) -> None:
+    transport = make_transport(probe, mode, raise_app_exceptions=False)
     with httpx.Client(transport=transport, base_url=BASE) as c:
         response = c.get("/boom")
     assert response.status_code == 500
 
 
-def test_read_timeout(probe: Probe) -> None:
-    transport = InProcessTransport(make_app(probe))
+def test_read_timeout(probe: Probe, mode: str) -> None:
+    transport = make_transport(probe, mode)
     with httpx.Client(transport=transport, base_url=BASE, timeout=0.2) as c, \
             pytest.raises(httpx.ReadTimeout):
         c.get("/slow", params={"s": "5"})

@@ -20,6 +20,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
@@ -253,22 +254,12 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
     row), and where each field's value is in those lists."""
     if not rows:
         return [], [], {}
-    tname = physical.table_name(table.table_id)
+    plan = _insert_plan(table.table_id, table.fields)
     now = ids.now_in(zone)
-    seq = conn.execute(f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}").fetchone()[0]
+    seq = conn.execute(plan.max_seq_sql).fetchone()[0]
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    # The columns in the order each row's values are built: the bookkeeping columns,
-    # then fields with one value for all rows, auto numbers, checkboxes (unticked is 0,
-    # never NULL), and the prepared cells.
-    constant = [f for f in table.fields if f.type in system]
-    auto = [f.field_id for f in table.fields if f.type == "auto_number"]
-    checkbox = [f.field_id for f in table.fields if f.type == "checkbox"]
-    cells = [f.field_id for f in table.fields if f.type not in system
-             and f.type not in ("auto_number", "checkbox")]
-    ordered = [f.field_id for f in constant] + auto + checkbox + cells
-    first = 2 + len(physical.SYSTEM_COLUMNS)  # after record_id, _seq and the bookkeeping
-    positions = {field_id: first + i for i, field_id in enumerate(ordered)}
-    constants = [system[f.type] for f in constant]
+    constants = [system[kind] for kind in plan.constant_types]
+    auto, checkbox, cells = plan.auto, plan.checkbox, plan.cells
     numbers: dict[str, int] = {}
     if auto:
         numbers = {row[0]: row[1] for row in conn.execute(
@@ -286,14 +277,51 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
         values += [row.get(field_id) or 0 for field_id in checkbox]
         values += [row.get(field_id) for field_id in cells]
         params.append(values)
-    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
-               *(physical.column_name(field_id) for field_id in ordered)]
-    marks = ", ".join("?" * len(columns))
-    conn.executemany(f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})", params)
+    conn.executemany(plan.insert_sql, params)
     if numbers:
         conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
                          [(n, fid) for fid, n in numbers.items()])
-    return list(record_ids), params, positions
+    return list(record_ids), params, plan.positions
+
+
+@dataclass(frozen=True, slots=True)
+class _InsertPlan:
+    """How rows of one table (as its fields stand) are inserted."""
+
+    max_seq_sql: str
+    insert_sql: str
+    constant_types: tuple[str, ...]  # fields with one value for all rows, by type
+    auto: tuple[str, ...]  # auto numbers
+    checkbox: tuple[str, ...]  # unticked is 0, never NULL
+    cells: tuple[str, ...]  # the prepared cells
+    positions: dict[str, int]  # where each field's value is in a row's values
+
+
+@lru_cache(maxsize=256)
+def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
+    """The insert of `table_id` with `fields`: the columns in the order each row's values
+    are built (the bookkeeping columns, then fields with one value for all rows, auto
+    numbers, checkboxes and the prepared cells), made once per table and field list."""
+    tname = physical.table_name(table_id)
+    constant = [f for f in fields if f.type in _SYSTEM_TYPES]
+    auto = [f.field_id for f in fields if f.type == "auto_number"]
+    checkbox = [f.field_id for f in fields if f.type == "checkbox"]
+    cells = [f.field_id for f in fields if f.type not in _SYSTEM_TYPES
+             and f.type not in ("auto_number", "checkbox")]
+    ordered = [f.field_id for f in constant] + auto + checkbox + cells
+    first = 2 + len(physical.SYSTEM_COLUMNS)  # after record_id, _seq and the bookkeeping
+    columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
+               *(physical.column_name(field_id) for field_id in ordered)]
+    marks = ", ".join("?" * len(columns))
+    return _InsertPlan(
+        max_seq_sql=f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}",
+        insert_sql=f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})",
+        constant_types=tuple(f.type for f in constant), auto=tuple(auto),
+        checkbox=tuple(checkbox), cells=tuple(cells),
+        positions={field_id: first + i for i, field_id in enumerate(ordered)})
+
+
+_SYSTEM_TYPES = frozenset({"created_at", "updated_at", "created_by", "updated_by"})
 
 
 def update_records(conn: sqlite3.Connection, table: Table, record_ids: list[str],

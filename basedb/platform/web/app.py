@@ -67,6 +67,12 @@ class PlatformApp(Starlette):
     """Starlette with one layer in front of the router (`RequestGate`) instead of its
     default stack of error and exception middlewares around the user's."""
 
+    # The in-process client may run it on each calling thread's own event loop
+    # (basedb.client.transport.RUNS_ON_CALLER_LOOP): its background work (the platform
+    # log's writer, WAL checkpoints) runs in threads of its own, what it keeps per loop
+    # is kept per running loop (the body guard's timer), and it has no lifespan.
+    runs_on_caller_loop = True
+
     def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router,
                  direct: list[DirectRoute] | None = None) -> None:
         super().__init__(routes=router.routes)
