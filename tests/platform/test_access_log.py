@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
+from basedb.platform.web.http import USER_ID_KEY, write_access_line
 
 
 def test_one_line_per_request_without_the_token(platform: LocalPlatform,
@@ -35,3 +36,18 @@ def test_quiet_by_default(client: TestClient, platform: LocalPlatform,
     client.get("/open-apis/base/v3/users/me",
                headers={"Authorization": f"Bearer {platform.owner_token}"})
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("path", ["/open-apis/base/v3/users/me", '/é"\\\n\t\x00\u2028/x',
+                                  "/日本/x"])
+@pytest.mark.parametrize("user_id", [None, "ou_1", 'é"x'])
+@pytest.mark.parametrize("ms", [0.0, 1.23456, 12345.678, 1e-9, 3.0])
+def test_each_line_is_what_json_dumps_writes(path: str, user_id: str | None, ms: float,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    scope = {"method": "POST", "path": path, USER_ID_KEY: user_id}
+    write_access_line(scope, "20260101000000ABCDEF", 200, ms)
+    line = capsys.readouterr().err
+    expected = {"ts": json.loads(line)["ts"], "log_id": "20260101000000ABCDEF",
+                "method": "POST", "path": path, "status": 200, "ms": round(ms, 2),
+                "user_id": user_id}
+    assert line == json.dumps(expected, ensure_ascii=False) + "\n"

@@ -44,6 +44,15 @@ def test_a_lazy_app_routes_as_the_eager_one(platform: LocalPlatform) -> None:
     assert len(_routes(lazy)) > 20
 
 
+def test_a_lazy_app_takes_the_direct_routes_of_the_eager_one(platform: LocalPlatform) -> None:
+    eager = build_app(platform.store, data_dir=platform.data_dir)
+    lazy = build_app(platform.store, data_dir=platform.data_dir, lazy_routes=True)
+    direct = [[(route.method, route.path) for route in app._direct]  # type: ignore[attr-defined]
+              for app in (eager, lazy)]
+    assert direct[0] == direct[1]
+    assert direct[0], "no route is direct: the invoke route should be"
+
+
 def test_a_lazy_route_answers_as_the_eager_one(platform: LocalPlatform) -> None:
     headers = {"Authorization": f"Bearer {platform.owner_token}"}
     answers = []

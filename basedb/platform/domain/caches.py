@@ -7,6 +7,9 @@ their key, so that listing, describing and invoking do not rebuild them.
                function id, catalog revision)
     dev        the development drafts of `basedb dev` sessions, by app token (held only
                here: see basedb.platform.domain.dev_drafts)
+    targets    what an invoke resolved, while the database is unchanged (see
+               basedb.platform.domain.resolved)
+    tokens     the rows of bearer tokens in use, likewise
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
@@ -16,10 +19,11 @@ recently used. Each platform app has its own (`basedb.platform.web.http.AppConte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from basedb.core.memo import Memo
 from basedb.platform.domain.dev_drafts import DevDrafts
+from basedb.platform.domain.resolved import ResolvedMemo
 from basedb.platform.domain.revision import CatalogMemo
 from basedb.platform.domain.snapshots import SnapshotMemo
 
@@ -39,3 +43,7 @@ class DomainCaches:
     snapshots: SnapshotMemo = field(default_factory=lambda: SnapshotMemo(SNAPSHOTS_KEPT))
     plans: PlanMemo = field(default_factory=lambda: Memo(PLANS_KEPT))
     dev: DevDrafts = field(default_factory=DevDrafts)
+    # Invoke targets (basedb.platform.domain.invoke.Target), typed loosely to keep this
+    # module below invoke's.
+    targets: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
+    tokens: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)

@@ -17,6 +17,7 @@ from typing import Any
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
 from basedb.core.protocol import ApiFailure, Code
+from basedb.platform.domain.resolved import ResolvedMemo, data_version
 from basedb.platform.storage import ids
 from basedb.platform.storage.store import Store
 
@@ -89,11 +90,15 @@ def user_for_token(conn: sqlite3.Connection, token: str) -> User | None:
 
 
 def authenticate(conn: sqlite3.Connection, authorization: str | None, *,
-                 now: int | None = None) -> User:
+                 now: int | None = None, memo: ResolvedMemo[Any] | None = None) -> User:
     """The user behind an `Authorization: Bearer <token>` header, or an auth failure.
 
     Tokens the Lark stand-in issued (`tenant`, `user`) expire; an expired one is answered
-    as Lark answers it: 99991677 for a user access token, 99991663 for a tenant's."""
+    as Lark answers it: 99991677 for a user access token, 99991663 for a tenant's.
+
+    With a `memo`, `conn` must be a read-only connection (one that never writes): a
+    known token's row is then looked up again only once the database has changed
+    (`basedb.platform.domain.resolved`); its expiry is judged on every call."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -104,10 +109,16 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, *,
             "`basedb auth token`). Executed: no. Retry: retry after fixing.",
             status=401,
         )
-    row = conn.execute(
-        "SELECT u.user_id, u.name, u.is_platform_owner, t.kind, t.expires_at FROM tokens t "
-        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ?",
-        (ids.hash_token(token),)).fetchone()
+    token_hash = ids.hash_token(token)
+    if memo is None:
+        row = _token_row(conn, token_hash)
+    else:
+        version = data_version(conn)
+        row = memo.get(conn, version, token_hash)
+        if row is None:
+            row = _token_row(conn, token_hash)
+            if row is not None:  # unknown tokens are not kept: anyone can send many
+                memo.put(conn, version, token_hash, row)
     if row is not None and row[4] is not None and row[4] <= (now or int(time.time())):
         if row[3] == "user":
             raise ApiFailure(Code.USER_TOKEN_EXPIRED, "The user access token has expired. "
@@ -126,6 +137,14 @@ def authenticate(conn: sqlite3.Connection, authorization: str | None, *,
             status=401,
         )
     return user
+
+
+def _token_row(conn: sqlite3.Connection, token_hash: str) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        "SELECT u.user_id, u.name, u.is_platform_owner, t.kind, t.expires_at FROM tokens t "
+        "JOIN users u ON u.user_id = t.user_id WHERE t.token_hash = ?",
+        (token_hash,)).fetchone()
+    return row
 
 
 # ------------------------------------------------------------------------- the owner

@@ -47,6 +47,7 @@ from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
+from basedb.platform.domain.resolved import data_version
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes import sql_inline
@@ -357,9 +358,7 @@ def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
     # Function statement; any other runs in a worker, which checks that the catalog is
     # still the one it was compiled for (else the call is resolved again, once).
     with sql_runtime.read_only_pool(call.store).transaction() as conn:
-        target = resolve_target(conn, call.caches, call.caller, call.app_token, call.env,
-                                call.function_id, call.include_internal,
-                                from_page=call.from_page)
+        target = _resolved_target(conn, call)
         plan = target.plan
         require_callable(plan)
         checked = checked_input(plan, call.params)
@@ -385,6 +384,25 @@ def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
     if on_loop:
         return Pending(partial(finish, call))
     return Pending(partial(_run_in_worker, call, target, values, retried=retried))
+
+
+def _resolved_target(conn: sqlite3.Connection, call: InvokeCall) -> Target:
+    """`resolve_target` for the call, from what the same connection resolved while the
+    database has not changed since (`basedb.platform.domain.resolved`); starts the read
+    snapshot. A development draft lives in memory, outside what the version covers: it
+    is resolved every time."""
+    version = data_version(conn)
+    key = (call.caller, call.app_token, call.env, call.function_id, call.include_internal,
+           call.from_page)
+    memo = call.caches.targets
+    found: Target | None = memo.get(conn, version, key) if call.env != DEV_ENV else None
+    if found is None:
+        found = resolve_target(conn, call.caches, call.caller, call.app_token, call.env,
+                               call.function_id, call.include_internal,
+                               from_page=call.from_page)
+        if call.env != DEV_ENV:
+            memo.put(conn, version, key, found)
+    return found
 
 
 def _run_in_worker(call: InvokeCall, target: Target, values: list[Any], *,

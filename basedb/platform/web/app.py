@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -14,8 +16,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import AppContext, BodyTimeouts, RequestGate, asgi_handler
-from basedb.platform.web.routes import LazyHandler, all_endpoints
+from basedb.platform.web.http import (
+    AppContext,
+    BodyTimeouts,
+    DirectHandler,
+    RequestGate,
+    asgi_handler,
+)
+from basedb.platform.web.routes import LazyDirectHandler, LazyHandler, all_endpoints
 from basedb.platform.web.routes.index import ROUTE_INDEX
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -24,23 +32,31 @@ Handler = Callable[[Request], Awaitable[Response]]
 def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
               private_hosts: frozenset[str] = frozenset(),
               body_timeouts: BodyTimeouts | None = None,
-              faas: FaasRuntime | None = None, lazy_routes: bool = False) -> Starlette:
+              faas: FaasRuntime | None = None, lazy_routes: bool = False,
+              direct_routes: bool = True) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
     in-process client uses; never a name a network can send); `body_timeouts` bound
     how long a request body may take to arrive; `faas` runs its FaaS calls (default:
     the process's shared runtime); `lazy_routes` routes by the checked-in route index
     and imports a route group on its first request (for a platform embedded in a
-    command), instead of every group now."""
+    command), instead of every group now; `direct_routes` off sends every request
+    through the router (`DirectRoutes` must answer exactly as it does)."""
     context = (AppContext(store=store, data_dir=data_dir) if faas is None
                else AppContext(store=store, data_dir=data_dir, faas=faas))
-    handlers: list[tuple[str, str, Handler]] = (
-        [(method, path, LazyHandler(module, method, path, context))
-         for method, path, module in ROUTE_INDEX] if lazy_routes
-        else [(endpoint.method, endpoint.full_path, asgi_handler(endpoint, context))
-              for endpoint in all_endpoints()])
+    # (method, path, handler, whether it is a direct route, the endpoint's own handler)
+    handlers: list[tuple[str, str, Handler, bool, DirectHandler | None]] = []
+    if lazy_routes:
+        for method, path, module, is_direct in ROUTE_INDEX:
+            lazy = LazyHandler(module, method, path, context)
+            handlers.append((method, path, lazy, is_direct, LazyDirectHandler(lazy)))
+    else:
+        handlers = [(endpoint.method, endpoint.full_path, asgi_handler(endpoint, context),
+                     endpoint.direct, None if endpoint.direct_handler is None
+                     else endpoint.direct_handler(context, endpoint))
+                    for endpoint in all_endpoints()]
     by_path: dict[str, dict[str, Handler]] = {}
-    for method, path, handler in handlers:
+    for method, path, handler, _, _ in handlers:
         methods = by_path.setdefault(path, {})
         if method in methods:
             raise ValueError(f"{method} {path} is defined twice")
@@ -50,9 +66,12 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     # methods rather than those of …/records/{record_id}, which its path also matches.
     routes = [Route(path, _Dispatcher(by_path[path]), methods=list(by_path[path]))
               for path in sorted(by_path, key=_specificity)]
+    direct = [DirectRoute(method, path, handler, direct_handler)
+              for method, path, handler, is_direct, direct_handler in handlers
+              if is_direct and direct_routes]
     gate = partial(RequestGate, context=context, access_log=access_log,
                    private_names=private_hosts, timeouts=body_timeouts)
-    app = PlatformApp(gate, IndexedRouter(routes=routes))
+    app = PlatformApp(gate, IndexedRouter(routes=routes), direct)
     app.state.context = context
     return app
 
@@ -67,13 +86,84 @@ class PlatformApp(Starlette):
     # is kept per running loop (the body guard's timer), and it has no lifespan.
     runs_on_caller_loop = True
 
-    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router) -> None:
+    def __init__(self, gate: Callable[[ASGIApp], ASGIApp], router: Router,
+                 direct: list[DirectRoute] | None = None) -> None:
         super().__init__(routes=router.routes)
         self.router = router
         self._gate = gate
+        self._direct = direct or []
 
     def build_middleware_stack(self) -> ASGIApp:
-        return self._gate(self.router)
+        if not self._direct:
+            return self._gate(self.router)
+        return self._gate(DirectRoutes(self.router, self._direct))
+
+
+@dataclass(frozen=True, slots=True)
+class DirectRoute:
+    method: str
+    path: str
+    handler: Handler  # what the router would call
+    direct_handler: DirectHandler | None = None  # the endpoint's own, tried first
+
+
+class DirectRoutes:
+    """The hot routes (`Endpoint.direct`: a function invoke) matched by one regular
+    expression each, ahead of the router; everything else goes to the router.
+
+    Only a request the router would give the same handler is taken: the method is the
+    route's, the app has no root path, and no other route can match the route's paths
+    (checked when the app is built: a path that fills each parameter of the route with
+    a segment no route names must match no other route). It goes to the endpoint's own
+    handler (`Endpoint.direct_handler`) when it has one that takes the request, else to
+    the handler the router would call."""
+
+    def __init__(self, router: Router, direct: list[DirectRoute]) -> None:
+        self.router = router
+        self._routes: dict[str, list[tuple[re.Pattern[str], DirectRoute]]] = {}
+        for route in direct:
+            _require_only_match(router, route.path)
+            self._routes.setdefault(route.method, []).append((_path_pattern(route.path),
+                                                              route))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope.get("root_path"):
+            for pattern, route in self._routes.get(scope["method"], ()):
+                match = pattern.fullmatch(scope["path"])
+                if match is not None:
+                    params = match.groupdict()
+                    if route.direct_handler is not None and await route.direct_handler(
+                            scope, receive, send, params):
+                        return
+                    scope["path_params"] = params
+                    response = await route.handler(Request(scope, receive, send))
+                    await response(scope, receive, send)
+                    return
+        await self.router(scope, receive, send)
+
+
+_PARAM_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PROBE_SEGMENT = "\ufffe-probe"
+
+
+def _path_pattern(path: str) -> re.Pattern[str]:
+    """What a route path matches, as Starlette's string parameters do: any non-empty
+    segment without a slash."""
+    parts = _PARAM_RE.split(path)
+    return re.compile("".join(re.escape(part) if number % 2 == 0 else f"(?P<{part}>[^/]+)"
+                              for number, part in enumerate(parts)))
+
+
+def _require_only_match(router: Router, path: str) -> None:
+    if ":" in path:
+        raise ValueError(f"{path}: a direct route takes string parameters only")
+    probe = _PARAM_RE.sub(_PROBE_SEGMENT, path)
+    scope = {"type": "http", "method": "GET", "path": probe, "root_path": ""}
+    matching = [route for route in router.routes
+                if isinstance(route, Route) and route.matches(scope)[0] is not Match.NONE]
+    if [route.path for route in matching] != [path]:
+        raise ValueError(f"{path}: a direct route whose paths other routes match too "
+                         f"({', '.join(route.path for route in matching)})")
 
 
 class IndexedRouter(Router):

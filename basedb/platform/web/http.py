@@ -30,6 +30,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +47,7 @@ from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
+from basedb.platform.domain.runtimes.sql import read_only_pool
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.store import Store, is_busy_error
@@ -110,10 +112,22 @@ class Endpoint:
     redirect: str | None = None
     # The largest request body accepted, in bytes (refused with 413 as it streams in).
     body_limit: int = DEFAULT_BODY_LIMIT
+    # Matched ahead of the router (basedb.platform.web.app.DirectRoutes): for the few
+    # routes that carry most of a site's traffic. Optionally with a handler of its own
+    # for the common case, which must answer as `handler` behind the request layer does
+    # (`DirectHandler`).
+    direct: bool = False
+    direct_handler: Callable[[AppContext, Endpoint], DirectHandler] | None = None
 
     @property
     def full_path(self) -> str:
         return self.path if self.absolute else API_PREFIX + self.path
+
+
+DirectHandler = Callable[[Scope, Receive, Send, dict[str, str]], Awaitable[bool]]
+"""An endpoint's own ASGI handler for the requests it takes whole (it answers them and
+says True), given the path parameters; for any other it says False before it has read
+or sent anything, and the request goes to the endpoint's handler as usual."""
 
 
 @dataclass(slots=True)
@@ -172,17 +186,7 @@ class Call:
 
     def body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
         """The JSON body, which must be an object (with only `allowed` keys, if given)."""
-        if not isinstance(self.body, dict):
-            what = "must be a JSON object" if self.body_sent else "is missing"
-            raise bad_request(f"The request body {what}", parameter="/", received=self.body,
-                              fix="send a JSON object such as {\"name\": …}")
-        if allowed is not None:
-            for key in self.body:
-                if key not in allowed:
-                    raise bad_request(f"Unknown property {quote(key)}", parameter=f"/{key}",
-                                      received=self.body[key], fix="remove it",
-                                      candidates=sorted(allowed))
-        return self.body
+        return body_object(self.body, self.body_sent, allowed)
 
     def optional_body_object(self, allowed: Collection[str] | None = None) -> dict[str, Any]:
         """The JSON body when one was sent (then it must be an object), else {}."""
@@ -202,18 +206,52 @@ class Call:
         return value
 
 
+def body_object(body: Any, body_sent: bool,
+                allowed: Collection[str] | None = None) -> dict[str, Any]:
+    """`Call.body_object` of a parsed body (`body_sent`: whether there was one at all)."""
+    if not isinstance(body, dict):
+        what = "must be a JSON object" if body_sent else "is missing"
+        raise bad_request(f"The request body {what}", parameter="/", received=body,
+                          fix="send a JSON object such as {\"name\": …}")
+    if allowed is not None:
+        for key in body:
+            if key not in allowed:
+                raise bad_request(f"Unknown property {quote(key)}", parameter=f"/{key}",
+                                  received=body[key], fix="remove it",
+                                  candidates=sorted(allowed))
+    return body
+
+
 # ------------------------------------------------------------------------- responses
+
+
+def json_bytes(body: Any) -> bytes:
+    """A JSON answer's body as the platform writes every one."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
 
 
 def json_response(body: Any, status: int = 200,
                   headers: Mapping[str, str] | None = None) -> Response:
-    content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return Response(content.encode("utf-8"), status_code=status, headers=headers,
-                    media_type=JSON)
+    return Response(json_bytes(body), status_code=status, headers=headers, media_type=JSON)
+
+
+def envelope_bytes(data: Any) -> bytes:
+    """The success envelope `{"code": 0, "msg": "success", "data": …}` as bytes."""
+    return json_bytes({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
 
 
 def envelope(data: Any) -> Response:
     return json_response({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
+
+
+async def send_json_200(send: Send, content: bytes) -> None:
+    """What `await json_response(…)(scope, receive, send)` sends for a 200, in the
+    same messages and headers, without building the Response."""
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", str(len(content)).encode("latin-1")),
+                            (b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": content})
 
 
 def failure_response(failure: ApiFailure, log_id: str) -> Response:
@@ -250,6 +288,11 @@ def report_unexpected(exc: BaseException, log_id: str, method: str, path: str) -
                        f"{method} {path}\n{text}")
 
 
+def unexpected_response(exc: Exception, log_id: str, method: str, path: str) -> Response:
+    """The answer to an exception a handler did not expect (503 when SQLite was busy)."""
+    return _unexpected_response(exc, log_id, method, path)
+
+
 def _unexpected_response(exc: Exception, log_id: str, method: str, path: str) -> Response:
     if is_busy_error(exc):
         busy = ApiFailure(protocol.Code.PLATFORM_BUSY, protocol.BUSY_MSG, status=503)
@@ -270,7 +313,11 @@ def too_large(limit: int) -> ApiFailure:
 
 def _refuse_declared_over(request: Request, limit: int) -> None:
     """HTTP 413 for a body whose Content-Length is over `limit` bytes, before reading it."""
-    declared = request.headers.get("content-length", "")
+    refuse_declared_over(request.headers.get("content-length", ""), limit)
+
+
+def refuse_declared_over(declared: str, limit: int) -> None:
+    """`_refuse_declared_over` of a Content-Length header's value ("" if none)."""
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise too_large(limit)
 
@@ -291,7 +338,11 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The whole request body (at most `limit` bytes): `body_chunks` joined, reading the
     messages straight from `receive` (most bodies are one message)."""
     _refuse_declared_over(request, limit)
-    receive = request.receive
+    return await receive_body(request.receive, limit)
+
+
+async def receive_body(receive: Receive, limit: int) -> bytes:
+    """`read_body` once the declared length has been checked."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -328,14 +379,17 @@ def parse_json_body(raw: bytes) -> Any:
 
 
 def _authenticate(call: Call, page_session: bool = False) -> None:
-    conn = call.store.connection()
     authorization = call.request.headers.get("authorization")
     user = None
     if page_session and not authorization:
-        user = page_session_user(conn, call.request, call.path.get("app_token"))
+        user = page_session_user(call.store.connection(), call.request,
+                                 call.path.get("app_token"))
         call.from_page = user is not None
     if user is None:
-        user = identity.authenticate(conn, authorization)
+        # A read-only connection, so that a known token is looked up again only once
+        # the database changed (basedb.platform.domain.resolved).
+        user = identity.authenticate(read_only_pool(call.store).connection(), authorization,
+                                     memo=call.caches.tokens)
     call.user = user
     call.request.scope[USER_ID_KEY] = user.user_id
     scope = platform_log.current_scope()
@@ -622,18 +676,20 @@ class _Exchange:
 
 
 def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None:
-    """One structured line per request; never headers (they carry the token)."""
-    line = json.dumps({
-        "ts": _timestamp(int(time.time())),
-        "log_id": log_id,
-        "method": scope["method"],
-        "path": scope["path"],
-        "status": status,
-        "ms": round(ms, 2),
-        "user_id": scope.get(USER_ID_KEY),
-    }, ensure_ascii=False)
-    sys.stderr.write(line + "\n")
+    """One structured line per request; never headers (they carry the token). The line
+    `json.dumps` makes of {"ts", "log_id", "method", "path", "status", "ms", "user_id"},
+    written out field by field: a dict and the encoder's walk over it cost a request
+    more than the write."""
+    user_id = scope.get(USER_ID_KEY)
+    sys.stderr.write(
+        f'{{"ts": {_string(_timestamp(int(time.time())))}, "log_id": {_string(log_id)}, '
+        f'"method": {_string(scope["method"])}, "path": {_string(scope["path"])}, '
+        f'"status": {int(status)!r}, "ms": {float(round(ms, 2))!r}, '
+        f'"user_id": {"null" if user_id is None else _string(user_id)}}}\n')
     sys.stderr.flush()
+
+
+_string: Callable[[str], str] = encode_basestring  # a JSON string, as json.dumps writes it
 
 
 @lru_cache(maxsize=4)

@@ -20,10 +20,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
 
 from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
+from basedb.platform.domain import identity
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
+from basedb.platform.domain.identity import User
 from basedb.platform.domain.invoke import (
     INVOKE_ENVIRONMENTS,
     InvokeCall,
@@ -33,16 +38,42 @@ from basedb.platform.domain.invoke import (
     start_on_loop,
 )
 from basedb.platform.domain.revision import live_catalog
+from basedb.platform.domain.runtimes.sql import read_only_pool
 from basedb.platform.storage import platform_log
-from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
+from basedb.platform.storage.ids import new_log_id
+from basedb.platform.web.http import (
+    LOG_ID_KEY,
+    MIB,
+    NO_QUERY,
+    USER_ID_KEY,
+    AppContext,
+    Call,
+    DirectHandler,
+    Endpoint,
+    QueryParam,
+    body_object,
+    envelope_bytes,
+    failure_response,
+    parse_json_body,
+    receive_body,
+    refuse_declared_over,
+    send_json_200,
+    unexpected_response,
+)
+from basedb.platform.web.origins import HOST_KEY, RequestHost
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
+_BODY_KEYS = frozenset({"params"})
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
 
 def parse_env(call: Call) -> str:
-    env = call.query.get("env", "prod")
+    return _env(call.query)
+
+
+def _env(query: QueryParams) -> str:
+    env = query.get("env", "prod")
     if env not in INVOKE_ENVIRONMENTS:
         raise bad_request("env must be prod, preview or dev", parameter="?env", received=env,
                           fix="send env=prod (the published release), env=preview, or "
@@ -54,19 +85,27 @@ def parse_env(call: Call) -> str:
 def parse_flag(call: Call, name: str) -> bool:
     """A boolean query parameter, spelt as the document's boolean reads on the wire:
     true or false (absent: false)."""
-    raw = call.query.get(name, "false")
+    return _flag(call.query, name)
+
+
+def _flag(query: QueryParams, name: str) -> bool:
+    raw = query.get(name, "false")
     if raw == "true":
         return True
     if raw == "false":
         return False
     raise bad_request(f"{name} must be true or false", parameter=f"?{name}",
-                      received=call.query.get(name), fix=f"send {name}=true or leave it out")
+                      received=query.get(name), fix=f"send {name}=true or leave it out")
 
 
 def body_params(call: Call) -> dict[str, Any]:
     """`params` of the body {"params": {…}}; an absent body or params means none (but
     `"params": null` is refused, as the document's object type says)."""
-    body = call.optional_body_object({"params"})
+    return _params(call.body, call.body_sent)
+
+
+def _params(body: Any, body_sent: bool) -> dict[str, Any]:
+    body = body_object(body, body_sent, _BODY_KEYS) if body_sent else {}
     if "params" not in body:
         return {}
     params = body["params"]
@@ -136,16 +175,78 @@ async def invoke(call: Call) -> Any:
     """Answered on the event loop when it can be at once (a cheap Database Function
     statement on what the platform holds in memory), else finished in a worker thread
     (`basedb.platform.domain.invoke.start_on_loop`)."""
-    env, function_id = parse_env(call), call.path["function_id"]
+    return await _invoke(call.context, call.caller, call.path["app_token"],
+                         call.path["function_id"], call.query, call.body, call.body_sent,
+                         call.body_size, call.from_page, call.log_id)
+
+
+async def _invoke(context: AppContext, caller: User, app_token: str, function_id: str,
+                  query: QueryParams, body: Any, body_sent: bool, body_size: int,
+                  from_page: bool, log_id: str) -> Any:
+    env = _env(query)
     started = time.perf_counter()
     with call_logged(env, function_id, started):
         answer = start_on_loop(InvokeCall(
-            call.store, call.caches, call.caller, call.path["app_token"], function_id,
-            body_params(call), env, parse_flag(call, "includeInternal"), call.from_page,
-            call.log_id, call.context.faas), call.body_size)
+            context.store, context.caches, caller, app_token, function_id,
+            _params(body, body_sent), env, _flag(query, "includeInternal"), from_page,
+            log_id, context.faas), body_size)
         if isinstance(answer, Pending):
             return await run_in_threadpool(answer.finish)
         return answer
+
+
+def direct_invoke(context: AppContext, endpoint: Endpoint) -> DirectHandler:
+    """The invoke endpoint without the generic request layer, for a caller with a bearer
+    token: the same steps as `asgi_handler` runs for it, in the same order (the host,
+    the caller, the body within its limit, then the call), with the same answers; the
+    tests compare the two byte for byte. A request without an Authorization header (a
+    page's sign-in session, or none) is left to the generic handler."""
+    limit = endpoint.body_limit
+    tokens = context.caches.tokens
+    pool = read_only_pool(context.store)
+
+    async def handle(scope: Scope, receive: Receive, send: Send,
+                     path: dict[str, str]) -> bool:
+        authorization = declared = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value if authorization is None else authorization
+            elif name == b"content-length":
+                declared = value if declared is None else declared
+        app_token = path["app_token"]
+        host = scope.get(HOST_KEY)
+        if not authorization or (isinstance(host, RequestHost) and host.kind != "api"
+                                 and app_token.lower() != host.site):
+            return False  # a page session, no caller, or another site's page host
+        log_id = scope.get(LOG_ID_KEY) or new_log_id()
+        log_scope = platform_log.current_scope()
+        if log_scope is not None:
+            log_scope.app_token = app_token
+        try:
+            caller = identity.authenticate(pool.connection(), authorization.decode("latin-1"),
+                                           memo=tokens)
+            scope[USER_ID_KEY] = caller.user_id
+            if log_scope is not None:
+                log_scope.user_id = caller.user_id
+            refuse_declared_over("" if declared is None else declared.decode("latin-1"),
+                                 limit)
+            raw = await receive_body(receive, limit)
+            query = QueryParams(scope["query_string"]) if scope["query_string"] else NO_QUERY
+            data = await _invoke(context, caller, app_token, path["function_id"], query,
+                                 parse_json_body(raw), bool(raw), len(raw), False, log_id)
+            content = envelope_bytes(data)
+        except ApiFailure as failure:
+            await failure_response(failure, log_id)(scope, receive, send)
+            return True
+        except Exception as exc:
+            response = unexpected_response(exc, log_id, scope["method"],
+                                           Request(scope).url.path)
+            await response(scope, receive, send)
+            return True
+        await send_json_200(send, content)
+        return True
+
+    return handle
 
 
 @contextmanager
@@ -272,7 +373,8 @@ ENDPOINTS = [
              query=(_ENV, _INTERNAL), hosts="any",
              body=obj({"params": {"type": "object", "description": "Named parameters, as "
                                   "the function's inputSchema describes."}}),
-             body_required=False, page_session=True, body_limit=4 * MIB,
+             body_required=False, page_session=True, body_limit=4 * MIB, direct=True,
+             direct_handler=direct_invoke,
              response={"description": "The function's result: Database Functions {rows, "
                        "columns, rowCount, truncated}; Mutations {recordIds, affected, "
                        "record_not_found, ignored_fields, precondition_failed}; FaaS and AI "
