@@ -32,6 +32,7 @@ from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.storage import store as store_module
 from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.physical import table_name
+from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.web.routes import functions as function_routes
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
@@ -235,9 +236,8 @@ def test_the_loop_attempt_leaves_the_connection_as_it_was(site: TaskSite,
                                                           platform: LocalPlatform) -> None:
     site.invoke("tasksByStatusText", {"status": "Open"})
     start_on_loop(call_of(platform, site, "tasksByStatusText", OPEN), chars(OPEN))
-    from basedb.platform.domain.runtimes import sql as sql_runtime
 
-    with sql_runtime.read_only_pool(platform.store).transaction() as conn:
+    with read_only_pool(platform.store).transaction() as conn:
         tasks = table_name(site.tasks_table)
         assert conn.execute(f"SELECT instr('ab', 'b') FROM {tasks} LIMIT 1").fetchone() == (2,)
 

@@ -23,6 +23,7 @@ from basedb.platform.domain.runtimes import sql_inline
 from basedb.platform.domain.runtimes.sql_pool import QueryPool
 from basedb.platform.domain.runtimes.sql_worker import WorkerSettings
 from basedb.platform.storage import physical
+from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.sql_query import CompiledQuery
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
@@ -179,7 +180,7 @@ def test_only_cheap_statements_run_in_the_server_process(
     whose one call may be slow, on a value past its cap, and past its budget."""
     tasks = physical.table_name(site.tasks_table)
     limits = sql_runtime.current_limits()
-    pool = sql_runtime.read_only_pool(platform.store)
+    pool = read_only_pool(platform.store)
 
     def inline(sql: str) -> tuple[list[tuple[object, ...]], bool] | None:
         compiled = CompiledQuery(sql=sql, slots=(), columns=(), tables=frozenset({tasks}))
@@ -237,7 +238,7 @@ def test_a_refused_function_gives_up_on_the_event_loop_too(
     compiled = CompiledQuery(sql=f"SELECT instr('ab', 'b') AS n FROM {tasks} LIMIT 1",
                              slots=(), columns=(), tables=frozenset({tasks}))
     sql_inline.reset_loop_state()
-    with sql_runtime.read_only_pool(platform.store).transaction() as conn, memos_only():
+    with read_only_pool(platform.store).transaction() as conn, memos_only():
         assert sql_inline.run_inline(
             conn, compiled, [], site=site.app_token, column_names=["n"],
             row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,

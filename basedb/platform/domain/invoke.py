@@ -57,6 +57,7 @@ from basedb.platform.domain.runtimes.mutation import run_mutation
 from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
 from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
+from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store, WriteBusy, WriteOutOfTime
 from basedb.workspace.model import FaaS
 
@@ -357,7 +358,7 @@ def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
     # Resolution and validation share one read snapshot, and so does a cheap Database
     # Function statement; any other runs in a worker, which checks that the catalog is
     # still the one it was compiled for (else the call is resolved again, once).
-    with sql_runtime.read_only_pool(call.store).transaction() as conn:
+    with read_only_pool(call.store).transaction() as conn:
         target = _resolved_target(conn, call)
         plan = target.plan
         require_callable(plan)

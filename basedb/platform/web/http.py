@@ -47,9 +47,9 @@ from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
-from basedb.platform.domain.runtimes.sql import read_only_pool
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
+from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store, is_busy_error
 from basedb.platform.web.origins import HOST_KEY, classify_host, request_host
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo

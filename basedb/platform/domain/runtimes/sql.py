@@ -36,10 +36,7 @@ against exactly the catalog it was compiled for.
 from __future__ import annotations
 
 import sqlite3
-import threading
-import weakref
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,13 +52,8 @@ from basedb.platform.domain.runtimes.sql_pool import (
 )
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
-from basedb.platform.storage.sql_query import (
-    CompiledQuery,
-    StatementConnection,
-    prepare_connection,
-)
+from basedb.platform.storage.sql_query import CompiledQuery
 from basedb.platform.storage.sql_results import column_decoder
-from basedb.platform.storage.store import BUSY_TIMEOUT_S, Store
 
 MIB = 1024 * 1024
 TIME_LIMIT_S = 5.0
@@ -102,71 +94,6 @@ def current_limits() -> QueryLimits:
     """The limits as the module's constants are now (tests lower them)."""
     return QueryLimits(TIME_LIMIT_S, ROW_CAP, RESPONSE_CAP_BYTES, SLOW_AFTER_S,
                        SLOW_PER_SITE, SLOW_PER_PLATFORM)
-
-
-class _ReadOnlyConnection(StatementConnection):
-    """Weakly referenceable, so a pool can close what is still open."""
-
-
-class ReadOnlyPool:
-    """Read-only connections to one store's database, one per thread."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        self._all: weakref.WeakSet[_ReadOnlyConnection] = weakref.WeakSet()
-        self._lock = threading.Lock()
-
-    def connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
-
-    def _connect(self) -> sqlite3.Connection:
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False, cached_statements=512,
-                               factory=_ReadOnlyConnection)
-        conn.execute("PRAGMA query_only = ON")
-        prepare_connection(conn)
-        with self._lock:
-            self._all.add(conn)
-        return conn
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One consistent read snapshot on this thread's connection."""
-        conn = self.connection()
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-
-    def close(self) -> None:
-        with self._lock:
-            connections = list(self._all)
-            self._all = weakref.WeakSet()
-        for conn in connections:
-            with suppress(sqlite3.Error):
-                conn.close()
-        self._local = threading.local()
-
-
-_pools: weakref.WeakKeyDictionary[Store, ReadOnlyPool] = weakref.WeakKeyDictionary()
-_pools_lock = threading.Lock()
-
-
-def read_only_pool(store: Store) -> ReadOnlyPool:
-    """The pool of `store` (created on first use; it goes away with the store)."""
-    with _pools_lock:
-        pool = _pools.get(store)
-        if pool is None:
-            pool = _pools[store] = ReadOnlyPool(store.path)
-            weakref.finalize(store, pool.close)
-        return pool
 
 
 # -------------------------------------------------------------------------- running

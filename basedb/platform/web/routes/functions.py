@@ -38,9 +38,9 @@ from basedb.platform.domain.invoke import (
     start_on_loop,
 )
 from basedb.platform.domain.revision import live_catalog
-from basedb.platform.domain.runtimes.sql import read_only_pool
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
+from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.web.http import (
     LOG_ID_KEY,
     MIB,
