@@ -90,12 +90,18 @@ def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None =
     # again during the batch; pausing it for the batch halves the cost of a large check.
     # Analyses that are not kept become garbage the collector must free: the young
     # generation is collected every RELEASE_EVERY queries, which holds memory flat
-    # without ever traversing what lives longer.
+    # without ever traversing what lives longer. What exists before the batch (the
+    # workspace, imported modules) is frozen out of the collector's sight for the
+    # batch: with collection paused by the caller it would all still be young, and the
+    # first collection would traverse it (it also keeps forked workers from touching,
+    # and so copying, the parent's pages).
     paused = gc.isenabled()
     gc.disable()
+    gc.freeze()
     try:
         _check_all(ctx, cache, processes)
     finally:
+        gc.unfreeze()
         if paused:
             gc.enable()
 
