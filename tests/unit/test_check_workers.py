@@ -114,3 +114,24 @@ def test_what_workers_found_is_cached_as_a_serial_run_would_cache_it(tmp_path: P
 ])
 def test_workers_only_on_idle_cpus(cpus: int, load: float, expected: int) -> None:
     assert rules.processes_for(cpus, load) == expected
+
+
+@pytest.mark.parametrize(("cpus", "load", "running", "expected"), [
+    (2, 1.5, 1, 2),  # the average still holds the last runs, but only this check runs now
+    (2, 1.5, 2, 1),  # something else is running now too
+    (2, 0.2, 6, 2),  # a burst this instant on a machine idle for the last minute
+    (2, 7.0, 1, 2),  # the machine has just become idle
+    (2, 7.0, 5, 1),  # a saturated machine
+    (8, 5.5, 3, 4),  # two other tasks now: four processes (at most MAX_PROCESSES)
+])
+def test_workers_count_what_runs_now(cpus: int, load: float, running: int,
+                                     expected: int) -> None:
+    assert rules.processes_for(cpus, load, running) == expected
+
+
+def test_running_tasks_are_read_from_the_kernel() -> None:
+    running = rules._running()
+    if Path("/proc/loadavg").is_file():
+        assert running is not None and running >= 1  # this process at least
+    else:
+        assert running is None

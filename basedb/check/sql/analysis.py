@@ -157,11 +157,14 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
     except TokenError as error:
         return None, _token_problem(sql, error)
     statements: list[list[Token]] = [[]]
-    for token in tokens:
-        if token.token_type == TokenType.SEMICOLON:
-            statements.append([])
-        else:
-            statements[-1].append(token)
+    if ";" not in sql:  # no statement separator (the common case): one statement
+        statements = [tokens]
+    else:
+        for token in tokens:
+            if token.token_type == TokenType.SEMICOLON:
+                statements.append([])
+            else:
+                statements[-1].append(token)
     statements = [s for s in statements if s]
     if not statements:
         return None, SqlProblem("SQL_PARSE_ERROR", "main.sql contains no SQL statement "
@@ -181,8 +184,10 @@ def _parse(sql: str) -> tuple[Any, SqlProblem | None]:
             "SQL_NOT_READ_ONLY", f"main.sql starts with {first.text.upper()!r}: a Database "
             "Function runs exactly one read-only SELECT.", READ_ONLY_FIX, line, column)
     tokens, renamed = _keep_function_names(statements[0])
+    if "::" in sql:  # only a cast can follow a typed literal
+        tokens = _parenthesize_typed_literals(tokens)
     try:
-        trees = postgres.parser.parse(_parenthesize_typed_literals(tokens), sql)
+        trees = postgres.parser.parse(tokens, sql)
     except ParseError as error:
         return None, _parse_problem(sql, error)
     except RecursionError:

@@ -17,12 +17,18 @@ only costs speed: it is ignored or rebuilt, never reported.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+try:
+    # BLAKE2 from the interpreter's own module: importing hashlib initialises OpenSSL,
+    # which costs a small check more than reading its cached results.
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
 
 from basedb import __version__
 from basedb.check.bindings import ParamBinding
@@ -69,7 +75,7 @@ class AnalysisCache:
             doc = json.loads(path.read_text(encoding="utf-8"))
             if doc.get("format") == FORMAT and isinstance(doc.get("entries"), dict):
                 entries = doc["entries"]
-        return cls(path, catalog, hashlib.sha256(salt.encode()).hexdigest(), entries)
+        return cls(path, catalog, _digest(salt.encode()), entries)
 
     def start_run(self) -> None:
         """Begin another run over the same cache: what the last run used becomes what
@@ -81,7 +87,7 @@ class AnalysisCache:
             kinds: list[str | None] | None = None) -> str:
         shown = ",".join(kind or "" for kind in kinds or ())
         text = f"{self.salt}\0{param_count}\0{shown}\0{int(resolve)}\0{sql}"
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return _digest(text.encode("utf-8", "surrogatepass"))
 
     def get(self, key: str) -> CachedAnalysis | None:
         entry = self._old.get(key) or self._new.get(key)
@@ -136,7 +142,11 @@ class AnalysisCache:
 
 def _catalog_digest(catalog: Catalog) -> str:
     canonical = json.dumps(catalog_to_dict(catalog), ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return _digest(canonical.encode("utf-8"))
+
+
+def _digest(data: bytes) -> str:
+    return blake2b(data, digest_size=32).hexdigest()
 
 
 def _sqlglot_stamp() -> str:

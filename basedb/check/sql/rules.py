@@ -42,16 +42,32 @@ def available_processes() -> int:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
-    return processes_for(cpus, load)
+    return processes_for(cpus, load, _running())
 
 
-def processes_for(cpus: int, load: float) -> int:
-    """Processes for `cpus` CPUs under a 1-minute load average of `load`: one per CPU
-    that other work leaves idle. One running task of the load is taken to be this check
-    (or the previous run of it). On a busy machine workers would only queue for the same
-    CPUs and add the cost of forking (copied pages, a second collector), so the check
-    stays in one process, as GNU make holds back jobs above a load limit."""
+def _running() -> int | None:
+    """Tasks runnable on the machine at this instant, this process included (Linux's
+    /proc/loadavg), or None where that cannot be read."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as stats:
+            return int(stats.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def processes_for(cpus: int, load: float, running: int | None = None) -> int:
+    """Processes for `cpus` CPUs under a 1-minute load average of `load`, with `running`
+    tasks runnable right now (this process included; None: unknown): one per CPU that
+    other work leaves idle. One running task of the load is taken to be this check (or
+    the previous run of it). The average trails the machine by a minute, so the
+    previous runs of a check repeated back to back (their workers included) keep it
+    above what other work takes; when nothing else is runnable right now, it is not
+    counted. On a busy machine workers would only queue for the same CPUs and add the
+    cost of forking (copied pages, a second collector), so the check stays in one
+    process, as GNU make holds back jobs above a load limit."""
     others = max(0.0, load - 1.0)
+    if running is not None:
+        others = min(others, float(max(0, running - 1)))
     return max(1, min(cpus, MAX_PROCESSES, int(cpus - others)))
 
 
@@ -90,12 +106,18 @@ def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None =
     # again during the batch; pausing it for the batch halves the cost of a large check.
     # Analyses that are not kept become garbage the collector must free: the young
     # generation is collected every RELEASE_EVERY queries, which holds memory flat
-    # without ever traversing what lives longer.
+    # without ever traversing what lives longer. What exists before the batch (the
+    # workspace, imported modules) is frozen out of the collector's sight for the
+    # batch: with collection paused by the caller it would all still be young, and the
+    # first collection would traverse it (it also keeps forked workers from touching,
+    # and so copying, the parent's pages).
     paused = gc.isenabled()
     gc.disable()
+    gc.freeze()
     try:
         _check_all(ctx, cache, processes)
     finally:
+        gc.unfreeze()
         if paused:
             gc.enable()
 

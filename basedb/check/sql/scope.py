@@ -94,13 +94,16 @@ def is_quoted(identifier: Any) -> bool:
 class Source:
     """A FROM item: a catalog table, a derived column list, or opaque (unknown columns)."""
 
-    __slots__ = ("alias", "columns", "table")
+    __slots__ = ("alias", "columns", "fields", "table")
 
     def __init__(self, alias: str, table: Table | None = None,
                  columns: list[OutputColumn] | None = None) -> None:
         self.alias = alias
         self.table = table
         self.columns = columns
+        # A table's references found so far, by (name, quoted): a query names the same
+        # field again and again, and each reference would be built anew.
+        self.fields: dict[tuple[str, bool], ColumnRef | None] = {}
 
     @property
     def opaque(self) -> bool:
@@ -113,12 +116,17 @@ class Source:
 
     def find(self, name: str, quoted: bool) -> ColumnRef | None:
         if self.table is not None:
+            key = (name, quoted)
+            if key in self.fields:
+                return self.fields[key]
             found = self.table.field(name)
             if found is None and not quoted:
                 folded = [f for f in self.table.fields if f.name.casefold() == name.casefold()]
                 found = folded[0] if len(folded) == 1 else None
-            return None if found is None else ColumnRef(
+            ref = None if found is None else ColumnRef(
                 "field", self.alias, found.name, self.table, found)
+            self.fields[key] = ref
+            return ref
         col = match_column(self.columns or [], name, quoted)
         return None if col is None else ColumnRef(
             "derived", self.alias or None, col.name, col.table, col.field)

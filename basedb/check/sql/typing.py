@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from basedb.check.sql import pgtypes as T
 from basedb.check.sql.model import ColumnRef, Resolution, SqlProblem, Typing
-from basedb.check.sql.typing_base import ANY
+from basedb.check.sql.typing_base import ANY, CALLS
 from basedb.check.sql.typing_groups import GroupingRules
 from basedb.workspace.model import Table
 
@@ -104,6 +104,8 @@ class Typer(GroupingRules):
         self.bounds: dict[int, str] = {}
         self.bound_params: set[int] = set()
         self._reported: set[int] = set()
+        self.suspects = 0
+        self.keys: dict[int, Any] = {}
 
     def run(self, tree: Any) -> Typing:
         columns = self.query_columns(tree, None)
@@ -344,9 +346,11 @@ class Typer(GroupingRules):
             self.join(join, scope)
         where = sel.args.get("where")
         if where is not None:
+            typed = self.suspects
             self.expr(where.this, scope)
             self.require_bool(where.this, "WHERE")
-            self.no_aggregates(where.this, "WHERE")
+            self.no_aggregates(where.this, "WHERE", typed)
+        listed = self.suspects
         columns = self.projections(sel, scope)
         scope.outputs = columns
         group = sel.args.get("group")
@@ -355,8 +359,9 @@ class Typer(GroupingRules):
             if any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup", "totals")):
                 self.unsupported("grouping_sets", "GROUPING SETS / ROLLUP / CUBE", group)
             for item in group.expressions:
+                typed = self.suspects
                 self.expr(item, scope)
-                self.no_aggregates(item, "GROUP BY")
+                self.no_aggregates(item, "GROUP BY", typed)
                 if self.constant_item(item, "GROUP BY", len(sel.expressions)):
                     target = self.group_target(item, sel)
                     if target is not item:
@@ -384,8 +389,10 @@ class Typer(GroupingRules):
                 self.expr(item, scope)
                 self.constant_item(item.this, "ORDER BY", len(sel.expressions))
         empty_group = group is not None and not group.expressions
-        if (group is not None or having is not None or self.has_aggregates(sel)) \
-                and not empty_group:
+        # Typing the select list and ORDER BY met no call: neither calls an aggregate.
+        maybe_aggregates = self.suspects != listed
+        if (group is not None or having is not None
+                or (maybe_aggregates and self.has_aggregates(sel))) and not empty_group:
             self.grouping(sel, grouped)
         if distinct is not None and order is not None:
             self.distinct_order(sel, distinct, on, order)
@@ -439,9 +446,10 @@ class Typer(GroupingRules):
         self.add_source(join.this, scope)
         on = join.args.get("on")
         if on is not None:
+            typed = self.suspects
             self.expr(on, scope)
             self.require_bool(on, "JOIN/ON")
-            self.no_aggregates(on, "JOIN conditions")
+            self.no_aggregates(on, "JOIN conditions", typed)
         for left, right in self.resolution.usings.get(id(join), ()):
             lt, rt = (self.column_type(None, ref, scope) for ref in (left, right))
             if ANY not in (lt, rt) and T.comparable(lt, rt) is None:
@@ -460,6 +468,11 @@ class Typer(GroupingRules):
             stars = self.resolution.stars.get(id(proj))
             if stars is not None and merging and isinstance(proj, exp.Star):
                 self.unsupported("star_using", "`*` over JOIN … USING / NATURAL JOIN", proj)
+            whole = isinstance(proj, exp.Star) or (isinstance(proj, exp.Column)
+                                                   and isinstance(proj.this, exp.Star))
+            if whole and proj.find(*CALLS) is not None:
+                # Not typed by `expr`: count what it could hide (`* REPLACE (f(x) AS y)`).
+                self.suspects += 1
             if stars is not None:
                 for star in stars:
                     column = star.column
@@ -470,8 +483,7 @@ class Typer(GroupingRules):
                         found = source.find(column.name) if source is not None else None
                         columns.append((column.name, found or ANY))
                 continue
-            if isinstance(proj, exp.Star) or (isinstance(proj, exp.Column)
-                                              and isinstance(proj.this, exp.Star)):
+            if whole:
                 continue
             found = self.expr(proj, scope)
             if found == T.UNKNOWN:

@@ -48,14 +48,17 @@ for _name in ("UnicodeString", "RawString", "National", "HexString", "BitString"
 
 
 # How `TyperBase.expr` treats a node, by class (cached: isinstance against the tuples
-# above costs more than the rest of the walk).
-_WALK_CHILDREN, _WALK_QUERY, _WALK_OPAQUE = range(3)
+# above costs more than the rest of the walk). A call class (`_WALK_CALL`) is walked like
+# any other, and may be an aggregate or a window, which the grouping rules look for.
+_WALK_CHILDREN, _WALK_CALL, _WALK_QUERY, _WALK_OPAQUE = range(4)
 _WALKS: dict[type, int] = {}
+CALLS = (exp.Anonymous, exp.Filter, exp.Window)
 
 
 def _walk_of(kind: type) -> int:
     walk = (_WALK_QUERY if issubclass(kind, (*QUERIES, exp.Values))
-            else _WALK_OPAQUE if issubclass(kind, OPAQUE) else _WALK_CHILDREN)
+            else _WALK_OPAQUE if issubclass(kind, OPAQUE)
+            else _WALK_CALL if issubclass(kind, CALLS) else _WALK_CHILDREN)
     _WALKS[kind] = walk
     return walk
 
@@ -99,6 +102,10 @@ class TyperBase:
     param_types: dict[int, str]
     declared: tuple[str | None, ...]
     _reported: set[int]
+    # How many nodes `expr` met that are, or may hide, an aggregate or a window call (a
+    # call, or an opaque node with children): while it does not grow over the typing of
+    # an expression, that expression calls neither at its own level.
+    suspects: int = 0
 
     # Implemented by the query half (typing.Typer).
     # Implemented by the query half.
@@ -136,27 +143,43 @@ class TyperBase:
                              instead(key), node, keyword)
 
     def expr(self, root: Any, scope: Any) -> str:
-        """Type `root` and everything under it; its type."""
-        stack: list[tuple[Any, bool]] = [(root, False)]
-        types = self.types
-        handle = self.handle
+        """Type `root` and everything under it; its type.
+
+        Children are typed before their parent, the last child first. The walk lists the
+        nodes parent first (first child first), then types them in the reverse order,
+        which is that order. A subquery is typed as a whole where it stands; a node of
+        an `OPAQUE` class types as ANY and its children are not visited."""
+        walks = _WALKS
+        order: list[Any] = []
+        stack = [root]
+        suspects = 0
         while stack:
-            node, ready = stack.pop()
-            if ready:
-                types[id(node)] = handle(node, scope)
-                continue
+            node = stack.pop()
+            order.append(node)
             kind = type(node)
-            walk = _WALKS.get(kind)
+            walk = walks.get(kind)
             if walk is None:
                 walk = _walk_of(kind)
-            if walk == _WALK_QUERY:
+            if walk <= _WALK_CALL:
+                children = list(node.iter_expressions())
+                children.reverse()
+                stack += children
+                if walk == _WALK_CALL:
+                    suspects += 1
+            elif walk == _WALK_OPAQUE and kind is not exp.Identifier \
+                    and next(node.iter_expressions(), None) is not None:
+                suspects += 1  # a node under it is not visited: it could be a call
+        self.suspects += suspects
+        types = self.types
+        handle = self.handle
+        for node in reversed(order):
+            walk = walks[type(node)]
+            if walk <= _WALK_CALL:
+                types[id(node)] = handle(node, scope)
+            elif walk == _WALK_QUERY:
                 types[id(node)] = self.subquery_type(node, scope)
-                continue
-            if walk == _WALK_OPAQUE:
+            else:
                 types[id(node)] = ANY
-                continue
-            stack.append((node, True))
-            stack.extend([(child, False) for child in node.iter_expressions()])
         return types[id(root)]
 
     def subquery_type(self, node: Any, scope: Any) -> str:

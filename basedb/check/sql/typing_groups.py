@@ -22,6 +22,7 @@ class GroupingRules(ExpressionTyper):
     """The grouping half of `typing.Typer`; see the module docstring."""
 
     resolution: Resolution
+    keys: dict[int, Any]  # key() of each node met, by id
 
     def constant_item(self, item: Any, clause: str, width: int) -> bool:
         """A constant in GROUP BY / ORDER BY / DISTINCT ON is a position of the select
@@ -62,7 +63,12 @@ class GroupingRules(ExpressionTyper):
             stack.extend(node.iter_expressions())
         return out
 
-    def no_aggregates(self, root: Any, where: str) -> None:
+    def no_aggregates(self, root: Any, where: str, typed: int | None = None) -> None:
+        """Report an aggregate or window call at `root`'s level. `typed`: the typer's
+        `suspects` before `root` was typed; when typing it met no call (and `root` is
+        not a subquery, whose own level typing does not enter), there is none."""
+        if typed == self.suspects and not isinstance(root, QUERIES):
+            return
         for node in self.level_nodes(root):
             if self.is_aggregate(node):
                 self.invalid(f"aggregate functions are not allowed in {where}", node,
@@ -172,15 +178,22 @@ class GroupingRules(ExpressionTyper):
         return False
 
     def key(self, node: Any) -> Any:
-        """A structural key of an expression, names resolved (for GROUP BY matching)."""
+        """A structural key of an expression, names resolved (for GROUP BY matching);
+        kept per node, as the rules ask again for the keys of a key's parts."""
         while isinstance(node, exp.Paren):
             node = node.this
+        if not isinstance(node, exp.Expression):
+            return node
+        known = self.keys.get(id(node))
+        if known is None:
+            known = self.keys[id(node)] = self._key(node)
+        return known
+
+    def _key(self, node: Any) -> Any:
         if isinstance(node, exp.Column):
             ref = self.resolution.columns.get(id(node))
             if ref is not None:
                 return ("column", ref.kind, (ref.qualifier or "").casefold(), ref.name)
-        if not isinstance(node, exp.Expression):
-            return node
         parts: list[tuple[str, Any]] = []
         for name, value in sorted(node.args.items()):
             if isinstance(value, list):
