@@ -15,6 +15,7 @@ from basedb.core.errors import InputError
 from basedb.core.paths import data_dir as default_data_dir
 from basedb.platform.domain.identity import OWNER_TOKEN_FILE, ensure_owner_token
 from basedb.platform.storage.platform_log import FILE_NAME
+from basedb.platform.storage.read_only import close_read_only_pool
 from basedb.platform.storage.store import DATABASE_FILE, Store
 from basedb.platform.web.app import build_app
 
@@ -55,6 +56,7 @@ class LocalPlatform:
                 del _platforms[self.data_dir]
         self.app.state.context.faas.forget(str(self.store.path))
         self.app.state.context.log_writer.flush()  # entries handed over are saved first
+        close_read_only_pool(self.store)
         self.store.close()
 
     def __repr__(self) -> str:

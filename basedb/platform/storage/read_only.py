@@ -78,3 +78,13 @@ def read_only_pool(store: Store) -> ReadOnlyPool:
             pool = _pools[store] = ReadOnlyPool(store.path)
             weakref.finalize(store, pool.close)
         return pool
+
+
+def close_read_only_pool(store: Store) -> None:
+    """Close the pool of `store`, if it has one, before the store itself: the store's
+    last connection to close checkpoints the write-ahead log and removes it, which a
+    read-only connection still open would prevent."""
+    with _pools_lock:
+        pool = _pools.pop(store, None)
+    if pool is not None:
+        pool.close()
