@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import Future
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -316,10 +316,9 @@ class InProcessTransport(httpx.BaseTransport):
         streams, or whose app waits on something after starting it, goes out as it
         comes: the held start (and body) leaves as soon as the loop regains control."""
         inbox = exchange.inbox
-        body_chunks = _request_body(request)
-        request_complete = False
         response_started = False
         response_complete = anyio.Event()
+        receive = _receiver(request, response_complete)
         # The start (status, headers) and the final body, while they are held back.
         held: tuple[int, list[Any]] | None = None
         held_body: bytes | None = None
@@ -333,17 +332,6 @@ class InProcessTransport(httpx.BaseTransport):
                 exchange.credits.acquire(blocking=False)  # the first chunk: credits remain
                 inbox.put(("body", held_body, None))
             held, held_body = None, None
-
-        async def receive() -> dict[str, Any]:
-            nonlocal request_complete
-            if request_complete:
-                await response_complete.wait()
-                return {"type": "http.disconnect"}
-            chunk = await body_chunks()
-            if chunk is None:
-                request_complete = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            return {"type": "http.request", "body": chunk, "more_body": True}
 
         async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal response_started, held, held_body
@@ -402,22 +390,10 @@ class InProcessTransport(httpx.BaseTransport):
     async def _serve_here(self, request: httpx.Request, exchange: Exchange) -> None:
         """Run the app for one request on a caller loop, putting what it sends in
         `exchange`. Never raises: a cancelled request must not end the loop's others."""
-        body_chunks = _request_body(request)
-        request_complete = False
         response_started = False
         response_complete = asyncio.Event()
+        receive = _receiver(request, response_complete)
         head = request.method == "HEAD"
-
-        async def receive() -> dict[str, Any]:
-            nonlocal request_complete
-            if request_complete:
-                await response_complete.wait()
-                return {"type": "http.disconnect"}
-            chunk = await body_chunks()
-            if chunk is None:
-                request_complete = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            return {"type": "http.request", "body": chunk, "more_body": True}
 
         async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal response_started
@@ -515,6 +491,31 @@ def _release(caller_loops: CallerLoops | None, background: _EventLoopThread) -> 
     if caller_loops is not None:
         caller_loops.close(wait=False)
     background.stop()
+
+
+class _Event(Protocol):  # asyncio.Event or anyio.Event
+    async def wait(self) -> Any: ...
+
+
+def _receiver(request: httpx.Request,
+              response_complete: _Event) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """The app's `receive` for `request`: its body, then (once the response is complete)
+    a disconnect."""
+    body_chunks = _request_body(request)
+    request_complete = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal request_complete
+        if request_complete:
+            await response_complete.wait()
+            return {"type": "http.disconnect"}
+        chunk = await body_chunks()
+        if chunk is None:
+            request_complete = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": chunk, "more_body": True}
+
+    return receive
 
 
 def _request_body(request: httpx.Request) -> Callable[[], Awaitable[bytes | None]]:
