@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
@@ -249,7 +250,7 @@ def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
 
 
 def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
-            actor: str, zone: str) -> tuple[list[str], list[list[Any]], dict[str, int]]:
+            actor: str, zone: str) -> tuple[list[str], list[list[Any]], Mapping[str, int]]:
     """Insert prepared rows: their record ids, the values inserted for each (a list per
     row), and where each field's value is in those lists."""
     if not rows:
@@ -294,7 +295,7 @@ class _InsertPlan:
     auto: tuple[str, ...]  # auto numbers
     checkbox: tuple[str, ...]  # unticked is 0, never NULL
     cells: tuple[str, ...]  # the prepared cells
-    positions: dict[str, int]  # where each field's value is in a row's values
+    positions: Mapping[str, int]  # where each field's value is in a row's values
 
 
 @lru_cache(maxsize=256)
@@ -318,7 +319,8 @@ def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
         insert_sql=f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})",
         constant_types=tuple(f.type for f in constant), auto=tuple(auto),
         checkbox=tuple(checkbox), cells=tuple(cells),
-        positions={field_id: first + i for i, field_id in enumerate(ordered)})
+        # Shared by every insert into the table: read-only.
+        positions=MappingProxyType({field_id: first + i for i, field_id in enumerate(ordered)}))
 
 
 _SYSTEM_TYPES = frozenset({"created_at", "updated_at", "created_by", "updated_by"})
