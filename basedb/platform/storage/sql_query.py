@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -159,21 +158,30 @@ class StatementConnection(sqlite3.Connection):
         return policy(action, arg1, arg2, database, source)
 
 
-@contextmanager
-def authorizing(conn: sqlite3.Connection, authorizer: Authorizer) -> Iterator[None]:
-    """Within the block, statements prepared on `conn` are authorized by `authorizer`."""
-    if isinstance(conn, StatementConnection):
-        previous, conn.policy = conn.policy, authorizer
-        try:
-            yield
-        finally:
-            conn.policy = previous
-        return
-    conn.set_authorizer(authorizer)
-    try:
-        yield
-    finally:
-        conn.set_authorizer(None)
+class authorizing:
+    """Within the block, statements prepared on `conn` are authorized by `authorizer`.
+    (A class rather than a generator: it is entered on every function call.)"""
+
+    __slots__ = ("_authorizer", "_conn", "_previous")
+
+    def __init__(self, conn: sqlite3.Connection, authorizer: Authorizer) -> None:
+        self._conn = conn
+        self._authorizer = authorizer
+        self._previous: Authorizer | None = None
+
+    def __enter__(self) -> None:
+        conn = self._conn
+        if isinstance(conn, StatementConnection):
+            self._previous, conn.policy = conn.policy, self._authorizer
+        else:
+            conn.set_authorizer(self._authorizer)
+
+    def __exit__(self, *exc: object) -> None:
+        conn = self._conn
+        if isinstance(conn, StatementConnection):
+            conn.policy = self._previous
+        else:
+            conn.set_authorizer(None)
 
 
 def read_only_authorizer(compiled: CompiledQuery) -> Callable[..., int]:

@@ -36,7 +36,7 @@ against exactly the catalog it was compiled for.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,7 @@ def run_cheap(conn: sqlite3.Connection, compiled: CompiledQuery, values: Sequenc
     it must go to `run_query` instead."""
     limits = limits or current_limits()
     answer = run_inline(conn, compiled, compiled.parameters(values, user_id), site=site,
-                        column_names=[c.name for c in compiled.columns],
+                        column_names=column_names(compiled),
                         row_cap=limits.row_cap, response_cap_bytes=limits.response_cap_bytes,
                         statement_limits=STATEMENT_LIMITS,
                         budget_s=min(BUDGET_S, limits.time_limit_s), on_loop=on_loop)
@@ -183,15 +183,38 @@ def _rows(outcome: Outcome, limits: QueryLimits, function_id: str,
 
 def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
                  truncated: bool) -> dict[str, Any]:
-    decoders = [column_decoder(column) for column in columns]
-    names = [column.name for column in columns]
+    names, decoders, shown = _shape(columns)
     out_rows = [{name: decode(cell) for name, decode, cell in zip(names, decoders, row,
                                                                    strict=False)}
                 for row in rows]
-    out_columns = [{"name": c.name, "type": c.field.type} if c.field is not None
-                   else {"name": c.name} for c in columns]
-    return {"rows": out_rows, "columns": out_columns, "rowCount": len(out_rows),
-            "truncated": truncated}
+    return {"rows": out_rows, "columns": [dict(column) for column in shown],
+            "rowCount": len(out_rows), "truncated": truncated}
+
+
+_Shape = tuple[tuple[str, ...], tuple[Callable[[Any], Any], ...], tuple[dict[str, Any], ...]]
+# How each statement's columns are shaped (names, decoders, the `columns` entries), kept
+# with the columns they were made from: compiled statements live as long as their plans.
+_shapes: dict[int, tuple[Sequence[OutputColumn], _Shape]] = {}
+_SHAPES_KEPT = 1024
+
+
+def _shape(columns: Sequence[OutputColumn]) -> _Shape:
+    found = _shapes.get(id(columns))
+    if found is not None and found[0] is columns:
+        return found[1]
+    shape: _Shape = (tuple(column.name for column in columns),
+                     tuple(column_decoder(column) for column in columns),
+                     tuple({"name": c.name, "type": c.field.type} if c.field is not None
+                           else {"name": c.name} for c in columns))
+    if len(_shapes) >= _SHAPES_KEPT:
+        _shapes.clear()
+    _shapes[id(columns)] = (columns, shape)
+    return shape
+
+
+def column_names(compiled: CompiledQuery) -> tuple[str, ...]:
+    """The names of the statement's output columns, in order."""
+    return _shape(compiled.columns)[0]
 
 
 def _size(count: int) -> str:

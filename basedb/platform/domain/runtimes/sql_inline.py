@@ -158,36 +158,60 @@ def _attempt(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Sequ
              column_names: Sequence[str], row_cap: int, response_cap_bytes: int,
              statement_limits: Mapping[int, int], budget_s: float,
              cpu_budget_s: float | None) -> tuple[list[tuple[Any, ...]], bool] | None:
-    refused: list[str] = []
-    limits = {**statement_limits, sqlite3.SQLITE_LIMIT_LENGTH: VALUE_CAP_BYTES}
-    saved = {limit: conn.setlimit(limit, value) for limit, value in limits.items()}
+    saved = [(limit, conn.setlimit(limit, value))
+             for limit, value in _inline_limits(statement_limits)]
     conn.set_progress_handler(TimeBudget(budget_s, cpu_budget_s), CHECK_EVERY)
     try:
-        with authorizing(conn, _inline_authorizer(read_only_authorizer(compiled), refused)):
+        with authorizing(conn, _authorizer(compiled)):
             cursor = conn.execute(compiled.sql, tuple(parameters))
             try:
                 answer = fetch_capped(cursor, column_names, row_cap, response_cap_bytes)
             finally:
                 cursor.close()
     except (sqlite3.Error, MemoryError, OverflowError, ValueError):
-        if refused:
-            with _refused_lock:
-                _refused[compiled.sql] = True
         return None
     finally:
         conn.set_progress_handler(None, 0)
-        for limit, value in saved.items():
+        for limit, value in saved:
             conn.setlimit(limit, value)
     if answer[0] != "ok":
         return None
     return answer[1], answer[2]
 
 
-def _inline_authorizer(base: Callable[..., int], refused: list[str]) -> Callable[..., int]:
+def _inline_limits(statement_limits: Mapping[int, int]) -> list[tuple[int, int]]:
+    """SQLite's limits for an attempt here: the statement's, with values capped at
+    `VALUE_CAP_BYTES`."""
+    return [*((limit, value) for limit, value in statement_limits.items()
+              if limit != sqlite3.SQLITE_LIMIT_LENGTH),
+            (sqlite3.SQLITE_LIMIT_LENGTH, VALUE_CAP_BYTES)]
+
+
+# The authorizer of each statement tried here, by SQL text, with what it was built from.
+_authorizers: dict[str, tuple[frozenset[str], frozenset[str], Callable[..., int]]] = {}
+_AUTHORIZERS_KEPT = 1024
+
+
+def _authorizer(compiled: CompiledQuery) -> Callable[..., int]:
+    """`read_only_authorizer(compiled)` that also refuses every function outside
+    `INLINE_FUNCTIONS` (and remembers the statement in `_refused`): built once per
+    statement, since a call mostly finds its statement prepared and asks it nothing."""
+    found = _authorizers.get(compiled.sql)
+    if found is not None and found[0] == compiled.tables and found[1] == compiled.ctes:
+        return found[2]
+    authorize = _inline_authorizer(read_only_authorizer(compiled), compiled.sql)
+    if len(_authorizers) >= _AUTHORIZERS_KEPT:
+        _authorizers.clear()
+    _authorizers[compiled.sql] = (compiled.tables, compiled.ctes, authorize)
+    return authorize
+
+
+def _inline_authorizer(base: Callable[..., int], sql: str) -> Callable[..., int]:
     def authorize(action: int, arg1: str | None, arg2: str | None, database: str | None,
                   source: str | None) -> int:
         if action == _FUNCTION and (arg2 or "").lower() not in INLINE_FUNCTIONS:
-            refused.append(arg2 or "")
+            with _refused_lock:
+                _refused[sql] = True
             return sqlite3.SQLITE_DENY
         return base(action, arg1, arg2, database, source)
 

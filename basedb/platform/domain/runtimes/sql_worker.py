@@ -243,14 +243,33 @@ def _execute(conn: sqlite3.Connection, request: QueryRequest, settings: WorkerSe
 
 def fetch_capped(cursor: sqlite3.Cursor, column_names: Sequence[str], row_cap: int,
                  response_cap_bytes: int) -> tuple[Any, ...]:
-    """At most `row_cap` rows and about `response_cap_bytes` of JSON."""
+    """At most `row_cap` rows and about `response_cap_bytes` of JSON (each row counted
+    as its cells' `json_size` plus its column names).
+
+    A batch whose rows cannot reach either cap is taken whole, sized by a bound that
+    needs no encoding (`_size_bound`, never below the exact count); only a batch that
+    might reach one is counted row by row, exactly, so the rows kept and `truncated` are
+    those of counting every row."""
     rows: list[tuple[Any, ...]] = []
-    size = 0
     names = sum(len(name.encode("utf-8")) + 4 for name in column_names)
+    bound = 0  # at least the size of `rows` while it is not counted exactly
+    size = 0
+    exact = False
     while True:
         batch = cursor.fetchmany(_FETCH_BATCH)
         if not batch:
             return ("ok", rows, False)
+        if not exact:
+            batch_bound = _size_bound(batch, names)
+            if (len(rows) + len(batch) <= row_cap
+                    and bound + batch_bound <= response_cap_bytes):
+                rows += batch
+                bound += batch_bound
+                if len(batch) < _FETCH_BATCH:  # fetchmany came up short: no more rows
+                    return ("ok", rows, False)
+                continue
+            exact = True
+            size = sum(names + sum(json_size(cell) for cell in row) for row in rows)
         for row in batch:
             if len(rows) >= row_cap:
                 return ("ok", rows, True)
@@ -258,6 +277,15 @@ def fetch_capped(cursor: sqlite3.Cursor, column_names: Sequence[str], row_cap: i
             if size > response_cap_bytes:
                 return ("ok", rows, True) if rows else ("row_too_big",)
             rows.append(row)
+
+
+def _size_bound(batch: list[tuple[Any, ...]], names: int) -> int:
+    """At least the `json_size` of the batch's rows (with `names` per row): every cell
+    counts at most 24 bytes plus 4 per character of text or byte of a blob (UTF-8 takes at
+    most 4 bytes a character)."""
+    width = len(batch[0]) if batch else 0
+    text = sum(len(cell) for row in batch for cell in row if isinstance(cell, (str, bytes)))
+    return len(batch) * (names + 24 * width) + 4 * text
 
 
 def json_size(cell: Any) -> int:
