@@ -225,10 +225,14 @@ def body_object(body: Any, body_sent: bool,
 # ------------------------------------------------------------------------- responses
 
 
+# What `json.dumps(…, ensure_ascii=False, separators=(",", ":"), allow_nan=False)` uses,
+# made once: dumps with options builds its encoder anew on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def json_bytes(body: Any) -> bytes:
     """A JSON answer's body as the platform writes every one."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode("utf-8")
+    return _ENCODER.encode(body).encode("utf-8")
 
 
 def json_response(body: Any, status: int = 200,
