@@ -128,5 +128,8 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
         pass
     finally:
         sock.close()
+        # The requests' platform log is saved in batches: what is waiting is saved
+        # while the store is still open.
+        app.state.context.log_writer.flush()
         platform.close()
     echo_err("basedb platform stopped")

@@ -121,3 +121,51 @@ def test_the_listening_socket_is_tcp_so_responses_are_not_delayed() -> None:
             client.close()
     finally:
         sock.close()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_the_platform_log_of_the_last_requests_is_saved_when_serve_stops(
+        tmp_path: Path, stop: signal.Signals) -> None:
+    """The platform log is saved in batches; stopping the server right after a call still
+    saves the call's entry (what `basedb logs LOGID` reads later)."""
+    data = tmp_path / "data"
+    existing = open_platform(data)
+    with TestClient(existing.app, base_url="http://localhost") as client:
+        app_token = client.post(API_PREFIX + "/sites/create", json={"title": "Shop"},
+                                headers={"Authorization": f"Bearer {existing.owner_token}"}
+                                ).json()["data"]["appToken"]
+    existing.close()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 120  # a guard against a hang, not a window
+        banner = ""
+        while "Press Ctrl+C" not in banner:
+            banner += _read_line(process.stderr, deadline)
+        url = re.search(r"listening on (http://127\.0\.0\.1:\d+)", banner).group(1)  # type: ignore[union-attr]
+        token = (data / "owner.token").read_text().strip()
+        with httpx.Client(base_url=url + API_PREFIX, timeout=10) as http:
+            answers = [http.post(f"/sites/{app_token}/functions/missing/invoke",
+                                 headers={"Authorization": f"Bearer {token}"}, json={})
+                       for _ in range(3)]
+    finally:
+        process.send_signal(stop)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0
+    assert all(answer.status_code == 409 for answer in answers)
+    reopened = open_platform(data)
+    try:
+        with reopened.store.read() as conn:
+            saved = {row[0] for row in conn.execute(
+                "SELECT log_id FROM platform_log WHERE kind = 'call' AND function_id = ?",
+                ("missing",))}
+    finally:
+        reopened.close()
+    assert saved == {answer.headers["x-tt-logid"] for answer in answers}

@@ -216,10 +216,13 @@ class LogWriter:
     Scopes are written in batches, one transaction each: the writer waits up to
     `linger_s` after the first scope of a batch (or until `BATCH_SCOPES` are waiting) so
     that a busy server takes the write lock once per batch rather than once per request.
-    `flush` (what readers of the log call first) writes what is waiting at once."""
+    Each commit also moves the database's data version, which empties what every
+    read-only connection keeps of resolved calls (`basedb.platform.domain.resolved`),
+    so batches are long. `flush` (what readers of the log call first, and the server
+    before it closes the store) writes what is waiting at once."""
 
-    LINGER_S = 0.05
-    BATCH_SCOPES = 256
+    LINGER_S = 1.0
+    BATCH_SCOPES = 1024
 
     def __init__(self, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]],
                  *, linger_s: float = LINGER_S) -> None:

@@ -12,7 +12,9 @@ makes progress or is closed.
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
+import threading
 from typing import Any
 
 import anyio.to_thread
@@ -99,9 +101,30 @@ def preload(instance: uvicorn.Server) -> None:
     anyio.run(anyio.to_thread.run_sync, lambda: None)
 
 
+class Terminated(Exception):
+    """SIGTERM arrived: the server has shut down gracefully (uvicorn passes the signal on
+    once it has), and the caller's clean-up still runs."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def run(instance: uvicorn.Server, sock: socket.socket) -> None:
-    """Serve on `sock` until stopped, with the worker thread pool sized for the platform."""
-    asyncio.run(_serve(instance, sock))
+    """Serve on `sock` until stopped (Ctrl+C raises KeyboardInterrupt, SIGTERM returns),
+    with the worker thread pool sized for the platform. uvicorn shuts down gracefully on
+    either, then raises the signal again with the handler it found: SIGTERM's default
+    would end the process there, before the caller has saved what it holds."""
+    if threading.current_thread() is not threading.main_thread():
+        asyncio.run(_serve(instance, sock))  # signals reach the main thread only
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        asyncio.run(_serve(instance, sock))
+    except Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def _serve(instance: uvicorn.Server, sock: socket.socket) -> None:
