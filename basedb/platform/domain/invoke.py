@@ -240,18 +240,19 @@ def param_values(plan: FunctionPlan, params: Mapping[str, Any],
     values: dict[str, Any] = {}
     for spec in plan.specs:
         value = params.get(spec.name)
-        at = pointer("params", spec.name)
         if value is None:
             values[spec.name] = None
         elif spec.is_array:
-            values[spec.name] = [_scalar(spec.kind, v, f"{at}/{i}", zone)
+            values[spec.name] = [_scalar(spec.kind, v, (spec.name, str(i)), zone)
                                  for i, v in enumerate(value)]
         else:
-            values[spec.name] = _scalar(spec.kind, value, at, zone)
+            values[spec.name] = _scalar(spec.kind, value, (spec.name,), zone)
     return values
 
 
-def _scalar(kind: str, value: Any, at: str, zone: str) -> Any:
+def _scalar(kind: str, value: Any, at: tuple[str, ...], zone: str) -> Any:
+    """One normalised value; `at` is its path below `params` (for the error's pointer,
+    made only when there is one)."""
     if kind == "INT" and isinstance(value, float):
         value = int(value)  # the schema lets 3.0 through as an integer
     if kind in ("INT", "NUMBER") and isinstance(value, int) and abs(value) > MAX_SQL_INT:
@@ -269,7 +270,7 @@ def _scalar(kind: str, value: Any, at: str, zone: str) -> Any:
     return value
 
 
-def _datetime_text(value: str, at: str, zone: str) -> str:
+def _datetime_text(value: str, at: tuple[str, ...], zone: str) -> str:
     match = _DATETIME_RE.match(value)
     fix = 'send "YYYY-MM-DD HH:mm:ss" (site time), or ISO 8601 such as 2025-01-31T09:00:00Z'
     if match is None:
@@ -289,8 +290,9 @@ def _datetime_text(value: str, at: str, zone: str) -> str:
     return moment.strftime(DATETIME_FORMAT)
 
 
-def _invalid(reason: str, at: str, value: Any, fix: str) -> ApiFailure:
-    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(reason, parameter=at,
+def _invalid(reason: str, at: tuple[str, ...], value: Any, fix: str) -> ApiFailure:
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(reason,
+                                                            parameter=pointer("params", *at),
                                                             received=value, fix=fix))
 
 
