@@ -19,10 +19,11 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from basedb.core.errors import InputError, InternalError
+from basedb.core.frozen import frozen_dataclass
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -37,7 +38,7 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f]")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class InputFile:
     """One file a deployment ships: its workspace-relative POSIX path and contents."""
 
