@@ -7,10 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from basedb.core import site_zip
 from basedb.core.errors import InputError, InternalError, WorkspaceNotFound
 from basedb.core.site_zip import InputFile, fingerprint, fingerprint_hex, path_problem
+from basedb.core.site_zip.manifest import _path_rule_broken
 from basedb.deploy import manifest
 from basedb.deploy.manifest import collect_inputs, is_excluded_name
 from tests.unit._builders import write_workspace
@@ -385,3 +388,20 @@ def test_a_file_that_grew_since_it_was_listed_is_read_whole(tmp_path: Path) -> N
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=3) == b"0123456789"
     assert manifest._read("f.txt", str(path), budget=5, listed_size=3) == b"012345"
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=20) == b"0123456789"
+
+
+_PATH_PIECES = ["a", "Z", "9", "_", "-", ".", "..", "...", "/", "//", "", ":", "\\", "é",
+                "\x01", "\x7f", "~", " ", "\ud800", "x" * 120]
+
+
+@given(st.lists(st.sampled_from(_PATH_PIECES), max_size=12))
+def test_the_plain_path_shortcut_agrees_with_every_rule(pieces: list[str]) -> None:
+    path = "".join(pieces)
+    assert path_problem(path) == _path_rule_broken(path)
+
+
+@pytest.mark.parametrize("path", [".", "..", "a/./b", "a/../b", "./a", "a/..", "/a", "a/",
+                                  "a//b", "a" * 256, "a/" * 600 + "b"])
+def test_plain_looking_paths_that_break_a_rule_are_refused(path: str) -> None:
+    assert path_problem(path) is not None
+    assert path_problem(path) == _path_rule_broken(path)
