@@ -148,4 +148,7 @@ def escape_pointer_token(token: str) -> str:
 
 def pointer(*tokens: str | int) -> str:
     """Build a JSON Pointer from tokens: pointer("meta", "params", 0) == "/meta/params/0"."""
-    return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+    text = "/".join(map(str, tokens))
+    if "~" in text or text.count("/") != len(tokens) - 1:  # a token to escape
+        return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+    return "/" + text if tokens else ""
