@@ -204,14 +204,14 @@ def test_fifo_is_refused(tmp_path: Path) -> None:
 def test_unreadable_file_is_refused_with_its_name(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     root = workspace(tmp_path / "ws")
-    real_open = open
+    real_open = os.open
 
-    def deny(path: object, *args: object, **kwargs: object) -> object:
+    def deny(path: str, flags: int, *args: int, **kwargs: int) -> int:
         if str(path).endswith("index.html"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(manifest, "open", deny, raising=False)
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(InputError) as caught:
         collect_inputs(root)
     assert caught.value.code == "INPUT_UNREADABLE"
@@ -388,6 +388,25 @@ def test_a_file_that_grew_since_it_was_listed_is_read_whole(tmp_path: Path) -> N
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=3) == b"0123456789"
     assert manifest._read("f.txt", str(path), budget=5, listed_size=3) == b"012345"
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=20) == b"0123456789"
+
+
+def test_a_file_read_in_pieces_is_read_whole(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"0123456789")
+    real_read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, size: real_read(fd, min(size, 3)))
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=10) == b"0123456789"
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=4) == b"0123456789"
+    assert manifest._read("f.txt", str(path), budget=5, listed_size=4) == b"012345"
+
+
+def test_a_directory_in_place_of_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError) as caught:
+        manifest._read("src/d", str(tmp_path / "d"), budget=1000, listed_size=3)
+    assert caught.value.code == "INPUT_UNREADABLE"
+    assert caught.value.message == "src/d is a directory, not a regular file."
 
 
 _PATH_PIECES = ["a", "Z", "9", "_", "-", ".", "..", "...", "/", "//", "", ":", "\\", "é",
