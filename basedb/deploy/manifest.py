@@ -160,9 +160,7 @@ class _Walk:
     def _visit(self, rel: str, real: str, st: os.stat_result,
                ancestors: frozenset[str]) -> None:
         if stat.S_ISDIR(st.st_mode):
-            if real in ancestors:
-                raise _loop_error(rel)
-            self._walk_dir(rel, real, ancestors | {real})
+            self._enter(rel, real, ancestors)
         elif stat.S_ISREG(st.st_mode):
             self.found.append((rel, real, st.st_size))
             if len(self.found) > _COUNT_STOP:
@@ -174,12 +172,35 @@ class _Walk:
                 hint=f"Remove {rel} from the workspace; only regular files can be deployed.",
             )
 
-    def _walk_dir(self, rel: str, real: str, ancestors: frozenset[str]) -> None:
+    def _enter(self, rel: str, real: str, ancestors: frozenset[str], *,
+               listed: bool = False) -> None:
+        """Walk the directory `rel` (at `real`). A directory `listed` as one, and not
+        looked at since, is looked at only if it has gone or changed before it is read."""
+        if real in ancestors:
+            raise _loop_error(rel)
         try:
             with os.scandir(real) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
+            if listed and isinstance(exc, FileNotFoundError | NotADirectoryError):
+                self._look_again(rel, real, ancestors)  # it went or changed since
+                return
             raise _read_error(rel, exc) from None
+        self._walk_entries(rel, entries, ancestors | {real})
+
+    def _look_again(self, rel: str, real: str, ancestors: frozenset[str]) -> None:
+        """What a directory listed as one is now: nothing (skipped, as an entry removed
+        while its directory is listed), or whatever took its place."""
+        try:
+            st = os.lstat(real)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _read_error(rel, exc) from None
+        self._visit(rel, real, st, ancestors)
+
+    def _walk_entries(self, rel: str, entries: list[os.DirEntry[str]],
+                      ancestors: frozenset[str]) -> None:
         for entry in entries:
             name = entry.name
             if is_excluded_name(name):
@@ -194,13 +215,20 @@ class _Walk:
             try:
                 if entry.is_symlink():
                     child_real, st = self._target(child, Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    # A directory is only entered: the type the listing gives is all it
+                    # needs (a stat of each would be thousands of system calls).
+                    child_real, st = entry.path, None
                 else:
                     child_real, st = entry.path, entry.stat(follow_symlinks=False)
             except FileNotFoundError:  # removed while we were listing
                 continue
             except OSError as exc:
                 raise _read_error(child, exc) from None
-            self._visit(child, child_real, st, ancestors)
+            if st is None:
+                self._enter(child, child_real, ancestors, listed=True)
+            else:
+                self._visit(child, child_real, st, ancestors)
 
     def _target(self, rel: str, path: Path) -> tuple[str, os.stat_result]:
         """The real path and stat of `path`, following a symlink only within the root."""

@@ -3,8 +3,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -424,3 +426,54 @@ def test_the_plain_path_shortcut_agrees_with_every_rule(pieces: list[str]) -> No
 def test_plain_looking_paths_that_break_a_rule_are_refused(path: str) -> None:
     assert path_problem(path) is not None
     assert path_problem(path) == _path_rule_broken(path)
+
+
+def _when_listed(monkeypatch: pytest.MonkeyPatch, folder: Path, change: Any) -> None:
+    """Run `change` once `folder`'s parent has been listed, before `folder` is entered."""
+    real_scandir = os.scandir
+    changed: list[bool] = []
+
+    def scandir(path: Any) -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == folder and not changed:
+            changed.append(True)
+            change()
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_a_directory_removed_after_its_parent_was_listed_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path / "ws", **{"src/gone/a.js": "x"})
+    _when_listed(monkeypatch, root / "src" / "gone",
+                 lambda: shutil.rmtree(root / "src" / "gone"))
+    assert "src/gone/a.js" not in paths(root)
+    assert "src/index.html" in paths(root)
+
+
+def test_a_directory_replaced_by_a_file_after_listing_ships_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path / "ws", **{"src/turned/a.js": "x"})
+
+    def replace_with_file() -> None:
+        shutil.rmtree(root / "src" / "turned")
+        (root / "src" / "turned").write_text("now a file")
+
+    _when_listed(monkeypatch, root / "src" / "turned", replace_with_file)
+    found = {item.path: item.data for item in collect_inputs(root)}
+    assert found["src/turned"] == b"now a file" and "src/turned/a.js" not in found
+
+
+def test_a_directory_loop_through_plain_directories_is_refused(tmp_path: Path) -> None:
+    # src/deep/x is first reached through a link to it, then again through a link to its
+    # parent and the plain directory x below it.
+    root = workspace(tmp_path / "ws")
+    (root / "src" / "deep" / "x").mkdir(parents=True)
+    (root / "src" / "a").mkdir()
+    (root / "src" / "a" / "to-x").symlink_to(root / "src" / "deep" / "x")
+    (root / "src" / "deep" / "x" / "to-deep").symlink_to(root / "src" / "deep")
+    with pytest.raises(InputError) as caught:
+        collect_inputs(root)
+    # named where it first comes round, at the plain directory, not one link further
+    assert caught.value.message == ("src/a/to-x/to-deep/x is a symlink loop (it leads back "
+                                    "to itself).")
