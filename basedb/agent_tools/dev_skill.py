@@ -8,7 +8,6 @@ for the developer Skill is replaced (an upgrade), any other existing directory n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from basedb.agent_tools.install import (
     plan_install,
 )
 from basedb.core.errors import InternalError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.resources import skills_dir
 from basedb.core.skill_spec import frontmatter_problems, split_frontmatter
 
@@ -51,7 +51,7 @@ def developer_skill_files() -> dict[str, str]:
     return files
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeveloperSkillInstall:
     """`basedb skill install`: the developer Skill of this basedb version, written."""
 

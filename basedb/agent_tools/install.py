@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, ensure_private_dir, write_file_atomically
 from basedb.core.errors import ConflictError, InputError, UsageError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.paths import state_dir
 from basedb.core.skill_spec import suffixed_name
 
@@ -86,7 +87,7 @@ def _default_root(target: str) -> Path:
 # -------------------------------------------------------------------- summaries
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SkillOwner:
     """Whose skill a directory holds: a site (endpoint + app token) or basedb's own."""
 
@@ -171,7 +172,7 @@ class InstallRecords:
 # ------------------------------------------------------------------------ planning
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PlannedInstall:
     target: str
     root: Path
@@ -284,7 +285,7 @@ def install_record(planned: PlannedInstall, owner: SkillOwner, *,
     return record
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class InstalledSkill:
     """One skill directory written: the agent target, the skill's name, its path."""
 
@@ -296,7 +297,7 @@ class InstalledSkill:
         return {"target": self.target, "name": self.name, "path": self.path}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Installed:
     """What an install wrote, what to read, and what the user should know."""
 

@@ -15,7 +15,6 @@ directory), then written atomically into each target.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -32,6 +31,7 @@ from basedb.agent_tools.install import (
 from basedb.client import endpoints
 from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError, WorkspaceNotFound
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     clip_text,
@@ -86,7 +86,7 @@ def resolve_site(site: str | None, workspace_dir: Path | None) -> tuple[str, Pat
     return parse_site(site), found
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OpenFunctions:
     """`agent-tools list`: the functions a caller's agents can use on `env`."""
 
@@ -116,7 +116,7 @@ def list_open_functions(client: Client, app_token: str, env: str) -> OpenFunctio
 # ------------------------------------------------------------------- fetching
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteSkill:
     name: str
     app_token: str
@@ -197,7 +197,7 @@ def skill_files(skill: SiteSkill, *, name: str, profile_name: str) -> dict[str, 
 # ------------------------------------------------------------------- installing
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteSkillInstall:
     """`agent-tools skill install`: a site's production Skill, written."""
 

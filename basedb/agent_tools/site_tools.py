@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
+from basedb.core.frozen import frozen_dataclass
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -66,7 +67,7 @@ EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {},
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ToolSpec:
     name: str
     description: str
@@ -75,7 +76,7 @@ class ToolSpec:
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ToolOutcome:
     text: str
     is_error: bool = False
@@ -85,7 +86,7 @@ def access_of(function_type: object) -> str:
     return "read" if function_type == "database_function" else "write"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WriteEffect:
     """What a Mutation action does to the records already in the table.
 

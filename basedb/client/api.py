@@ -19,6 +19,7 @@ from basedb.client.pagination import MAX_PAGES
 from basedb.client.responses import envelope_or_raise
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import BasedbError, InputError, UsageError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import REDACTED
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
@@ -199,7 +200,7 @@ def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
     return described
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ApiOutcome:
     """What `basedb api` prints: `stdout` (may be empty), the `error` for stderr, and
     notices for stderr."""

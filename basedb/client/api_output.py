@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -32,6 +31,7 @@ from basedb.core.errors import (
     NetworkError,
     UsageError,
 )
+from basedb.core.frozen import frozen_dataclass
 
 RAW_JSON_HINT = ("The endpoint may have returned an empty or non-standard JSON body. If it "
                  "returns a file, rerun with --output.")
@@ -108,7 +108,7 @@ def success_text(body: Any) -> str:
 # ------------------------------------------------------------------------- errors
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CliError:
     """One lark-cli `ExitError`: the envelope's `error` member and the exit code."""
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from basedb.core.frozen import frozen_dataclass
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 RATE_LIMIT_RESET_HEADER = "x-ogw-ratelimit-reset"
@@ -29,7 +30,7 @@ def pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RetryPolicy:
     attempts: int = 4
     base_delay: float = 0.5

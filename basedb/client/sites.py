@@ -9,10 +9,10 @@ wire protocol is in the platform's drafts and deployments routes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
+from basedb.core.frozen import frozen_dataclass
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -22,7 +22,7 @@ APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 """What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogQuery:
     """What to read of a platform log (GET /sites/APP/logs, GET /logs): `after` is the
     cursor of the last entry read; `wait` holds the answer up to that many seconds until

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -28,6 +27,7 @@ from basedb.contracts.typescript import render_typescript
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError, UsageError
 from basedb.core.findings import Finding
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.model import Workspace
 
 LANGS: tuple[str, ...] = ("ts", "python")
@@ -40,7 +40,7 @@ FIX = "Run `basedb contracts generate` to regenerate it from the declarations."
 Status = Literal["written", "unchanged", "stale", "missing"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GeneratedFile:
     path: str  # relative to the workspace root, with forward slashes
     content: str
@@ -52,7 +52,7 @@ class GeneratedFile:
         return self.content.encode("utf-8")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FileStatus:
     path: str
     status: Status

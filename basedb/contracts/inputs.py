@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from basedb.contracts.schema import schema_shape
@@ -27,6 +26,7 @@ from basedb.contracts.shapes import (
     nullable,
     scalar_key,
 )
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,
     PARAM_NAME_RE,
@@ -53,7 +53,7 @@ KIND_SHAPES: dict[str, Prim] = {
 OptionList = tuple[tuple[str, tuple[JsonScalar, ...]], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionInput:
     """One function's input: an object shape (or a union of them, for FaaS `oneOf`)."""
 
@@ -64,14 +64,14 @@ class FunctionInput:
     options: OptionList = ()  # (param, enum values) of params that declare an enum
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SkippedDeclaration:
     function_id: str
     file: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ContractInputs:
     database_functions: tuple[FunctionInput, ...]  # SQL and FaaS, sorted by functionId
     mutations: tuple[FunctionInput, ...]  # sorted by functionId

@@ -10,29 +10,30 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from dataclasses import dataclass
 from typing import Literal
+
+from basedb.core.frozen import frozen_dataclass
 
 JsonScalar = str | int | float | bool | None
 
 PrimName = Literal["string", "integer", "number", "boolean", "null", "unknown", "never"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Prim:
     """A primitive: string, integer, number, boolean, null, unknown (anything) or never."""
 
     name: PrimName
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Const:
     """A union of literal values (JSON Schema `enum` / `const`)."""
 
     values: tuple[JsonScalar, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionRef:
     """A declared param's `enum`, which the options constants also publish."""
 
@@ -42,12 +43,12 @@ class OptionRef:
     values: tuple[JsonScalar, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ArrayOf:
     item: Shape
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Prop:
     name: str
     shape: Shape
@@ -55,7 +56,7 @@ class Prop:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Obj:
     """An object; `extra` is the shape of undeclared keys, None when they are not allowed."""
 
@@ -63,12 +64,12 @@ class Obj:
     extra: Shape | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AnyOf:
     members: tuple[Shape, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AllOf:
     members: tuple[Shape, ...]
 

@@ -11,7 +11,6 @@ is the one `basedb check` prints for the same files.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from basedb.check.reporters.locations import Positions
@@ -21,12 +20,13 @@ from basedb.check.run import check_workspace
 from basedb.check.sql.cache import AnalysisCache
 from basedb.contracts import stale_findings
 from basedb.core.findings import Finding, Hint
+from basedb.core.frozen import frozen_dataclass
 from basedb.dev.changes import Changes
 from basedb.workspace.loader import WorkspaceLoader
 from basedb.workspace.model import Workspace
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CheckRun:
     result: CheckResult
     workspace: Workspace

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.files import MIB
 
 INDEX = "index.html"
@@ -35,7 +35,7 @@ CONTENT_TYPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PageFile:
     path: Path
     data: bytes
@@ -49,7 +49,7 @@ class PageFile:
         return self.path.suffix.lower() in (".html", ".htm")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Lookup:
     """A path's outcome: a file, a redirect to the directory URL, or nothing."""
 

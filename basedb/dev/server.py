@@ -36,6 +36,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response, S
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.dev import files
 from basedb.dev.events import Broadcaster
 
@@ -79,7 +80,7 @@ events.addEventListener("status", (event) => {
 """
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CallAnswer:
     """What the platform answered a proxied call."""
 

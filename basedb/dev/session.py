@@ -20,7 +20,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +27,7 @@ from urllib.parse import quote
 from basedb.check.reporters.text import render
 from basedb.client.sites import LogQuery, SiteApi
 from basedb.core.errors import BasedbError
+from basedb.core.frozen import frozen_dataclass
 from basedb.dev.changes import Changes
 from basedb.dev.checker import CheckRun, IncrementalChecker, report_lines
 from basedb.dev.drafts import DevDraftBody
@@ -53,7 +53,7 @@ def platform_log_details(site: SiteApi) -> LogDetails:
     return details
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Round:
     """What one batch of saved files led to."""
 

@@ -10,11 +10,11 @@ anywhere (a stand-in such as `basedb serve`, in tests and offline set-ups).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from basedb.core import environment
 from basedb.core.errors import UsageError
+from basedb.core.frozen import frozen_dataclass
 
 BRANDS = ("feishu", "lark")
 IDENTITIES = ("user", "bot")
@@ -27,7 +27,7 @@ _HOSTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Hosts:
     open: str  # the Open API: base/v3, authen, auth/v3 …
     accounts: str  # the OAuth device authorization

@@ -15,7 +15,7 @@ The refresh endpoint answers its own codes (20026 … 20073); 20050 may be retri
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from basedb.core.frozen import frozen_dataclass
 
 TOKEN_MISSING = 99991661
 TOKEN_BAD_FORMAT = 99991671
@@ -56,7 +56,7 @@ permission codes say the app itself lacks it (`app_scope_not_applied`)."""
 APP_STATUS_CODES = frozenset({APP_NOT_IN_USE, APP_UNAUTHORIZED})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Classification:
     type: str  # lark-cli's error type
     exit_code: int

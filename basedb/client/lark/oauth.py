@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from basedb.client.lark import codes
@@ -31,6 +31,7 @@ from basedb.client.lark.brands import Hosts
 from basedb.client.lark.http import AuthHttp
 from basedb.client.secrets import SecretStore, locked
 from basedb.core.errors import AuthError, BasedbError, NetworkError
+from basedb.core.frozen import frozen_dataclass
 
 DEVICE_PATH = "/oauth/v1/device_authorization"
 TOKEN_PATH = "/open-apis/authen/v2/oauth/token"
@@ -60,7 +61,7 @@ def with_offline_access(scope: str) -> str:
     return " ".join([*words, OFFLINE_ACCESS] if OFFLINE_ACCESS not in words else words)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeviceAuthorization:
     device_code: str
     user_code: str
@@ -70,7 +71,7 @@ class DeviceAuthorization:
     interval: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StoredToken:
     userOpenId: str
     appId: str

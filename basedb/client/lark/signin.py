@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from basedb.client.lark.accounts import app_secret, oauth_for, secret_key
@@ -31,9 +30,10 @@ from basedb.client.lark.tenant import TenantCredentials, cache_key
 from basedb.client.profiles import LarkAccount, Profile, delete_profile, save_profile
 from basedb.client.secrets import SecretStore
 from basedb.core.errors import AuthError
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SignedIn:
     profile: Profile
     user: dict[str, Any] | None  # {open_id, name} for a user; None for a bot

@@ -11,9 +11,9 @@ deployment the platform stores can be pulled back. Refusals become 9499 errors.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 from basedb.core.errors import BasedbError, ConflictError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, bad_request
 from basedb.core.site_zip import FINGERPRINT_RE, MANIFEST_PATH, read_site_zip
 
@@ -21,7 +21,7 @@ _REBUILD = "rebuild site.zip with `basedb deploy`"
 _FIXES = {"ARTIFACT_TOO_LARGE": "ship fewer or smaller files"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class VerifiedArtifact:
     content: bytes  # the site.zip as uploaded
     sha256: str  # of the zip bytes

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform.storage import ids, indexes, physical
 from basedb.workspace.config import is_timezone
@@ -29,7 +29,7 @@ MAX_OPTIONS = 1000
 MAX_FIELDS_PER_TABLE = 300
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BaseRow:
     base_token: str
     name: str
@@ -41,7 +41,7 @@ class BaseRow:
         return {"base_token": self.base_token, "name": self.name, "timezone": self.timezone}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TableEntry:
     table_id: str
     name: str
@@ -50,7 +50,7 @@ class TableEntry:
         return {"id": self.table_id, "name": self.name}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TablePage:
     """A page of a Base's tables in creation order, and how many it has in all."""
 
@@ -63,7 +63,7 @@ class TablePage:
                 "total": self.total}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Deleted:
     """A table or field deleted, by id."""
 
@@ -74,7 +74,7 @@ class Deleted:
         return {"id": self.id, "deleted": self.deleted}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FieldSpec:
     """A validated field definition from a request body."""
 

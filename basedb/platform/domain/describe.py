@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.bindings import OPTION_SUMMARY_LIMIT
 from basedb.core.findings import pointer
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.json_schema import merge_schemas
 from basedb.core.paths import API_PREFIX
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import ParamSpec, Reference, mutation_action
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionListItem:
     """One entry of `GET …/functions`."""
 
@@ -39,7 +39,7 @@ class FunctionListItem:
         return item
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionDescription:
     """The `function` object of `GET …/functions/{id}`: the list entry, and what a caller
     needs to build a call (the input schema, `parameters[]`, a request example whose
@@ -99,7 +99,7 @@ def describe_function(plan: FunctionPlan, *, app_token: str, env: str,
         output_schema=plan.output_schema)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionSummary:
     """The first options of the option field a param is compared with."""
 
@@ -113,7 +113,7 @@ class OptionSummary:
                 "truncated": self.truncated}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionParameter:
     """One entry of a describe's `parameters[]`."""
 

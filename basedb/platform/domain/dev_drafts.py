@@ -25,9 +25,9 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import bad_request
 from basedb.platform.domain import drafts
 from basedb.platform.domain.drafts import DraftFunction
@@ -45,7 +45,7 @@ MAX_DRAFT_BYTES = 16 * MIB
 DEV_LISTS: dict[str, FunctionKind] = {**drafts.FUNCTION_LISTS, "aiFunctions": "ai_function"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DevDraft:
     snapshot: Snapshot
     revision: int  # counts the site's puts since the platform started
@@ -109,7 +109,7 @@ def draft_size(functions: Sequence[DraftFunction]) -> int:
 # ------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DevDraftSaved:
     """The answer to PUT dev/functions: the draft's hints, its functions by kind, and the
     revision env=dev calls now run."""
@@ -123,7 +123,7 @@ class DevDraftSaved:
                 "revision": self.revision}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DevDraftState:
     """Whether the site has a development draft: its revision (None: none) and ids."""
 
@@ -134,7 +134,7 @@ class DevDraftState:
         return {"revision": self.revision, "functionIds": list(self.function_ids)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DevDraftDiscarded:
     discarded: bool  # whether there was one
 

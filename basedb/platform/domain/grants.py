@@ -31,13 +31,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.storage import ids
 
 OWNER_BASIS = "owner"
 GRANT_BASIS = "grant"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Grant:
     user_id: str
     name: str
@@ -50,7 +51,7 @@ class Grant:
                 "granted_by": self.granted_by, "created_at": self.created_at}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GrantListing:
     """Who may use a Base besides its owner."""
 
@@ -62,7 +63,7 @@ class GrantListing:
                 "total": len(self.grants)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GrantGiven:
     user_id: str
     granted: Literal[True] = True
@@ -71,7 +72,7 @@ class GrantGiven:
         return {"user_id": self.user_id, "granted": self.granted}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GrantRevoked:
     """A direct grant taken back, and the sites that unbound from the Base (bound on that
     access and resting on no other access of the user's)."""
@@ -150,7 +151,7 @@ def record_binding(conn: sqlite3.Connection, app_token: str, user_id: str, basis
 # ------------------------------------------------------------------------ reconcile
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Binding:
     app_token: str
     bound_by: str | None

@@ -11,11 +11,11 @@ from __future__ import annotations
 import getpass
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.resolved import ResolvedMemo, data_version
 from basedb.platform.storage import ids
@@ -24,7 +24,7 @@ from basedb.platform.storage.store import Store
 OWNER_TOKEN_FILE = "owner.token"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class User:
     user_id: str
     name: str
@@ -43,7 +43,7 @@ class User:
                 "name": self.name, "en_name": self.name, "tenant_key": "basedb-local"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class NewUser:
     """A user just created, with its first token (shown this once)."""
 

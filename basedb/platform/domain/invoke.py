@@ -32,13 +32,13 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
 from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
@@ -71,7 +71,7 @@ _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}
 # ------------------------------------------------------------------------ resolving
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Deployed:
     """The deployment an environment of a site runs, as one caller may see it."""
 
@@ -132,7 +132,7 @@ def no_dev_draft(app_token: str) -> ApiFailure:
                       "Retry: retry after starting `basedb dev`.", status=409)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Target:
     deployed: Deployed
     function_id: str
@@ -299,7 +299,7 @@ def _invalid(reason: str, at: tuple[str, ...], value: Any, fix: str) -> ApiFailu
 # ------------------------------------------------------------------------- invoking
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class InvokeCall:
     """One call of a site's function: who calls what, with which params."""
 
@@ -316,7 +316,7 @@ class InvokeCall:
     faas: FaasRuntime
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Pending:
     """A call whose rest may block (a worker's statement, a write, a FaaS or AI call, or
     building what the memos do not hold yet): `finish()` runs it, in a worker thread."""

@@ -25,10 +25,11 @@ import os
 import secrets
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from basedb.core import environment
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.identity import User, create_user
 from basedb.platform.storage import ids
 
@@ -52,7 +53,7 @@ REFRESH_REVOKED = 20064
 REFRESH_ALREADY_USED = 20073
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LarkAnswer:
     """A non-envelope answer (OAuth JSON, or Lark's flat auth/v3 JSON)."""
 
@@ -61,7 +62,7 @@ class LarkAnswer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LarkApp:
     """A registered app: its secret is shown only now (only its hash is kept)."""
 
@@ -75,7 +76,7 @@ class LarkApp:
                 "bot_user_id": self.bot_user_id}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeviceDecision:
     """A signed-in user's answer to a pending device grant of app `app_id`."""
 

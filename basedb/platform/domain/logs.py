@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import permission_denied
 from basedb.platform.domain import sites
 from basedb.platform.domain.access import require_site
@@ -29,7 +29,7 @@ from basedb.platform.domain.identity import User
 MAX_ENTRIES = 500
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogQuery:
     log_id: str | None = None
     after: int = 0
@@ -40,7 +40,7 @@ class LogQuery:
     tail: int | None = None  # only the newest `tail` entries (after `after`)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogEntry:
     """One entry of the platform log, as a reader is shown it."""
 
@@ -76,7 +76,7 @@ class LogEntry:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogPage:
     """Entries in cursor order, whether more follow, and the cursor to read on from (the
     last entry's, or the query's `after` when there was none)."""

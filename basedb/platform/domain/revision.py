@@ -10,8 +10,8 @@ revision moves.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo
 from basedb.platform.domain import sites
 from basedb.workspace.model import Catalog
@@ -20,7 +20,7 @@ CatalogMemo = Memo[tuple[str, int], Catalog]
 """Site catalogs by (app token, catalog revision)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LiveCatalog:
     """A site's catalog as of `revision`."""
 

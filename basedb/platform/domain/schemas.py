@@ -16,10 +16,10 @@ their declared inputSchema unchanged.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from basedb.check.bindings import OPTION_SUMMARY_LIMIT, ParamBinding
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.records import MAX_BATCH
 from basedb.workspace.model import AnyDeclaration, Catalog, Field, Mutation
 
@@ -36,7 +36,7 @@ _REFERENCE_TYPES = frozenset({"record_id", "link", "user", "created_by", "update
 MUTATION_ACTIONS = ("create", "update", "delete")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionBinding:
     """The option field a param is compared with or written to."""
 
@@ -45,7 +45,7 @@ class OptionBinding:
     options: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Reference:
     """A param whose values are ids: records of `record_table`, or users."""
 
@@ -61,7 +61,7 @@ class Reference:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ParamSpec:
     """One named param of a Database Function or Mutation, as the platform uses it."""
 

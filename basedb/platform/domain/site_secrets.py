@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, bad_request, quote, unexecuted_message
 from basedb.platform.domain import sites
 from basedb.platform.domain.access import require_site
@@ -31,7 +31,7 @@ MAX_SECRETS_PER_SITE = 100
 MAX_VALUE_BYTES = 32 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SecretInfo:
     """A secret's name and when and by whom it was last set; never its value."""
 
@@ -43,7 +43,7 @@ class SecretInfo:
         return {"name": self.name, "updatedAt": self.updated_at, "updatedBy": self.updated_by}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SecretListing:
     """The site's secrets, by name."""
 
@@ -53,7 +53,7 @@ class SecretListing:
         return {"secrets": [secret.to_dict() for secret in self.secrets]}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SecretDeleted:
     name: str
     deleted: Literal[True] = True

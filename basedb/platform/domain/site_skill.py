@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from basedb import __version__
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.paths import API_PREFIX
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
@@ -49,7 +50,7 @@ ACTION_LABELS = {"create": "creates records", "update": "updates records",
 _FIRST_CLAUSE = re.compile(r"(?<=[。；;！？!?])|(?<=\.)\s|\n")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SkillFunction:
     """One function open to agents, as the Skill lists it."""
 
@@ -88,7 +89,7 @@ def skill_function(plan: FunctionPlan) -> SkillFunction:
 # ------------------------------------------------------------------------- document
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteSkill:
     """The site Skill rendered from a production deployment: SKILL.md (`markdown`) and
     its reference files by name, with the functions it lists."""

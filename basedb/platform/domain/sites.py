@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain import bases
 from basedb.platform.storage import ids
 from basedb.workspace.model import Catalog
@@ -22,7 +22,7 @@ ROLES = ("owner", "admin", "member")
 MANAGER_ROLES = frozenset({"owner", "admin"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteRow:
     app_token: str
     title: str
@@ -146,7 +146,7 @@ def remove_member(conn: sqlite3.Connection, app_token: str, user_id: str) -> boo
 # What the sites routes answer (camelCase like upstream).
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Binding:
     """The Base a site binds and its tables in binding order; no Base without tables."""
 
@@ -161,7 +161,7 @@ class Binding:
         return {"baseToken": self.base_token, "tableIds": list(self.table_ids)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteBinding:
     """A site's binding after it changed."""
 
@@ -172,7 +172,7 @@ class SiteBinding:
         return {"appToken": self.app_token, **self.binding.to_dict()}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteView:
     """A site as one of its members sees it: their role and the site's binding."""
 
@@ -186,7 +186,7 @@ class SiteView:
                 "binding": self.binding.to_dict()}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteCreated:
     site: SiteRow
 
@@ -194,7 +194,7 @@ class SiteCreated:
         return {"appToken": self.site.app_token, "title": self.site.title}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteDeleted:
     """A deleted site, and the Base it was bound to (which stays)."""
 
@@ -206,7 +206,7 @@ class SiteDeleted:
                 "baseToken": self.site.base_token}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Membership:
     """A site the caller belongs to, with their role."""
 
@@ -218,7 +218,7 @@ class Membership:
                 "baseToken": self.site.base_token}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SitePage:
     """A page of the caller's sites; `page_token` reads on (None on the last page)."""
 
@@ -237,7 +237,7 @@ class SitePage:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Member:
     user_id: str
     name: str
@@ -247,7 +247,7 @@ class Member:
         return {"userId": self.user_id, "name": self.name, "role": self.role}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberListing:
     members: Sequence[Member]
 
@@ -255,7 +255,7 @@ class MemberListing:
         return {"members": [m.to_dict() for m in self.members], "total": len(self.members)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberRole:
     """A member added, or their role changed."""
 
@@ -266,7 +266,7 @@ class MemberRole:
         return {"userId": self.user_id, "role": self.role}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberRemoved:
     user_id: str
     removed: Literal[True] = True

@@ -25,8 +25,9 @@ import hashlib
 import re
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from basedb.core.frozen import frozen_dataclass
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -39,7 +40,7 @@ _PHYSICAL_TABLE_RE = re.compile(r"^t_[A-Za-z0-9_]{1,64}$")
 _PHYSICAL_COLUMN_RE = re.compile(r"^c_[A-Za-z0-9_]{1,64}$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IndexSpec:
     table: str  # physical table, t_<tableId>
     columns: tuple[str, ...]  # physical columns, c_<fieldId>, in filter order

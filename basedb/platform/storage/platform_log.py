@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import redact
 from basedb.platform.storage.ids import now_text
 
@@ -56,7 +57,7 @@ _PRUNE_EVERY = 1024
 _destination: ContextVar[Path | None] = ContextVar("basedb_platform_log", default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Entry:
     kind: str  # call | detail
     level: str  # info | error

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -21,6 +20,7 @@ from basedb.check.sql import functions
 from basedb.check.sql import pgtypes as T
 from basedb.check.sql import pgvalues as V
 from basedb.check.sql.model import OutputColumn
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.storage.sql_functions import register_functions
 
 Slot = int | Literal["current_user", "now", "today"]
@@ -30,7 +30,7 @@ class CompileError(ValueError):
     """The query cannot run on the local platform's SQLite engine."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CompiledQuery:
     sql: str
     # For each `?` in order: the 1-based parameter number, or "current_user".

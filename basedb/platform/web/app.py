@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
 from basedb.platform.web.http import (
@@ -99,7 +99,7 @@ class PlatformApp(Starlette):
         return self._gate(DirectRoutes(self.router, self._direct))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DirectRoute:
     method: str
     path: str

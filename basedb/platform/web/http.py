@@ -42,6 +42,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from basedb.core import protocol
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
@@ -67,7 +68,7 @@ DEFAULT_BODY_LIMIT = 1 * MIB
 NO_QUERY = QueryParams()  # immutable: shared by every request without a query string
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryParam:
     name: str
     schema: Mapping[str, Any]
@@ -75,7 +76,7 @@ class QueryParam:
     required: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Endpoint:
     """One route and everything the OpenAPI document says about it."""
 
@@ -455,7 +456,7 @@ def serves_host(endpoint: Endpoint, request: Request) -> bool:
 # ------------------------------------------------------------------------ the gate
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BodyTimeouts:
     """How long a request body may take: `idle_s` between two chunks, `total_s` in all."""
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
@@ -32,6 +31,7 @@ from urllib.parse import urlsplit
 from starlette.requests import HTTPConnection
 
 from basedb.core import environment
+from basedb.core.frozen import frozen_dataclass
 
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
 PUBLIC_URL_ENV = environment.PUBLIC_URL
@@ -41,7 +41,7 @@ _LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 HostKind = Literal["api", "page"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PublicUrl:
     """$BASEDB_PUBLIC_URL split: where `basedb serve` is reached."""
 
@@ -124,7 +124,7 @@ def page_url(app_token: str, env: str, *, base: PublicUrl | None = None) -> str:
 # --------------------------------------------------------------------- the Host check
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RequestHost:
     """What a request's `Host` header names."""
 

@@ -23,8 +23,8 @@ import re
 import sqlite3
 import threading
 import zipfile
-from dataclasses import dataclass
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo
 from basedb.core.site_zip import MANIFEST_PATH
 from basedb.platform.domain.deployments import artifact_content
@@ -60,7 +60,7 @@ CONTENT_TYPES = {
 _UNSAFE_SEGMENT_RE = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteFile:
     path: str  # below src/
     data: bytes
@@ -124,7 +124,7 @@ def safe_path(path: str) -> str | None:
     return path.lstrip("/")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Resolved:
     """A page path's outcome: a file to serve, or a redirect to the directory URL."""
 

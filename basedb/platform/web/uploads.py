@@ -10,20 +10,20 @@ accepted, each once. Problems become 9499 refusals naming the field.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 
 from python_multipart.multipart import parse_options_header
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import bad_request
 from basedb.platform.web.http import body_chunks
 
 MAX_TEXT_FIELD_BYTES = 4 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Form:
     """The fields of an upload: text fields and files, each sent once."""
 

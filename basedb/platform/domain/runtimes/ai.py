@@ -22,11 +22,11 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from basedb.core import environment
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, quote
 from basedb.platform.storage import platform_log
 
@@ -43,7 +43,7 @@ NOT_ENABLED = "ai function feature is not enabled"
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AIEndpoint:
     """Where AI Functions are answered, read from the environment."""
 

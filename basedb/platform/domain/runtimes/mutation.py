@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from basedb.check.bindings import ParamBinding
 from basedb.core.findings import pointer
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.domain import records
 from basedb.platform.domain.records import MAX_BATCH
@@ -33,17 +33,17 @@ _REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})$")
 _ID_CELL_TYPES = frozenset({"link", "user"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FromParam:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FromLiteral:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FromCaller:
     pass
 
@@ -58,7 +58,7 @@ def source_of(value: Any) -> Source:
     return FromParam(match.group(1)) if match else FromLiteral(value)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MutationPlan:
     """A spec resolved against the live catalog."""
 
@@ -127,7 +127,7 @@ def mutation_bindings(decl: Mutation, catalog: Catalog) -> list[ParamBinding]:
 # ------------------------------------------------------------------------ running
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Origin:
     """Where a written cell's value came from, to word a failure."""
 

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from basedb.check.sql.model import OutputColumn
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, FailureMessage
 from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
 from basedb.platform.domain.runtimes.sql_pool import (
@@ -76,7 +76,7 @@ STATEMENT_LIMITS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryLimits:
     time_limit_s: float = TIME_LIMIT_S
     row_cap: int = ROW_CAP

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest, WorkerSettings
 
 MIB = 1024 * 1024
@@ -55,7 +56,7 @@ WORKER_NICE = 0
 Stop = Literal["deadline", "busy", "queue", "killed"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PoolLimits:
     deadline_s: float
     slow_after_s: float
@@ -63,7 +64,7 @@ class PoolLimits:
     slow_per_platform: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Outcome:
     """What became of a statement: the worker's answer, or why the pool stopped it."""
 

@@ -38,10 +38,10 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.storage.sql_query import (
     CompiledQuery,
     StatementConnection,
@@ -56,7 +56,7 @@ CONNECTIONS_KEPT = 4
 _FETCH_BATCH = 256
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WorkerSettings:
     memory_bytes: int  # address-space limit of the process
     temp_file_bytes: int  # largest file it may write (SQLite's temporary files)
@@ -64,7 +64,7 @@ class WorkerSettings:
     statement_limits: dict[int, int]  # sqlite3 limit -> value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryRequest:
     database: str
     sql: str

@@ -22,9 +22,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from dataclasses import dataclass
 from pathlib import Path
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 
 ROOT_NAME = "basedb-faas"
@@ -58,7 +58,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WorkerGroup:
     """The cgroups of one worker."""
 
@@ -97,7 +97,7 @@ def _remove_group(directory: Path) -> None:
             os.sched_yield()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CgroupDriver:
     version: int  # 1 or 2
     memory: Path  # the controller root holding ROOT_NAME (v2: the unified root)

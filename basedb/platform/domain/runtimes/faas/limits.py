@@ -18,10 +18,11 @@ Timeouts come from the declaration (`timeoutMs`, default 10 s, at most 120 s).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from basedb.core import environment
 from basedb.core.errors import InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.declarations import FAAS_MAX_TIMEOUT_MS
 
 DEFAULT_TIMEOUT_MS = 10_000
@@ -42,7 +43,7 @@ def _setting(variable: str) -> str:
     return os.environ.get(variable, "").strip()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FaasLimits:
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS

@@ -33,11 +33,11 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from basedb.core import environment
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, version_of, version_tuple
 from basedb.core.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.platform.domain.identity import User
@@ -65,7 +65,7 @@ JANITOR_PERIOD_S = 1.0
 CPU_CHECK_EVERY = 16  # calls between looks at a worker's CPU time (a /proc read)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FaasFunction:
     """One deployed FaaS function, as the runtime needs it."""
 

@@ -32,9 +32,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import CHILD_PATH, node_executable, version_of, version_tuple
 from basedb.platform.domain.runtimes.faas.cgroups import CgroupDriver, find_cgroups
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
@@ -50,7 +50,7 @@ WORK_DIR = "/work"
 PROBE_TIMEOUT_S = 20.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WorkerPaths:
     """A worker's directories on the host: `code` (runner, handler, egress socket) and,
     for a process sandbox, `work` (a bubblewrap worker's /work is a tmpfs instead)."""
@@ -60,7 +60,7 @@ class WorkerPaths:
     work: Path | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Launch:
     argv: list[str]
     env: dict[str, str]
@@ -70,7 +70,7 @@ class Launch:
     uses_info_fd: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Sandbox:
     kind: str  # "bubblewrap" | "process" | "none" (no usable Node.js)
     node: str | None
