@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
-from basedb.platform import LocalPlatform
+from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import physical
 from tests.platform.conftest import Api, field_id, make_table
 
@@ -237,3 +238,39 @@ def test_a_batch_answers_what_a_read_returns(api: Api, base: str) -> None:
     assert [r["No"] for r in written] == [1, 2, 3, 4]
     assert all(r["By"] == r["Changed by"] == [{"id": me}] and r["Created"] == r["Updated"]
                for r in written)
+
+
+def test_writes_follow_table_changes_made_through_another_connection(
+        platform: LocalPlatform, api: Api, base: str) -> None:
+    """A table's fields are kept between writes only while the catalog revision stands:
+    a field renamed, added or deleted, or the table deleted, through another platform on
+    the same database, is seen by the very next write."""
+    table = make_table(api, base, "Notes", [{"name": "Title", "type": "text"},
+                                            {"name": "Size", "type": "number"}])
+    records_path = f"/bases/{base}/tables/{table['id']}/records"
+    api.ok("POST", f"{records_path}/batch_create", json={"fields": ["Title"], "rows": [["a"]]})
+    api.ok("POST", records_path, json={"Title": "b"})
+    other = open_platform(platform.data_dir)
+    try:
+        with TestClient(other.app, base_url="http://localhost") as other_client:
+            elsewhere = Api(other_client, other.owner_token)
+            fields = f"/bases/{base}/tables/{table['id']}/fields"
+            elsewhere.ok("PUT", f"{fields}/{field_id(table, 'Title')}",
+                         json={"name": "Heading", "type": "text"})
+            added = elsewhere.ok("POST", fields, json={"name": "Extra", "type": "text"})
+            elsewhere.ok("DELETE", f"{fields}/{field_id(table, 'Size')}")
+            failed = api.fail("POST", f"{records_path}/batch_create",
+                              json={"fields": ["Title"], "rows": [["c"]]}, code=9499)
+            assert '"Title"' in failed
+            assert '"Size"' in api.fail("POST", records_path, json={"Size": 1}, code=9499)
+            written = api.ok("POST", f"{records_path}/batch_create",
+                             json={"fields": ["Heading", "Extra"], "rows": [["d", "e"]]})
+            assert written["field_id_list"] == [field_id(table, "Title"), added["id"]]
+            page = api.ok("GET", records_path)
+            assert page["fields"] == ["Heading", "Extra"]
+            assert [row[0] for row in page["data"]] == ["a", "b", "d"]
+            elsewhere.ok("DELETE", f"/bases/{base}/tables/{table['id']}")
+            api.fail("POST", f"{records_path}/batch_create",
+                     json={"fields": ["Heading"], "rows": [["f"]]}, code=9499, status=404)
+    finally:
+        other.close()

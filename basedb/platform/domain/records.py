@@ -25,7 +25,10 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
+from basedb.core.memo import Memo
 from basedb.core.protocol import not_found, quote
+from basedb.platform.domain import bases
+from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.storage import ids, physical
 from basedb.platform.storage.cells import (
     InvalidCell,
@@ -43,6 +46,20 @@ from basedb.workspace.model import Field, Table
 # FaaS record call.
 MAX_BATCH = 200
 _CHUNK = 500  # ids per IN (…) lookup
+
+
+TableMemo = Memo[tuple[str, str, int], Table]
+"""Tables with their fields, by (base token, table id, catalog revision)."""
+
+
+def current_table(conn: sqlite3.Connection, memo: TableMemo, base_token: str,
+                  table_id: str) -> Table:
+    """`bases.require_table`, kept while the catalog revision stays: any change to a
+    table's name or its fields, by any connection, moves it (`basedb.platform.domain.
+    revision`). Call it inside the transaction that uses the table, so that the
+    revision read is the one the table is used at."""
+    return memo.get_or_build((base_token, table_id, catalog_revision(conn)),
+                             lambda: bases.require_table(conn, base_token, table_id))
 
 
 def resolve_field(table: Table, key: Any, at: str) -> Field:
