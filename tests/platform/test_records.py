@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from basedb.client.client import EMBEDDED_BASE_URL, Client
+from basedb.client.transport import InProcessTransport
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import physical
+from basedb.platform.storage.store import DATABASE_FILE
 from tests.platform.conftest import Api, field_id, make_table
 
 
@@ -274,3 +279,38 @@ def test_writes_follow_table_changes_made_through_another_connection(
                      json={"fields": ["Heading"], "rows": [["f"]]}, code=9499, status=404)
     finally:
         other.close()
+
+
+def test_sequence_numbers_follow_insertion_order_across_writers(
+        platform: LocalPlatform, api: Api, base: str) -> None:
+    """Single records take the next sequence number inside their INSERT, batches read it
+    first: mixed, and from several threads at once, every record still gets the next
+    number in the order it was written, and lists in that order."""
+    table = make_table(api, base, "Log", [{"name": "Title", "type": "text"}])
+    records_path = f"/bases/{base}/tables/{table['id']}/records"
+    api.ok("POST", records_path, json={"Title": "first"})
+    api.ok("POST", f"{records_path}/batch_create",
+           json={"fields": ["Title"], "rows": [["b1"], ["b2"]]})
+    api.ok("POST", records_path, json={"Title": "after"})
+    with Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
+                transport=InProcessTransport(platform.app)) as client:
+        def write(number: int) -> None:
+            for index in range(8):
+                if index % 4 == 3:
+                    client.request("POST", f"{records_path}/batch_create", json={
+                        "fields": ["Title"], "rows": [[f"t{number}-{index}a"],
+                                                      [f"t{number}-{index}b"]]})
+                else:
+                    client.request("POST", records_path, json={"Title": f"t{number}-{index}"})
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    tname = physical.table_name(table["id"])
+    with sqlite3.connect(platform.data_dir / DATABASE_FILE) as conn:
+        written = conn.execute(f"SELECT _seq FROM {tname} ORDER BY rowid").fetchall()
+    assert [seq for (seq,) in written] == list(range(1, 5 + 4 * 10))
+    page = api.ok("GET", records_path, params={"limit": 100})
+    assert [row[0] for row in page["data"][:4]] == ["first", "b1", "b2", "after"]

@@ -269,14 +269,17 @@ def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
 def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
             actor: str, zone: str) -> tuple[list[str], list[list[Any]], Mapping[str, int]]:
     """Insert prepared rows: their record ids, the values inserted for each (a list per
-    row), and where each field's value is in those lists."""
+    row; a single row's sequence number is left None there, as its INSERT takes it), and
+    where each field's value is in those lists."""
     if not rows:
         return [], [], {}
     plan = _insert_plan(table.table_id, table.fields)
     now = ids.now_in(zone)
-    seq = conn.execute(plan.max_seq_sql).fetchone()[0]
+    one = len(rows) == 1 and not plan.auto
+    # One row takes the next sequence number within its INSERT; several read it first.
+    seq = None if one else conn.execute(plan.max_seq_sql).fetchone()[0]
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    constants = [system[kind] for kind in plan.constant_types]
+    common = [now, now, actor, actor, *(system[kind] for kind in plan.constant_types)]
     auto, checkbox, cells = plan.auto, plan.checkbox, plan.cells
     numbers: dict[str, int] = {}
     if auto:
@@ -286,16 +289,22 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
     record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
     params: list[list[Any]] = []
     for row, record_id in zip(rows, record_ids, strict=True):
-        seq += 1
-        values: list[Any] = [record_id, seq, now, now, actor, actor, *constants]
+        if seq is not None:
+            seq += 1
+        values: list[Any] = [record_id, seq, *common]
         for field_id in auto:
             number = numbers.get(field_id) or 1
             numbers[field_id] = number + 1
             values.append(number)
-        values += [row.get(field_id) or 0 for field_id in checkbox]
-        values += [row.get(field_id) for field_id in cells]
+        if checkbox:
+            values += [row.get(field_id) or 0 for field_id in checkbox]
+        values += map(row.get, cells)
         params.append(values)
-    conn.executemany(plan.insert_sql, params)
+    if one:
+        [values] = params
+        conn.execute(plan.insert_one_sql, [values[0], *values[2:]])
+    else:
+        conn.executemany(plan.insert_sql, params)
     if numbers:
         conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
                          [(n, fid) for fid, n in numbers.items()])
@@ -308,6 +317,7 @@ class _InsertPlan:
 
     max_seq_sql: str
     insert_sql: str
+    insert_one_sql: str  # one row, taking the next sequence number itself: no `_seq` value
     constant_types: tuple[str, ...]  # fields with one value for all rows, by type
     auto: tuple[str, ...]  # auto numbers
     checkbox: tuple[str, ...]  # unticked is 0, never NULL
@@ -331,9 +341,12 @@ def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
     columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
                *(physical.column_name(field_id) for field_id in ordered)]
     marks = ", ".join("?" * len(columns))
+    rest = ", ".join("?" * (len(columns) - 2))
     return _InsertPlan(
         max_seq_sql=f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}",
         insert_sql=f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})",
+        insert_one_sql=(f"INSERT INTO {tname} ({', '.join(columns)}) SELECT ?, "
+                        f"COALESCE(MAX(_seq), 0) + 1, {rest} FROM {tname}"),
         constant_types=tuple(f.type for f in constant), auto=tuple(auto),
         checkbox=tuple(checkbox), cells=tuple(cells),
         # Shared by every insert into the table: read-only.
