@@ -314,3 +314,22 @@ def test_sequence_numbers_follow_insertion_order_across_writers(
     assert [seq for (seq,) in written] == list(range(1, 5 + 4 * 10))
     page = api.ok("GET", records_path, params={"limit": 100})
     assert [row[0] for row in page["data"][:4]] == ["first", "b1", "b2", "after"]
+
+
+def test_auto_numbers_and_bookkeeping_follow_mixed_writes(
+        api: Api, base: str, tasks: dict[str, Any]) -> None:
+    """Batches fill their columns at once; single records one row at a time: auto numbers
+    still count on from one to the other, and every record gets its creator."""
+    me = api.ok("GET", "/users/me")["user_id"]
+    api.ok("POST", path(base, tasks), json={"Title": "one"})
+    api.ok("POST", path(base, tasks, "/batch_create"),
+           json={"fields": ["Title", "Status"], "rows": [["two", "Open"], ["three", None],
+                                                         ["four", "Done"]]})
+    api.ok("POST", path(base, tasks), json={"Title": "five"})
+    page = api.ok("GET", path(base, tasks))
+    rows = [dict(zip(page["fields"], row, strict=True)) for row in page["data"]]
+    assert [row["Title"] for row in rows] == ["one", "two", "three", "four", "five"]
+    assert [row["No"] for row in rows] == [1, 2, 3, 4, 5]
+    assert [row["Status"] for row in rows] == [None, "Open", None, "Done", None]
+    assert all(row["Created by"] == [{"id": me}] for row in rows)
+    assert all(isinstance(row["Updated"], str) for row in rows)

@@ -116,10 +116,10 @@ def batch_create(call: Call) -> dict[str, Any]:
         table, zone = _table_and_zone(conn, call)
         fields = [records.resolve_field(table, key, f"/fields/{index}")
                   for index, key in enumerate(keys)]
-        prepared = records.prepare_grid(conn, table, keys, rows, zone=zone)
+        columns = records.prepare_grid(conn, table, keys, rows, zone=zone)
         # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with
         # `fields`.
-        written = records.insert_rows(conn, table, fields, prepared,
+        written = records.insert_grid(conn, table, fields, columns,
                                       actor=call.caller.user_id, zone=zone)
     return written.to_dict()
 
