@@ -163,7 +163,7 @@ class _Preparer:
         self.table = table
         self.zone = zone
         # field name or id -> (field, encoder, whether its cells refer to ids)
-        self.resolved: dict[str, tuple[Field, Callable[[Any], Any], bool]] = {}
+        self.resolved = _resolved_fields(table, zone)
         self.refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
 
     def row(self, cells: Iterable[Cell]) -> dict[str, Any]:
@@ -190,6 +190,28 @@ class _Preparer:
             if refers and stored is not None:
                 self.refs.append((field, where, referenced_ids(field, stored)))
         return row
+
+
+Resolved = dict[str, tuple[Field, Callable[[Any], Any], bool]]
+_RESOLVED_KEPT = 256
+_resolved_by_table: dict[tuple[int, str], tuple[Table, Resolved]] = {}
+
+
+def _resolved_fields(table: Table, zone: str) -> Resolved:
+    """The fields (with their encoders) resolved so far for writes to this very Table
+    object in `zone`. A kept table (a plan's, a route's) is the same object write after
+    write, and what a key resolves to depends only on the table and the zone, so writes
+    share the map (growing it as keys come); entries hold the table itself, so an id is
+    never taken for another table's."""
+    key = (id(table), zone)
+    found = _resolved_by_table.get(key)
+    if found is not None and found[0] is table:
+        return found[1]
+    if len(_resolved_by_table) >= _RESOLVED_KEPT:
+        _resolved_by_table.clear()
+    resolved: Resolved = {}
+    _resolved_by_table[key] = (table, resolved)
+    return resolved
 
 
 def _check_references(conn: sqlite3.Connection,
@@ -350,6 +372,7 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
 class _InsertPlan:
     """How rows of one table (as its fields stand) are inserted."""
 
+    table_id: str
     max_seq_sql: str
     insert_sql: str
     insert_one_sql: str  # one row, taking the next sequence number itself: no `_seq` value
@@ -359,8 +382,25 @@ class _InsertPlan:
     cells: tuple[str, ...]  # the prepared cells
 
 
-@lru_cache(maxsize=256)
+_plans_by_fields: dict[int, tuple[tuple[Field, ...], _InsertPlan]] = {}
+
+
 def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
+    """`_planned_insert`, found by the identity of the field tuple first: a kept table's
+    fields are the same tuple insert after insert, and hashing it costs more than the
+    lookup."""
+    found = _plans_by_fields.get(id(fields))
+    if found is not None and found[0] is fields and found[1].table_id == table_id:
+        return found[1]
+    plan = _planned_insert(table_id, fields)
+    if len(_plans_by_fields) >= _RESOLVED_KEPT:
+        _plans_by_fields.clear()
+    _plans_by_fields[id(fields)] = (fields, plan)
+    return plan
+
+
+@lru_cache(maxsize=256)
+def _planned_insert(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
     """The insert of `table_id` with `fields`: the columns in the order each row's values
     are built (the bookkeeping columns, then fields with one value for all rows, auto
     numbers, checkboxes and the prepared cells), made once per table and field list."""
@@ -376,6 +416,7 @@ def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
     marks = ", ".join("?" * len(columns))
     rest = ", ".join("?" * (len(columns) - 2))
     return _InsertPlan(
+        table_id=table_id,
         max_seq_sql=f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}",
         insert_sql=f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})",
         insert_one_sql=(f"INSERT INTO {tname} ({', '.join(columns)}) SELECT ?, "
