@@ -299,7 +299,7 @@ class Client:
                     if token:
                         request.headers["Authorization"] = f"Bearer {token}"
                     response = self._send(request, attempt)
-            except _NotSent as failure:
+            except _TransportFailed as failure:
                 request, error = failure.request, failure.error
                 if isinstance(error, ConnectionRefused):
                     # Nothing was sent: safe to try again, whatever the method.
@@ -359,8 +359,8 @@ class Client:
         self.retry.wait(seconds)
 
     def _send(self, request: httpx.Request, attempt: int) -> httpx.Response:
-        """Send `request`; _NotSent (a ConnectionRefused or ConnectionLost) when the
-        transport failed."""
+        """Send `request`; _TransportFailed (carrying a ConnectionRefused or
+        ConnectionLost) when the transport failed."""
         if self.trace is not None:
             self.trace.request(request, attempt)
         started = time.monotonic()
@@ -368,14 +368,14 @@ class Client:
             response = (self._http.send(request) if self._in_process is None
                         else self._send_in_process(request, self._in_process))
         except httpx.TransportError as exc:
-            raise self._not_sent(request, exc, started) from exc
+            raise self._transport_failed(request, exc, started) from exc
         if self.trace is not None:
             response.read()
             self.trace.response(response, time.monotonic() - started)
         return response
 
-    def _not_sent(self, request: httpx.Request, exc: httpx.TransportError,
-                  started: float) -> _NotSent:
+    def _transport_failed(self, request: httpx.Request, exc: httpx.TransportError,
+                          started: float) -> _TransportFailed:
         """The basedb error for a transport's failure to send `request` or receive its
         response."""
         self._trace_failure(request, exc, started)
@@ -383,7 +383,7 @@ class Client:
                    "retrying." if request.method in WRITE_METHODS else "")
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
             # No connection was made, so nothing was sent: the outcome is known.
-            return _NotSent(request, ConnectionRefused(
+            return _TransportFailed(request, ConnectionRefused(
                 f"Could not reach {self._endpoint_label()} for {where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
@@ -392,13 +392,13 @@ class Client:
                      + (" Nothing was sent, so retrying is safe." if unknown else ""),
             ))
         if isinstance(exc, httpx.TimeoutException):
-            return _NotSent(request, ConnectionLost(
+            return _TransportFailed(request, ConnectionLost(
                 f"{where(request)} timed out after {self.timeout:g}s.",
                 code="TIMEOUT",
                 hint="Retry later, raise --timeout (or $BASEDB_TIMEOUT), or check that the "
                      f"platform at {self._endpoint_label()} is responsive.{unknown}",
             ))
-        return _NotSent(request, ConnectionLost(
+        return _TransportFailed(request, ConnectionLost(
             f"Could not reach {self._endpoint_label()} for {where(request)}: "
             f"{_reason(exc)}.",
             code="CONNECTION_FAILED",
@@ -472,7 +472,8 @@ class Client:
                 status, headers=response_headers, content=body,
                 extensions={"http_version": b"HTTP/1.1"}), started)
         except httpx.TransportError as exc:
-            raise self._not_sent(request or self._built(build, token), exc, started) from exc
+            failed = request or self._built(build, token)
+            raise self._transport_failed(failed, exc, started) from exc
 
     def _built(self, build: Callable[[], httpx.Request], token: str | None) -> httpx.Request:
         request = build()
@@ -520,7 +521,7 @@ class Client:
         return "the embedded platform" if self.base_url == EMBEDDED_BASE_URL else self.base_url
 
 
-class _NotSent(Exception):
+class _TransportFailed(Exception):
     """The transport failed: `error` (ConnectionRefused or ConnectionLost) for `request`."""
 
     def __init__(self, request: httpx.Request, error: ConnectionRefused | ConnectionLost) -> None:

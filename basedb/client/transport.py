@@ -13,6 +13,10 @@ the app runs:
 - otherwise on an event loop in a background thread of the transport, started on first
   use: the calling thread blocks on a queue while that loop serves the request.
 
+A caller holding a request's ASGI scope and whole body may skip httpx's Request and
+Response (`answer_in_memory`): on the calling thread's loop, a response the app sends
+whole comes back as (status, headers, body).
+
 Bodies stream both ways: a request body that is not already in memory is pulled chunk
 by chunk from a worker thread, and response chunks reach the caller as the app sends
 them, with a bounded number in flight so a slow reader holds back the app rather than
