@@ -45,6 +45,7 @@ from basedb.client.responses import (
     envelope_or_raise,
     is_json,
     parse_body,
+    parse_content,
     rate_limit_reset,
     where,
 )
@@ -462,7 +463,7 @@ class Client:
             status, response_headers, body = answer
             if status != 429 and not any(name.lower() == b"set-cookie"
                                          for name, _ in response_headers):
-                envelope = _parsed(body, loads)
+                envelope = parse_content(body, loads)
                 code = envelope.get("code") if isinstance(envelope, dict) else None
                 if code == 0 and isinstance(code, int) and not isinstance(code, bool):
                     assert isinstance(envelope, dict)
@@ -537,14 +538,6 @@ _First = Callable[[str | None], "dict[str, Any] | tuple[httpx.Request, httpx.Res
 def _json_bytes(value: Any) -> bytes:
     """Compact, UTF-8 JSON: what Lark's own SDKs send."""
     return jsonlib.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _parsed(body: bytes, loads: Callable[[bytes], Any] | None) -> Any:
-    """`parse_body` of a body in hand."""
-    try:
-        return (loads or jsonlib.loads)(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        return None
 
 
 def _reason(exc: httpx.TransportError) -> str:
