@@ -138,6 +138,12 @@ class CallerLoop:
         """Run the loop (while `driving()`) until the exchange holds a message: True, or
         False when `timeout` seconds passed first."""
         loop = self.loop
+        if not exchange.messages:
+            # One turn of the loop first (`stop` before `run_forever` runs exactly one):
+            # an app that waits on nothing outside the loop has answered by its end,
+            # with no future or timer made for the wait.
+            loop.stop()
+            loop.run_forever()
         while not exchange.messages:
             waiter: asyncio.Future[bool] = loop.create_future()
             exchange.waiter = waiter
@@ -191,10 +197,13 @@ class CallerLoop:
             loop = self.loop
             if loop.is_closed():
                 return True
-            for task in self._tasks:
+            # Finished tasks may still be listed: their callbacks run when the loop next
+            # turns.
+            tasks = list(self._tasks)
+            for task in tasks:
                 task.cancel()
-            if self._tasks:
-                loop.run_until_complete(asyncio.wait(self._tasks))
+            if tasks:
+                loop.run_until_complete(asyncio.wait(tasks))
             if self._started:  # its end stops anyio's worker threads
                 self._closing.set_result(None)
                 loop.run_until_complete(self._keeper)

@@ -45,6 +45,7 @@ from basedb.client.responses import (
     envelope_or_raise,
     is_json,
     parse_body,
+    parse_content,
     rate_limit_reset,
     where,
 )
@@ -126,6 +127,11 @@ class Client:
         # Each request path's absolute URL: joining and parsing URLs costs a request
         # more than anything else the client does for it.
         self._urls: dict[str, httpx.URL] = {}
+        # For requests answered in memory (`_answer_in_memory`): each path's ASGI scope
+        # without its method and headers, and the headers httpx would send, by method and
+        # whether a body is sent.
+        self._scopes: dict[str, dict[str, Any]] = {}
+        self._heads: dict[tuple[str, bool], tuple[list[tuple[bytes, bytes]], int]] = {}
 
     def __repr__(self) -> str:
         return f"Client(base_url={self.base_url!r}, profile={self.profile_name!r})"
@@ -162,9 +168,7 @@ class Client:
             kwargs.update(files=files, data=data,
                           extensions={MULTIPART_KEY: {"files": files, "data": data}})
         elif json is not None:
-            # Compact, UTF-8 JSON: what Lark's own SDKs send.
-            kwargs["content"] = jsonlib.dumps(json, ensure_ascii=False,
-                                              separators=(",", ":")).encode("utf-8")
+            kwargs["content"] = _json_bytes(json)
             kwargs["headers"] = {"Content-Type": "application/json; charset=utf-8"}
         return self._http.build_request(verb, self._url(path), **kwargs)
 
@@ -195,7 +199,19 @@ class Client:
             return self.build_request(method, path, params=params, json=json, files=files,
                                       data=data)
 
-        request, response, body = self._exchange(build, loads)
+        first: _First | None = None
+        if (self._in_process is not None and self.trace is None and not params
+                and files is None and data is None and method in METHODS
+                and not self._http.cookies):
+            def first(token: str | None) -> dict[str, Any] | tuple[httpx.Request,
+                                                                   httpx.Response]:
+                assert self._in_process is not None
+                return self._answer_in_memory(self._in_process, method, path, json, token,
+                                              build, loads)
+
+        request, response, body = self._attempts(build, loads, first)
+        if request is None or response is None:
+            return body  # answered in memory with a success envelope
         return envelope_or_raise(request, response, self.error_context, body=body)
 
     def exchange(self, method: str, path: str, *, params: dict[str, Any] | None = None,
@@ -257,26 +273,43 @@ class Client:
                   ) -> tuple[httpx.Request, httpx.Response, Any]:
         """Send the request `build()` makes, retrying as `basedb.client.retry` says; the
         final request, its response and its body as parsed (by `loads`) to judge it."""
+        request, response, body = self._attempts(build, loads)
+        assert request is not None and response is not None
+        return request, response, body
+
+    def _attempts(self, build: Callable[[], httpx.Request],
+                  loads: Callable[[bytes], Any] | None = None, first: _First | None = None,
+                  ) -> tuple[httpx.Request | None, httpx.Response | None, Any]:
+        """`_exchange`, whose first attempt `first(token)` makes instead, when given: it
+        may answer with a success envelope at once (then no request or response is
+        returned, only the envelope) or with the request it sent and its response."""
         renewed = False
         attempt = 0
         while True:
             attempt += 1
-            request = build()
             token = self.credentials.token()
-            if token:
-                request.headers["Authorization"] = f"Bearer {token}"
             last = attempt >= self.retry.attempts
             try:
-                response = self._send(request, attempt)
-            except ConnectionRefused:
-                # Nothing was sent: safe to try again, whatever the method.
-                if last:
-                    raise
-                self._wait(self.retry.backoff(attempt), request, "no connection")
-                continue
-            except ConnectionLost:
+                if first is not None and attempt == 1:
+                    sent = first(token)
+                    if isinstance(sent, dict):
+                        return None, None, sent
+                    request, response = sent
+                else:
+                    request = build()
+                    if token:
+                        request.headers["Authorization"] = f"Bearer {token}"
+                    response = self._send(request, attempt)
+            except _TransportFailed as failure:
+                request, error = failure.request, failure.error
+                if isinstance(error, ConnectionRefused):
+                    # Nothing was sent: safe to try again, whatever the method.
+                    if last:
+                        raise error from failure.__cause__
+                    self._wait(self.retry.backoff(attempt), request, "no connection")
+                    continue
                 if last or request.method not in READ_METHODS:
-                    raise
+                    raise error from failure.__cause__
                 self._wait(self.retry.backoff(attempt), request, "connection lost")
                 continue
             body = parse_body(response, loads)
@@ -327,46 +360,52 @@ class Client:
         self.retry.wait(seconds)
 
     def _send(self, request: httpx.Request, attempt: int) -> httpx.Response:
+        """Send `request`; _TransportFailed (carrying a ConnectionRefused or
+        ConnectionLost) when the transport failed."""
         if self.trace is not None:
             self.trace.request(request, attempt)
         started = time.monotonic()
-        unknown = (" The outcome of this write is unknown: read the resource back before "
-                   "retrying." if request.method in WRITE_METHODS else "")
         try:
             response = (self._http.send(request) if self._in_process is None
                         else self._send_in_process(request, self._in_process))
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            self._trace_failure(request, exc, started)
+        except httpx.TransportError as exc:
+            raise self._transport_failed(request, exc, started) from exc
+        if self.trace is not None:
+            response.read()
+            self.trace.response(response, time.monotonic() - started)
+        return response
+
+    def _transport_failed(self, request: httpx.Request, exc: httpx.TransportError,
+                          started: float) -> _TransportFailed:
+        """The basedb error for a transport's failure to send `request` or receive its
+        response."""
+        self._trace_failure(request, exc, started)
+        unknown = (" The outcome of this write is unknown: read the resource back before "
+                   "retrying." if request.method in WRITE_METHODS else "")
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
             # No connection was made, so nothing was sent: the outcome is known.
-            raise ConnectionRefused(
+            return _TransportFailed(request, ConnectionRefused(
                 f"Could not reach {self._endpoint_label()} for {where(request)}: "
                 f"{_reason(exc)}.",
                 code="CONNECTION_FAILED",
                 hint="Check that the platform is running (e.g. `basedb serve`) and that "
                      "the profile's endpoint is right (`basedb auth status`)."
                      + (" Nothing was sent, so retrying is safe." if unknown else ""),
-            ) from exc
-        except httpx.TimeoutException as exc:
-            self._trace_failure(request, exc, started)
-            raise ConnectionLost(
+            ))
+        if isinstance(exc, httpx.TimeoutException):
+            return _TransportFailed(request, ConnectionLost(
                 f"{where(request)} timed out after {self.timeout:g}s.",
                 code="TIMEOUT",
                 hint="Retry later, raise --timeout (or $BASEDB_TIMEOUT), or check that the "
                      f"platform at {self._endpoint_label()} is responsive.{unknown}",
-            ) from exc
-        except httpx.TransportError as exc:
-            self._trace_failure(request, exc, started)
-            raise ConnectionLost(
-                f"Could not reach {self._endpoint_label()} for {where(request)}: "
-                f"{_reason(exc)}.",
-                code="CONNECTION_FAILED",
-                hint="Check that the platform is running (e.g. `basedb serve`) and that "
-                     f"the profile's endpoint is right (`basedb auth status`).{unknown}",
-            ) from exc
-        if self.trace is not None:
-            response.read()
-            self.trace.response(response, time.monotonic() - started)
-        return response
+            ))
+        return _TransportFailed(request, ConnectionLost(
+            f"Could not reach {self._endpoint_label()} for {where(request)}: "
+            f"{_reason(exc)}.",
+            code="CONNECTION_FAILED",
+            hint="Check that the platform is running (e.g. `basedb serve`) and that "
+                 f"the profile's endpoint is right (`basedb auth status`).{unknown}",
+        ))
 
     def _send_in_process(self, request: httpx.Request,
                          transport: InProcessTransport) -> httpx.Response:
@@ -376,7 +415,10 @@ class Client:
         if self._http.is_closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
         started = time.perf_counter()
-        response = transport.handle_request(request)
+        return self._received(request, transport.handle_request(request), started)
+
+    def _received(self, request: httpx.Request, response: httpx.Response,
+                  started: float) -> httpx.Response:
         response.request = request
         try:
             response.read()
@@ -388,12 +430,114 @@ class Client:
             self._http.cookies.extract_cookies(response)
         return response
 
+    def _answer_in_memory(self, transport: InProcessTransport, method: str, path: str,
+                          json: Any, token: str | None, build: Callable[[], httpx.Request],
+                          loads: Callable[[bytes], Any] | None,
+                          ) -> dict[str, Any] | tuple[httpx.Request, httpx.Response]:
+        """Send a request without parameters, files or form data to the in-process
+        transport as its ASGI scope and body, without the httpx Request and Response
+        that `_send` goes through: the app sees the same scope, headers and body. A
+        success envelope is returned as it is; any other answer (or a failure) as the
+        request and response `_send` would have given, the request made by `build()`,
+        for `_attempts` to judge."""
+        if self._http.is_closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        content = b"" if json is None else _json_bytes(json)
+        scope = self._scope(path)
+        headers = self._headers(method, json is not None, len(content))
+        if token:
+            headers.append((b"authorization", f"Bearer {token}".encode("ascii")))
+        started = time.perf_counter()
+        request: httpx.Request | None = None
+        try:
+            answer = transport.answer_in_memory(
+                {**scope, "method": method, "headers": headers, "asgi": dict(scope["asgi"]),
+                 "extensions": {}}, content,
+                self._http.timeout.read)
+            if answer is None:  # not on this thread's loop: nothing was sent
+                request = self._built(build, token)
+                return request, self._send(request, 1)
+            if isinstance(answer, httpx.Response):  # its body streams
+                request = self._built(build, token)
+                return request, self._received(request, answer, started)
+            status, response_headers, body = answer
+            if status != 429 and not any(name.lower() == b"set-cookie"
+                                         for name, _ in response_headers):
+                envelope = parse_content(body, loads)
+                code = envelope.get("code") if isinstance(envelope, dict) else None
+                if code == 0 and isinstance(code, int) and not isinstance(code, bool):
+                    assert isinstance(envelope, dict)
+                    return envelope
+            request = self._built(build, token)
+            return request, self._received(request, httpx.Response(
+                status, headers=response_headers, content=body,
+                extensions={"http_version": b"HTTP/1.1"}), started)
+        except httpx.TransportError as exc:
+            failed = request or self._built(build, token)
+            raise self._transport_failed(failed, exc, started) from exc
+
+    def _built(self, build: Callable[[], httpx.Request], token: str | None) -> httpx.Request:
+        request = build()
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
+        return request
+
+    def _scope(self, path: str) -> dict[str, Any]:
+        """The ASGI scope of a request to `path`, but its method and headers, as the
+        in-process transport makes it (`InProcessTransport.scope_of`)."""
+        scope = self._scopes.get(path)
+        if scope is None:
+            assert self._in_process is not None
+            scope = self._in_process.scope_of(self._http.build_request("GET",
+                                                                        self._url(path)))
+            del scope["method"], scope["headers"]
+            if len(self._scopes) >= _URLS_KEPT:
+                self._scopes.clear()
+            self._scopes[path] = scope
+        return scope
+
+    def _headers(self, method: str, has_body: bool, length: int) -> list[tuple[bytes, bytes]]:
+        """The headers httpx sends (lower-cased, as in an ASGI scope) for a request of
+        `method` with or without a JSON body of `length` bytes, before Authorization:
+        the client's own, fixed when it is made."""
+        kept = self._heads.get((method, has_body))
+        if kept is None:
+            assert self._in_process is not None
+            sample = self.build_request(method, "/", json={} if has_body else None)
+            headers = self._in_process.scope_of(sample)["headers"]
+            at = next((i for i, (name, _) in enumerate(headers) if name == b"content-length"),
+                      -1)
+            kept = self._heads[(method, has_body)] = (headers, at)
+        template, at = kept
+        headers = list(template)
+        if at >= 0:
+            headers[at] = (b"content-length", str(length).encode("ascii"))
+        return headers
+
     def _trace_failure(self, request: httpx.Request, error: Exception, started: float) -> None:
         if self.trace is not None:
             self.trace.failure(request, error, time.monotonic() - started)
 
     def _endpoint_label(self) -> str:
         return "the embedded platform" if self.base_url == EMBEDDED_BASE_URL else self.base_url
+
+
+class _TransportFailed(Exception):
+    """The transport failed: `error` (ConnectionRefused or ConnectionLost) for `request`."""
+
+    def __init__(self, request: httpx.Request, error: ConnectionRefused | ConnectionLost) -> None:
+        super().__init__(str(error))
+        self.request = request
+        self.error = error
+
+
+_First = Callable[[str | None], "dict[str, Any] | tuple[httpx.Request, httpx.Response]"]
+"""A request's first attempt, made another way than `build` and `_send` (`_attempts`)."""
+
+
+def _json_bytes(value: Any) -> bytes:
+    """Compact, UTF-8 JSON: what Lark's own SDKs send."""
+    return jsonlib.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _reason(exc: httpx.TransportError) -> str:

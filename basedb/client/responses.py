@@ -72,8 +72,13 @@ UNPARSED: Any = object()
 
 def parse_body(response: httpx.Response, loads: Callable[[bytes], Any] | None = None) -> Any:
     """The response body parsed as JSON (by `loads`), or None when empty or not JSON."""
+    return parse_content(response.content, loads)
+
+
+def parse_content(content: bytes, loads: Callable[[bytes], Any] | None = None) -> Any:
+    """`parse_body` of a body in hand."""
     try:
-        return (loads or jsonlib.loads)(response.content) if response.content else None
+        return (loads or jsonlib.loads)(content) if content else None
     except (ValueError, UnicodeDecodeError):
         return None
 

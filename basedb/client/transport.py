@@ -13,6 +13,10 @@ the app runs:
 - otherwise on an event loop in a background thread of the transport, started on first
   use: the calling thread blocks on a queue while that loop serves the request.
 
+A caller holding a request's ASGI scope and whole body may skip httpx's Request and
+Response (`answer_in_memory`): on the calling thread's loop, a response the app sends
+whole comes back as (status, headers, body).
+
 Bodies stream both ways: a request body that is not already in memory is pulled chunk
 by chunk from a worker thread, and response chunks reach the caller as the app sends
 them, with a bounded number in flight so a slow reader holds back the app rather than
@@ -43,6 +47,9 @@ ASGIApp = Callable[
      Callable[[MutableMapping[str, Any]], Awaitable[None]]],
     Awaitable[None],
 ]
+
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+"""A response the app sent whole: status, headers as sent, body."""
 
 # Response chunks the app may send ahead of the reader before it has to wait.
 _CHUNKS_IN_FLIGHT = 16
@@ -259,10 +266,48 @@ class InProcessTransport(httpx.BaseTransport):
     def _handle_here(self, request: httpx.Request, caller: CallerLoop,
                      read_timeout: float | None) -> httpx.Response:
         """Serve the request on the calling thread's own loop."""
+        answer = self._answer_here(caller, self.scope_of(request), _request_body(request),
+                                   read_timeout, request)
+        if isinstance(answer, httpx.Response):
+            return answer
+        status, headers, content = answer
+        return httpx.Response(status, headers=headers, content=content,
+                              extensions={"http_version": b"HTTP/1.1"})
+
+    def answer_in_memory(self, scope: dict[str, Any], content: bytes,
+                         read_timeout: float | None) -> Answer | httpx.Response | None:
+        """Serve a request whose body is `content`, described by its ASGI `scope` (as
+        `handle_request` would make it), on the calling thread's own loop, without an
+        httpx Request: the response in one piece (status, headers, body) when the app
+        sent it all before returning, as an httpx Response when its body still streams
+        (or the app sent none: an empty 500), or None, having sent nothing, when the
+        request cannot run on the calling thread (then use `handle_request`). Errors are
+        those of `handle_request`, without a request attached."""
+        if self._caller_loops is None:
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop running in this thread: run the app here
+            pending: list[bytes] = [content] if content else []
+
+            async def from_memory() -> bytes | None:
+                return pending.pop() if pending else None
+
+            return self._answer_here(self._caller_loops.current(), scope, from_memory,
+                                     read_timeout, None)
+        return None
+
+    def _answer_here(self, caller: CallerLoop, scope: dict[str, Any],
+                     body_chunks: Callable[[], Awaitable[bytes | None]],
+                     read_timeout: float | None,
+                     request: httpx.Request | None) -> Answer | httpx.Response:
+        """Run the app on the calling thread's loop: the whole response, or a Response
+        whose body streams (`request`, if any, is named by the errors)."""
         exchange = Exchange(_CHUNKS_IN_FLIGHT)
         try:
             with caller.driving():
-                caller.spawn(exchange, partial(self._serve_here, request))
+                caller.spawn(exchange, partial(self._serve_here, scope, body_chunks,
+                                               request))
                 if not caller.wait_for(exchange, read_timeout):
                     caller.cancel(exchange)  # ends when the loop next runs
                     raise _read_timeout(read_timeout, request)
@@ -275,8 +320,8 @@ class InProcessTransport(httpx.BaseTransport):
                     while messages and messages[0][0] == "body":
                         chunks.append(exchange.take()[1])
                     if messages and messages[0][0] == "done":
-                        return httpx.Response(value, headers=extra, content=b"".join(chunks),
-                                              extensions={"http_version": b"HTTP/1.1"})
+                        return value, extra, (chunks[0] if len(chunks) == 1
+                                              else b"".join(chunks))
                     stream = _CallerLoopStream(caller, exchange, request, read_timeout,
                                                self.raise_app_exceptions, chunks)
                     return httpx.Response(value, headers=extra, stream=stream,
@@ -288,7 +333,8 @@ class InProcessTransport(httpx.BaseTransport):
         # The app ended (or failed) without starting a response.
         return httpx.Response(500, headers=[], content=b"")
 
-    def _scope(self, request: httpx.Request) -> dict[str, Any]:
+    def scope_of(self, request: httpx.Request) -> dict[str, Any]:
+        """The ASGI scope the app is given for `request`."""
         url = request.url
         default_port = 443 if url.scheme == "https" else 80
         return {
@@ -318,7 +364,7 @@ class InProcessTransport(httpx.BaseTransport):
         inbox = exchange.inbox
         response_started = False
         response_complete = anyio.Event()
-        receive = _receiver(request, response_complete)
+        receive = _receiver(_request_body(request), response_complete)
         # The start (status, headers) and the final body, while they are held back.
         held: tuple[int, list[Any]] | None = None
         held_body: bytes | None = None
@@ -365,7 +411,7 @@ class InProcessTransport(httpx.BaseTransport):
                     response_complete.set()
 
         try:
-            await self.app(self._scope(request), receive, send)
+            await self.app(self.scope_of(request), receive, send)
         except anyio.get_cancelled_exc_class():
             release_held()
             inbox.put(("error", httpx.ReadError("The request was cancelled.", request=request),
@@ -387,13 +433,15 @@ class InProcessTransport(httpx.BaseTransport):
         inbox.put(("done", None, None))
 
 
-    async def _serve_here(self, request: httpx.Request, exchange: Exchange) -> None:
+    async def _serve_here(self, scope: dict[str, Any],
+                          body_chunks: Callable[[], Awaitable[bytes | None]],
+                          request: httpx.Request | None, exchange: Exchange) -> None:
         """Run the app for one request on a caller loop, putting what it sends in
         `exchange`. Never raises: a cancelled request must not end the loop's others."""
         response_started = False
         response_complete = asyncio.Event()
-        receive = _receiver(request, response_complete)
-        head = request.method == "HEAD"
+        receive = _receiver(body_chunks, response_complete)
+        head = scope["method"] == "HEAD"
 
         async def send(message: MutableMapping[str, Any]) -> None:
             nonlocal response_started
@@ -418,7 +466,7 @@ class InProcessTransport(httpx.BaseTransport):
                     response_complete.set()
 
         try:
-            await self.app(self._scope(request), receive, send)
+            await self.app(scope, receive, send)
         except asyncio.CancelledError:
             exchange.put(("error", httpx.ReadError("The request was cancelled.",
                                                    request=request), None))
@@ -437,7 +485,7 @@ class _CallerLoopStream(httpx.SyncByteStream):
     """A response body still coming from an app on a caller loop: reading it runs the loop
     (whichever thread reads), so the app goes on only as fast as it is read."""
 
-    def __init__(self, caller: CallerLoop, exchange: Exchange, request: httpx.Request,
+    def __init__(self, caller: CallerLoop, exchange: Exchange, request: httpx.Request | None,
                  read_timeout: float | None, raise_app_exceptions: bool,
                  first: list[bytes]) -> None:
         self._caller = caller
@@ -481,7 +529,7 @@ class _CallerLoopStream(httpx.SyncByteStream):
         self._exchange.closed = True
 
 
-def _read_timeout(timeout: float | None, request: httpx.Request) -> httpx.ReadTimeout:
+def _read_timeout(timeout: float | None, request: httpx.Request | None) -> httpx.ReadTimeout:
     return httpx.ReadTimeout(f"The in-process app sent nothing for {timeout:g}s.",
                              request=request)
 
@@ -497,11 +545,10 @@ class _Event(Protocol):  # asyncio.Event or anyio.Event
     async def wait(self) -> Any: ...
 
 
-def _receiver(request: httpx.Request,
+def _receiver(body_chunks: Callable[[], Awaitable[bytes | None]],
               response_complete: _Event) -> Callable[[], Awaitable[dict[str, Any]]]:
-    """The app's `receive` for `request`: its body, then (once the response is complete)
-    a disconnect."""
-    body_chunks = _request_body(request)
+    """The app's `receive` for a request whose body `body_chunks` gives chunk by chunk
+    (None at the end): its body, then (once the response is complete) a disconnect."""
     request_complete = False
 
     async def receive() -> dict[str, Any]:

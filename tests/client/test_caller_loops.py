@@ -145,3 +145,15 @@ def test_a_closed_transport_serves_again(transport: InProcessTransport) -> None:
     again = client.get("/where").json()
     assert again["thread"] == first["thread"]
     transport.close()
+
+
+def test_a_loop_closes_cleanly_right_after_an_answer() -> None:
+    """An app that answers within one turn of the loop leaves its finished task's
+    callbacks for the next turn: closing the loop then must not trip over them."""
+    transport = InProcessTransport(make_app())
+    with httpx.Client(transport=transport, base_url=BASE) as client:
+        first = client.get("/where").json()
+        assert client.get("/where").json() == first
+        transport.close()
+        assert client.get("/where").json()["thread"] == threading.get_ident()
+    transport.close()

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
-from basedb.platform import LocalPlatform
+from basedb.client.client import EMBEDDED_BASE_URL, Client
+from basedb.client.transport import InProcessTransport
+from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import physical
+from basedb.platform.storage.store import DATABASE_FILE
 from tests.platform.conftest import Api, field_id, make_table
 
 
@@ -237,3 +243,93 @@ def test_a_batch_answers_what_a_read_returns(api: Api, base: str) -> None:
     assert [r["No"] for r in written] == [1, 2, 3, 4]
     assert all(r["By"] == r["Changed by"] == [{"id": me}] and r["Created"] == r["Updated"]
                for r in written)
+
+
+def test_writes_follow_table_changes_made_through_another_connection(
+        platform: LocalPlatform, api: Api, base: str) -> None:
+    """A table's fields are kept between writes only while the catalog revision stands:
+    a field renamed, added or deleted, or the table deleted, through another platform on
+    the same database, is seen by the very next write."""
+    table = make_table(api, base, "Notes", [{"name": "Title", "type": "text"},
+                                            {"name": "Size", "type": "number"}])
+    records_path = f"/bases/{base}/tables/{table['id']}/records"
+    api.ok("POST", f"{records_path}/batch_create", json={"fields": ["Title"], "rows": [["a"]]})
+    api.ok("POST", records_path, json={"Title": "b"})
+    other = open_platform(platform.data_dir)
+    try:
+        with TestClient(other.app, base_url="http://localhost") as other_client:
+            elsewhere = Api(other_client, other.owner_token)
+            fields = f"/bases/{base}/tables/{table['id']}/fields"
+            elsewhere.ok("PUT", f"{fields}/{field_id(table, 'Title')}",
+                         json={"name": "Heading", "type": "text"})
+            added = elsewhere.ok("POST", fields, json={"name": "Extra", "type": "text"})
+            elsewhere.ok("DELETE", f"{fields}/{field_id(table, 'Size')}")
+            failed = api.fail("POST", f"{records_path}/batch_create",
+                              json={"fields": ["Title"], "rows": [["c"]]}, code=9499)
+            assert '"Title"' in failed
+            assert '"Size"' in api.fail("POST", records_path, json={"Size": 1}, code=9499)
+            written = api.ok("POST", f"{records_path}/batch_create",
+                             json={"fields": ["Heading", "Extra"], "rows": [["d", "e"]]})
+            assert written["field_id_list"] == [field_id(table, "Title"), added["id"]]
+            page = api.ok("GET", records_path)
+            assert page["fields"] == ["Heading", "Extra"]
+            assert [row[0] for row in page["data"]] == ["a", "b", "d"]
+            elsewhere.ok("DELETE", f"/bases/{base}/tables/{table['id']}")
+            api.fail("POST", f"{records_path}/batch_create",
+                     json={"fields": ["Heading"], "rows": [["f"]]}, code=9499, status=404)
+    finally:
+        other.close()
+
+
+def test_sequence_numbers_follow_insertion_order_across_writers(
+        platform: LocalPlatform, api: Api, base: str) -> None:
+    """Single records take the next sequence number inside their INSERT, batches read it
+    first: mixed, and from several threads at once, every record still gets the next
+    number in the order it was written, and lists in that order."""
+    table = make_table(api, base, "Log", [{"name": "Title", "type": "text"}])
+    records_path = f"/bases/{base}/tables/{table['id']}/records"
+    api.ok("POST", records_path, json={"Title": "first"})
+    api.ok("POST", f"{records_path}/batch_create",
+           json={"fields": ["Title"], "rows": [["b1"], ["b2"]]})
+    api.ok("POST", records_path, json={"Title": "after"})
+    with Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
+                transport=InProcessTransport(platform.app)) as client:
+        def write(number: int) -> None:
+            for index in range(8):
+                if index % 4 == 3:
+                    client.request("POST", f"{records_path}/batch_create", json={
+                        "fields": ["Title"], "rows": [[f"t{number}-{index}a"],
+                                                      [f"t{number}-{index}b"]]})
+                else:
+                    client.request("POST", records_path, json={"Title": f"t{number}-{index}"})
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    tname = physical.table_name(table["id"])
+    with sqlite3.connect(platform.data_dir / DATABASE_FILE) as conn:
+        written = conn.execute(f"SELECT _seq FROM {tname} ORDER BY rowid").fetchall()
+    assert [seq for (seq,) in written] == list(range(1, 5 + 4 * 10))
+    page = api.ok("GET", records_path, params={"limit": 100})
+    assert [row[0] for row in page["data"][:4]] == ["first", "b1", "b2", "after"]
+
+
+def test_auto_numbers_and_bookkeeping_follow_mixed_writes(
+        api: Api, base: str, tasks: dict[str, Any]) -> None:
+    """Batches fill their columns at once; single records one row at a time: auto numbers
+    still count on from one to the other, and every record gets its creator."""
+    me = api.ok("GET", "/users/me")["user_id"]
+    api.ok("POST", path(base, tasks), json={"Title": "one"})
+    api.ok("POST", path(base, tasks, "/batch_create"),
+           json={"fields": ["Title", "Status"], "rows": [["two", "Open"], ["three", None],
+                                                         ["four", "Done"]]})
+    api.ok("POST", path(base, tasks), json={"Title": "five"})
+    page = api.ok("GET", path(base, tasks))
+    rows = [dict(zip(page["fields"], row, strict=True)) for row in page["data"]]
+    assert [row["Title"] for row in rows] == ["one", "two", "three", "four", "five"]
+    assert [row["No"] for row in rows] == [1, 2, 3, 4, 5]
+    assert [row["Status"] for row in rows] == [None, "Open", None, "Done", None]
+    assert all(row["Created by"] == [{"id": me}] for row in rows)
+    assert all(isinstance(row["Updated"], str) for row in rows)

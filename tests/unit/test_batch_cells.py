@@ -72,5 +72,11 @@ def test_a_grid_prepares_as_its_rows(keys: list[str], data: st.DataObject) -> No
     conn = sqlite3.connect(":memory:")
     cells = [[(("rows", r, c), keys[c], value) for c, value in enumerate(row)]
              for r, row in enumerate(rows)]
+    def by_columns() -> list[list[Any]]:
+        # prepare_grid answers column by column, one list per key, in key order.
+        prepared = prepare_rows(conn, TABLE, cells, zone="UTC")
+        return [list(column) for column in zip(*(row.values() for row in prepared),
+                                               strict=True)]
+
     assert _outcome(lambda: prepare_grid(conn, TABLE, keys, rows, zone="UTC")) == _outcome(
-        lambda: prepare_rows(conn, TABLE, cells, zone="UTC"))
+        by_columns)

@@ -70,7 +70,6 @@ DICT_RETURNS = {
     # Cells keyed by field id or name: record data, not a result.
     "basedb.platform.domain.records.prepare_values",
     "basedb.platform.domain.records.prepare_rows",
-    "basedb.platform.domain.records.prepare_grid",
     "basedb.platform.domain.records.read_records",
     # The environment a FaaS handler is given, by secret name.
     "basedb.platform.domain.site_secrets.values_for",

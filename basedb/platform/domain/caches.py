@@ -10,6 +10,7 @@ their key, so that listing, describing and invoking do not rebuild them.
     targets    what an invoke resolved, while the database is unchanged (see
                basedb.platform.domain.resolved)
     tokens     the rows of bearer tokens in use, likewise
+    tables     a Base's table with its fields, by (base token, table id, catalog revision)
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.core.memo import Memo
 from basedb.platform.domain.dev_drafts import DevDrafts
+from basedb.platform.domain.records import TableMemo
 from basedb.platform.domain.resolved import ResolvedMemo
 from basedb.platform.domain.revision import CatalogMemo
 from basedb.platform.domain.snapshots import SnapshotMemo
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 CATALOGS_KEPT = 256
 SNAPSHOTS_KEPT = 64
 PLANS_KEPT = 4096
+TABLES_KEPT = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +50,4 @@ class DomainCaches:
     # module below invoke's.
     targets: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
     tokens: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
+    tables: TableMemo = field(default_factory=lambda: TableMemo(TABLES_KEPT))

@@ -21,11 +21,13 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
+from basedb.core.memo import Memo
 from basedb.core.protocol import not_found, quote
+from basedb.platform.domain import bases
+from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.storage import ids, physical
 from basedb.platform.storage.cells import (
     InvalidCell,
@@ -43,6 +45,20 @@ from basedb.workspace.model import Field, Table
 # FaaS record call.
 MAX_BATCH = 200
 _CHUNK = 500  # ids per IN (…) lookup
+
+
+TableMemo = Memo[tuple[str, str, int], Table]
+"""Tables with their fields, by (base token, table id, catalog revision)."""
+
+
+def current_table(conn: sqlite3.Connection, memo: TableMemo, base_token: str,
+                  table_id: str) -> Table:
+    """`bases.require_table`, kept while the catalog revision stays: any change to a
+    table's name or its fields, by any connection, moves it (`basedb.platform.domain.
+    revision`). Call it inside the transaction that uses the table, so that the
+    revision read is the one the table is used at."""
+    return memo.get_or_build((base_token, table_id, catalog_revision(conn)),
+                             lambda: bases.require_table(conn, base_token, table_id))
 
 
 def resolve_field(table: Table, key: Any, at: str) -> Field:
@@ -85,42 +101,40 @@ def prepare_rows(conn: sqlite3.Connection, table: Table,
 
 def prepare_grid(conn: sqlite3.Connection, table: Table, keys: Sequence[str],
                  rows: Sequence[Sequence[Any]], *, zone: str,
-                 at: str = "rows") -> list[dict[str, Any]]:
+                 at: str = "rows") -> list[list[Any]]:
     """`prepare_rows` of rows given as values aligned with `keys` (field names or ids),
-    the cell of row r and column c being at /`at`/r/c: the same results and the same
-    first error, with what depends only on the column decided once."""
+    the cell of row r and column c being at /`at`/r/c: the same stored values, column
+    by column (one list per key), and the same first error, with what depends only on
+    the column decided once."""
     preparer = _Preparer(table, zone)
     if not rows:
-        return []
+        return [[] for _ in keys]
     # The first row as prepare_rows takes it: it resolves every key, in order, and meets
     # a field given twice; the other rows name the same fields.
-    prepared = [preparer.row([((at, 0, c), key, value)
-                              for c, (key, value) in enumerate(zip(keys, rows[0],
-                                                                   strict=True))])]
+    first = preparer.row([((at, 0, c), key, value)
+                          for c, (key, value) in enumerate(zip(keys, rows[0], strict=True))])
     columns = [(c, *preparer.resolved[key]) for c, key in enumerate(keys)]
+    prepared = [[first[field.field_id]] for _, field, _, _ in columns]
     refs = preparer.refs
     if len(rows) > 1:
         whole = _encode_columns(columns, rows)
         if whole is not None:
-            field_ids = [field.field_id for _, field, _, _ in columns]
-            prepared.extend(dict(zip(field_ids, values, strict=True))
-                            for values in zip(*whole, strict=True))
+            for column, rest in zip(prepared, whole, strict=True):
+                column += rest
             _check_references(conn, refs)
             return prepared
     for r in range(1, len(rows)):
         values = rows[r]
-        row: dict[str, Any] = {}
-        for c, field, encode, refers in columns:
+        for (c, field, encode, refers), column in zip(columns, prepared, strict=True):
             value = values[c]
             try:
                 stored = encode(value)
             except InvalidCell:
                 encode_cell(field, value, json_pointer(at, r, c), zone=zone)
                 raise
-            row[field.field_id] = stored
+            column.append(stored)
             if refers and stored is not None:
                 refs.append((field, (at, r, c), referenced_ids(field, stored)))
-        prepared.append(row)
     _check_references(conn, refs)
     return prepared
 
@@ -149,7 +163,7 @@ class _Preparer:
         self.table = table
         self.zone = zone
         # field name or id -> (field, encoder, whether its cells refer to ids)
-        self.resolved: dict[str, tuple[Field, Callable[[Any], Any], bool]] = {}
+        self.resolved = _resolved_fields(table, zone)
         self.refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
 
     def row(self, cells: Iterable[Cell]) -> dict[str, Any]:
@@ -176,6 +190,28 @@ class _Preparer:
             if refers and stored is not None:
                 self.refs.append((field, where, referenced_ids(field, stored)))
         return row
+
+
+Resolved = dict[str, tuple[Field, Callable[[Any], Any], bool]]
+_RESOLVED_KEPT = 256
+_resolved_by_table: dict[tuple[int, str], tuple[Table, Resolved]] = {}
+
+
+def _resolved_fields(table: Table, zone: str) -> Resolved:
+    """The fields (with their encoders) resolved so far for writes to this very Table
+    object in `zone`. A kept table (a plan's, a route's) is the same object write after
+    write, and what a key resolves to depends only on the table and the zone, so writes
+    share the map (growing it as keys come); entries hold the table itself, so an id is
+    never taken for another table's."""
+    key = (id(table), zone)
+    found = _resolved_by_table.get(key)
+    if found is not None and found[0] is table:
+        return found[1]
+    if len(_resolved_by_table) >= _RESOLVED_KEPT:
+        _resolved_by_table.clear()
+    resolved: Resolved = {}
+    _resolved_by_table[key] = (table, resolved)
+    return resolved
 
 
 def _check_references(conn: sqlite3.Connection,
@@ -227,22 +263,62 @@ def existing_record_ids(conn: sqlite3.Connection, table_id: str,
 def insert_records(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
                    actor: str, zone: str) -> list[str]:
     """Insert prepared rows; returns their new record ids in order."""
-    return _insert(conn, table, rows, actor=actor, zone=zone)[0]
+    return _insert(conn, table, rows, actor=actor, zone=zone)
 
 
-def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
-                rows: list[dict[str, Any]], *, actor: str, zone: str) -> RecordRows:
-    """Insert prepared rows; returns them as stored, with the values of `fields` (as
+def insert_grid(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
+                columns: Sequence[Sequence[Any]], *, actor: str, zone: str) -> RecordRows:
+    """Insert records given as prepared columns (`prepare_grid`), `columns[i]` holding
+    the values of `fields[i]`; returns them as stored, with the values of `fields` (as
     `read_rows` would read them back, without reading: the stored values are known)."""
-    record_ids, stored, positions = _insert(conn, table, rows, actor=actor, zone=zone)
-    columns = []
+    count = len(columns[0]) if columns else 0
+    if not count:
+        return RecordRows(fields=tuple(f.name for f in fields),
+                          field_ids=tuple(f.field_id for f in fields), record_ids=(),
+                          data=[])
+    plan = _insert_plan(table.table_id, table.fields)
+    now = ids.now_in(zone)
+    seq = conn.execute(plan.max_seq_sql).fetchone()[0]
+    given = {field.field_id: column for field, column in zip(fields, columns, strict=True)}
+    system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
+    record_ids = ids.new_ids(ids.RECORD_ID, count)
+    # Each column of the INSERT, in the plan's order: as inserted, by field.
+    inserted: dict[str, Sequence[Any]] = {}
+    numbers: dict[str, int] = {}
+    if plan.auto:
+        numbers = {row[0]: row[1] for row in conn.execute(
+            "SELECT field_id, next_number FROM fields WHERE table_id = ? AND "
+            "type = 'auto_number'", (table.table_id,))}
+    for field_id in plan.auto:
+        first = numbers.get(field_id) or 1
+        numbers[field_id] = first + count
+        inserted[field_id] = range(first, first + count)
+    for field_id in plan.checkbox:
+        column = given.get(field_id)
+        inserted[field_id] = ([value or 0 for value in column] if column is not None
+                              else [0] * count)
+    for field_id in plan.cells:
+        column = given.get(field_id)
+        inserted[field_id] = column if column is not None else [None] * count
+    constants = [[value] * count for value in
+                 (now, now, actor, actor, *(system[kind] for kind in plan.constant_types))]
+    conn.executemany(plan.insert_sql, zip(
+        record_ids, range(seq + 1, seq + 1 + count), *constants,
+        *(inserted[field_id] for field_id in (*plan.auto, *plan.checkbox, *plan.cells)),
+        strict=True))
+    if numbers:
+        conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
+                         [(n, fid) for fid, n in numbers.items()])
+    out = []
     for field in fields:
-        column = [values[positions[field.field_id]] for values in stored]
+        column = inserted.get(field.field_id)
+        if column is None:  # a bookkeeping field: one value for every record
+            column = [system[field.type]] * count
         if not decodes_as_stored(field):
             decode = decoder_for(field)
             column = [decode(value) for value in column]
-        columns.append(column)
-    data = [list(row) for row in zip(*columns, strict=True)] if columns else [
+        out.append(column)
+    data = [list(row) for row in zip(*out, strict=True)] if out else [
         [] for _ in record_ids]
     return RecordRows(fields=tuple(f.name for f in fields),
                       field_ids=tuple(f.field_id for f in fields),
@@ -250,16 +326,17 @@ def insert_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
 
 
 def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], *,
-            actor: str, zone: str) -> tuple[list[str], list[list[Any]], Mapping[str, int]]:
-    """Insert prepared rows: their record ids, the values inserted for each (a list per
-    row), and where each field's value is in those lists."""
+            actor: str, zone: str) -> list[str]:
+    """Insert prepared rows: their record ids."""
     if not rows:
-        return [], [], {}
+        return []
     plan = _insert_plan(table.table_id, table.fields)
     now = ids.now_in(zone)
-    seq = conn.execute(plan.max_seq_sql).fetchone()[0]
+    one = len(rows) == 1 and not plan.auto
+    # One row takes the next sequence number within its INSERT; several read it first.
+    seq = None if one else conn.execute(plan.max_seq_sql).fetchone()[0]
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    constants = [system[kind] for kind in plan.constant_types]
+    common = [now, now, actor, actor, *(system[kind] for kind in plan.constant_types)]
     auto, checkbox, cells = plan.auto, plan.checkbox, plan.cells
     numbers: dict[str, int] = {}
     if auto:
@@ -269,37 +346,61 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
     record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
     params: list[list[Any]] = []
     for row, record_id in zip(rows, record_ids, strict=True):
-        seq += 1
-        values: list[Any] = [record_id, seq, now, now, actor, actor, *constants]
+        if seq is not None:
+            seq += 1
+        values: list[Any] = [record_id, seq, *common]
         for field_id in auto:
             number = numbers.get(field_id) or 1
             numbers[field_id] = number + 1
             values.append(number)
-        values += [row.get(field_id) or 0 for field_id in checkbox]
-        values += [row.get(field_id) for field_id in cells]
+        if checkbox:
+            values += [row.get(field_id) or 0 for field_id in checkbox]
+        values += map(row.get, cells)
         params.append(values)
-    conn.executemany(plan.insert_sql, params)
+    if one:
+        [values] = params
+        conn.execute(plan.insert_one_sql, [values[0], *values[2:]])
+    else:
+        conn.executemany(plan.insert_sql, params)
     if numbers:
         conn.executemany("UPDATE fields SET next_number = ? WHERE field_id = ?",
                          [(n, fid) for fid, n in numbers.items()])
-    return list(record_ids), params, plan.positions
+    return list(record_ids)
 
 
 @dataclass(frozen=True, slots=True)
 class _InsertPlan:
     """How rows of one table (as its fields stand) are inserted."""
 
+    table_id: str
     max_seq_sql: str
     insert_sql: str
+    insert_one_sql: str  # one row, taking the next sequence number itself: no `_seq` value
     constant_types: tuple[str, ...]  # fields with one value for all rows, by type
     auto: tuple[str, ...]  # auto numbers
     checkbox: tuple[str, ...]  # unticked is 0, never NULL
     cells: tuple[str, ...]  # the prepared cells
-    positions: Mapping[str, int]  # where each field's value is in a row's values
+
+
+_plans_by_fields: dict[int, tuple[tuple[Field, ...], _InsertPlan]] = {}
+
+
+def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
+    """`_planned_insert`, found by the identity of the field tuple first: a kept table's
+    fields are the same tuple insert after insert, and hashing it costs more than the
+    lookup."""
+    found = _plans_by_fields.get(id(fields))
+    if found is not None and found[0] is fields and found[1].table_id == table_id:
+        return found[1]
+    plan = _planned_insert(table_id, fields)
+    if len(_plans_by_fields) >= _RESOLVED_KEPT:
+        _plans_by_fields.clear()
+    _plans_by_fields[id(fields)] = (fields, plan)
+    return plan
 
 
 @lru_cache(maxsize=256)
-def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
+def _planned_insert(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
     """The insert of `table_id` with `fields`: the columns in the order each row's values
     are built (the bookkeeping columns, then fields with one value for all rows, auto
     numbers, checkboxes and the prepared cells), made once per table and field list."""
@@ -310,17 +411,18 @@ def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
     cells = [f.field_id for f in fields if f.type not in _SYSTEM_TYPES
              and f.type not in ("auto_number", "checkbox")]
     ordered = [f.field_id for f in constant] + auto + checkbox + cells
-    first = 2 + len(physical.SYSTEM_COLUMNS)  # after record_id, _seq and the bookkeeping
     columns = ["record_id", "_seq", *physical.SYSTEM_COLUMNS,
                *(physical.column_name(field_id) for field_id in ordered)]
     marks = ", ".join("?" * len(columns))
+    rest = ", ".join("?" * (len(columns) - 2))
     return _InsertPlan(
+        table_id=table_id,
         max_seq_sql=f"SELECT COALESCE(MAX(_seq), 0) FROM {tname}",
         insert_sql=f"INSERT INTO {tname} ({', '.join(columns)}) VALUES ({marks})",
+        insert_one_sql=(f"INSERT INTO {tname} ({', '.join(columns)}) SELECT ?, "
+                        f"COALESCE(MAX(_seq), 0) + 1, {rest} FROM {tname}"),
         constant_types=tuple(f.type for f in constant), auto=tuple(auto),
-        checkbox=tuple(checkbox), cells=tuple(cells),
-        # Shared by every insert into the table: read-only.
-        positions=MappingProxyType({field_id: first + i for i, field_id in enumerate(ordered)}))
+        checkbox=tuple(checkbox), cells=tuple(cells))
 
 
 _SYSTEM_TYPES = frozenset({"created_at", "updated_at", "created_by", "updated_by"})

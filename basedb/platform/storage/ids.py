@@ -76,4 +76,15 @@ def now_text() -> str:
 def now_in(zone: str) -> str:
     """The current time in the IANA zone `zone`, as a Base datetime cell
     ('YYYY-MM-DD HH:MM:SS'): what created/updated time cells hold."""
-    return datetime.now(UTC).astimezone(zone_info(zone)).strftime(DATETIME_FORMAT)
+    second = int(time.time())
+    kept = _now_by_zone.get(zone)
+    if kept is not None and kept[0] == second:
+        return kept[1]
+    text = datetime.fromtimestamp(second, UTC).astimezone(zone_info(zone)).strftime(
+        DATETIME_FORMAT)
+    _now_by_zone[zone] = (second, text)
+    return text
+
+
+# The text of the last second asked for, by zone: writes within one second share it.
+_now_by_zone: dict[str, tuple[int, str]] = {}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from basedb.core.protocol import bad_request, not_found
 from basedb.platform.domain import bases, records
+from basedb.platform.domain.access import require_base
 from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.web.http import MIB, Call, Endpoint
-from basedb.platform.web.routes.paths import path_table, path_table_and_zone
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
@@ -23,23 +24,38 @@ from basedb.platform.web.routes.schemas import (
     array,
     obj,
 )
+from basedb.workspace.model import Table
 
 # A record holds up to a few hundred fields of up to 100,000 characters each.
 RECORD_BODY_LIMIT = 8 * MIB
 BATCH_BODY_LIMIT = 32 * MIB
 
 
+def _table_and_zone(conn: sqlite3.Connection, call: Call) -> tuple[Table, str]:
+    """The table named by the path (`base_token`, `table_id`), if the caller may use its
+    Base, and the time zone the Base writes datetimes in. The caller's access is checked
+    on every call; the table itself is kept by catalog revision."""
+    base = require_base(conn, call.caller, call.path["base_token"])
+    table = records.current_table(conn, call.caches.tables, base.base_token,
+                                  call.path["table_id"])
+    return table, base.timezone
+
+
+def _table(conn: sqlite3.Connection, call: Call) -> Table:
+    return _table_and_zone(conn, call)[0]
+
+
 def list_records(call: Call) -> dict[str, Any]:
     offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
     with call.store.read() as conn:
-        return records.list_page(conn, path_table(conn, call), offset, limit).to_dict()
+        return records.list_page(conn, _table(conn, call), offset, limit).to_dict()
 
 
 def create_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     with call.store.write() as conn:
-        table, zone = path_table_and_zone(conn, call)
+        table, zone = _table_and_zone(conn, call)
         prepared = records.prepare_values(conn, table, body, zone=zone)
         [record_id] = records.insert_records(conn, table, [prepared],
                                              actor=call.caller.user_id, zone=zone)
@@ -48,7 +64,7 @@ def create_record(call: Call) -> dict[str, Any]:
 
 def get_record(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        return records.require_record(conn, path_table(conn, call),
+        return records.require_record(conn, _table(conn, call),
                                       call.path["record_id"]).to_dict()
 
 
@@ -56,7 +72,7 @@ def patch_record(call: Call) -> dict[str, Any]:
     body = call.body_object()
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table, zone = path_table_and_zone(conn, call)
+        table, zone = _table_and_zone(conn, call)
         records.require_record(conn, table, record_id)
         prepared = records.prepare_values(conn, table, body, zone=zone)
         records.update_records(conn, table, [record_id], prepared, actor=call.caller.user_id,
@@ -67,7 +83,7 @@ def patch_record(call: Call) -> dict[str, Any]:
 def delete_record(call: Call) -> dict[str, Any]:
     record_id = call.path["record_id"]
     with call.store.write() as conn:
-        table = path_table(conn, call)
+        table = _table(conn, call)
         records.require_record(conn, table, record_id)
         records.delete_records(conn, table, [record_id])
     return records.RecordDeleted(record_id).to_dict()
@@ -97,13 +113,13 @@ def batch_create(call: Call) -> dict[str, Any]:
                               "entry of fields", parameter=f"/rows/{index}", received=row,
                               fix="give every row exactly one value per field, null for none")
     with call.store.write() as conn:
-        table, zone = path_table_and_zone(conn, call)
+        table, zone = _table_and_zone(conn, call)
         fields = [records.resolve_field(table, key, f"/fields/{index}")
                   for index, key in enumerate(keys)]
-        prepared = records.prepare_grid(conn, table, keys, rows, zone=zone)
+        columns = records.prepare_grid(conn, table, keys, rows, zone=zone)
         # As lark-cli's +record-batch-create reads it: the rows as stored, aligned with
         # `fields`.
-        written = records.insert_rows(conn, table, fields, prepared,
+        written = records.insert_grid(conn, table, fields, columns,
                                       actor=call.caller.user_id, zone=zone)
     return written.to_dict()
 
@@ -117,7 +133,7 @@ def batch_update(call: Call) -> dict[str, Any]:
         raise bad_request("patch must be a non-empty object of field values", parameter="/patch",
                           received=patch, fix='send {"field name": value, …}')
     with call.store.write() as conn:
-        table, zone = path_table_and_zone(conn, call)
+        table, zone = _table_and_zone(conn, call)
         existing = records.existing_record_ids(conn, table.table_id, record_ids)
         for index, record_id in enumerate(body["record_id_list"]):
             if record_id not in existing:
