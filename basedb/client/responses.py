@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -34,13 +33,14 @@ from basedb.core.errors import (
     RateLimited,
     ServerError,
 )
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import Code, FailureMessage
 
 LOG_ID_HEADER = "X-Tt-Logid"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ErrorContext:
     """What the hints need to know about the profile a client speaks for."""
 

@@ -19,9 +19,10 @@ recently used. Each platform app has its own (`basedb.platform.web.http.AppConte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo
 from basedb.platform.domain.dev_drafts import DevDrafts
 from basedb.platform.domain.records import TableMemo
@@ -40,7 +41,7 @@ PLANS_KEPT = 4096
 TABLES_KEPT = 1024
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DomainCaches:
     catalogs: CatalogMemo = field(default_factory=lambda: CatalogMemo(CATALOGS_KEPT))
     snapshots: SnapshotMemo = field(default_factory=lambda: SnapshotMemo(SNAPSHOTS_KEPT))

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
 from basedb.core.findings import pointer as json_pointer
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo
 from basedb.core.protocol import not_found, quote
 from basedb.platform.domain import bases
@@ -368,7 +368,7 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
     return list(record_ids)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _InsertPlan:
     """How rows of one table (as its fields stand) are inserted."""
 
@@ -491,7 +491,7 @@ def read_records(conn: sqlite3.Connection, table: Table,
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Record:
     """One record: its id and its cells by field name."""
 
@@ -502,7 +502,7 @@ class Record:
         return {"record_id": self.record_id, "fields": dict(self.fields)}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RecordDeleted:
     record_id: str
     deleted: Literal[True] = True
@@ -511,7 +511,7 @@ class RecordDeleted:
         return {"record_id": self.record_id, "deleted": self.deleted}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RecordsPatched:
     """One patch applied to several records: their ids and the values it wrote, by
     field name (as lark-cli's +record-batch-update reads them)."""
@@ -532,7 +532,7 @@ def require_record(conn: sqlite3.Connection, table: Table, record_id: str) -> Re
     return Record(record_id, found)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RecordRows:
     """Records column-oriented, as the Base API returns them: `data[i][j]` is the value
     of field `field_ids[j]` in record `record_ids[i]`."""
@@ -548,7 +548,7 @@ class RecordRows:
                 "data": [list(row) for row in self.data]}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RecordPage:
     """One page of a table's records, and whether more follow."""
 
