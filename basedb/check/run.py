@@ -9,6 +9,7 @@ from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
+from basedb.check.sql.workers import EarlyWorker
 from basedb.core.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
@@ -19,7 +20,8 @@ layer sits above check, so a caller that has generated files to compare hands it
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None,
-                    cache: bool | AnalysisCache = False, processes: int = 1) -> CheckResult:
+                    cache: bool | AnalysisCache = False, processes: int = 1,
+                    early: EarlyWorker | None = None) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
     `contracts`, when given, compares generated contract files on disk with what
@@ -29,6 +31,9 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     `AnalysisCache` passed in is used and kept in memory across runs (`basedb dev`).
     `processes` above 1 lets a large batch of queries be analysed by that many forked
     processes (same results); only a caller without threads of its own may ask for it.
+    `early`, a worker started before the workspace was loaded
+    (`basedb.check.sql.rules.start_early_worker`), takes part in the SQL analysis; it is
+    closed before this returns, whatever happens.
     """
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
     ctx.extend(ws.load_findings)
@@ -38,10 +43,10 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                           else AnalysisCache.open(ws.root, ws.catalog))
         analysis_cache.start_run()
         sql_rules.check_database_functions(ctx, cache=analysis_cache,
-                                           processes=processes)
+                                           processes=processes, early=early)
         analysis_cache.save()
     else:
-        sql_rules.check_database_functions(ctx, processes=processes)
+        sql_rules.check_database_functions(ctx, processes=processes, early=early)
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)
