@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from basedb.check import agent_tools, declarations, faas, mutations
 from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
-from basedb.check.sql.workers import EarlyWorker
 from basedb.core.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
+
+if TYPE_CHECKING:
+    from basedb.check.sql.workers import EarlyWorker
 
 ContractsCheck = Callable[[Workspace], Iterable[Finding]]
 """Finds stale generated contracts (`basedb.contracts.stale_findings`). The contracts

@@ -229,8 +229,10 @@ def test_an_early_worker_not_needed_is_stopped(tmp_path: Path) -> None:
 
 
 def test_no_early_worker_where_it_would_not_pay(tmp_path: Path) -> None:
-    small = _workspace(tmp_path, 2 * workers.MIN_QUERIES_PER_PROCESS - 1)
+    # The parent and the worker each have at least a worker's minimum of queries.
+    assert rules.MIN_EARLY_QUERIES == 2 * workers.MIN_QUERIES_PER_PROCESS
+    small = _workspace(tmp_path, rules.MIN_EARLY_QUERIES - 1)
     assert rules.start_early_worker(small, cache=False, processes=2) is None
-    large = _workspace(tmp_path / "large", 2 * workers.MIN_QUERIES_PER_PROCESS)
+    large = _workspace(tmp_path / "large", rules.MIN_EARLY_QUERIES)
     assert rules.start_early_worker(large, cache=False, processes=1) is None
     assert rules.start_early_worker(large, cache=False, processes=3) is None

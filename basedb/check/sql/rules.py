@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
-from basedb.check.sql import workers
 from basedb.check.sql.cache import CACHE_DIR, CACHE_FILE, CachedAnalysis
 from basedb.core.findings import Finding, Hint
 from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:
+    from basedb.check.sql import workers
     from basedb.check.sql.cache import AnalysisCache
     from basedb.check.sql.model import SqlAnalysis
 
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 BINDINGS_SURVIVE = frozenset({"SQL_UNKNOWN_FIELD", "SQL_PARAM_UNDECLARED"})
 RELEASE_EVERY = 64
 MAX_PROCESSES = 4
+# Below this many queries to analyse, no worker is forked (workers.MIN_QUERIES_PER_PROCESS
+# each for the parent and one worker).
+MIN_EARLY_QUERIES = 96
 
 
 def available_processes() -> int:
@@ -90,9 +93,12 @@ def start_early_worker(root: Path, *, cache: bool,
             folders = sum(1 for entry in entries if entry.is_dir())
     except OSError:
         return None
-    if folders < 2 * workers.MIN_QUERIES_PER_PROCESS:
+    if folders < MIN_EARLY_QUERIES:
         return None
-    return workers.EarlyWorker.start()
+    # Lazy: the worker machinery (pickle, mmap, signals) loads only for a large check.
+    from basedb.check.sql.workers import EarlyWorker  # noqa: PLC0415
+
+    return EarlyWorker.start()
 
 
 def declared_param_count(decl: DatabaseFunction) -> int:
@@ -165,11 +171,13 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int,
     ahead: dict[int, CachedAnalysis] = {}
     misses = [i for i, item in enumerate(todo) if item[4] is None]
     queries = [(str(todo[i][0].sql), todo[i][1], todo[i][2]) for i in misses]
-    if early is not None and not ctx.keep_analyses \
-            and len(misses) >= 2 * workers.MIN_QUERIES_PER_PROCESS:
+    if early is not None and not ctx.keep_analyses and len(misses) >= MIN_EARLY_QUERIES:
         found = early.analyse(queries, ws.catalog, resolve=ws.catalog_loaded)
         ahead = dict(zip(misses, found, strict=True))
     elif processes > 1 and not ctx.keep_analyses and len(misses) > 1:
+        # Lazy: sqlglot loads only when a query is not in the analysis cache.
+        from basedb.check.sql import workers  # noqa: PLC0415
+
         found = workers.analyse_in_processes(queries, ws.catalog, resolve=ws.catalog_loaded,
                                              processes=processes)
         ahead = dict(zip(misses, found, strict=True))
