@@ -38,6 +38,26 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     (`basedb.check.sql.rules.start_early_worker`), takes part in the SQL analysis; it is
     closed before this returns, whatever happens.
     """
+    try:
+        ctx = _check_declarations_and_sql(ws, skip_ai, cache, processes, early)
+    finally:
+        if early is not None:
+            early.close()
+    mutations.check_mutations(ctx)
+    faas.check_faas(ctx)
+    agent_tools.check_agent_tools(ctx)
+    # Only a workspace with generated files can have stale ones.
+    if contracts is not None and not ctx.errors and (ws.root / "src" / "generated").is_dir():
+        ctx.extend(contracts(ws))
+    tools, exclude = agent_tools.plan(ws, skip_ai=skip_ai)
+    counts: dict[str, int] = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
+    notices = [SKIP_AI_NOTICE] if skip_ai else []
+    return CheckResult(errors=ctx.errors, hints=ctx.hints, tools=tools, exclude=exclude,
+                       counts=counts, notices=notices, root=str(ws.root))
+
+
+def _check_declarations_and_sql(ws: Workspace, skip_ai: bool, cache: bool | AnalysisCache,
+                                processes: int, early: EarlyWorker | None) -> CheckContext:
     ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
     ctx.extend(ws.load_findings)
     declarations.check_declarations(ctx)
@@ -50,14 +70,4 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
         analysis_cache.save()
     else:
         sql_rules.check_database_functions(ctx, processes=processes, early=early)
-    mutations.check_mutations(ctx)
-    faas.check_faas(ctx)
-    agent_tools.check_agent_tools(ctx)
-    # Only a workspace with generated files can have stale ones.
-    if contracts is not None and not ctx.errors and (ws.root / "src" / "generated").is_dir():
-        ctx.extend(contracts(ws))
-    tools, exclude = agent_tools.plan(ws, skip_ai=skip_ai)
-    counts: dict[str, int] = {kind: len(ws.of_kind(kind)) for kind in FUNCTION_KINDS}
-    notices = [SKIP_AI_NOTICE] if skip_ai else []
-    return CheckResult(errors=ctx.errors, hints=ctx.hints, tools=tools, exclude=exclude,
-                       counts=counts, notices=notices, root=str(ws.root))
+    return ctx

@@ -276,7 +276,9 @@ class EarlyWorker:
             payload = pickle.dumps((list(queries), catalog, resolve),
                                    protocol=pickle.HIGHEST_PROTOCOL)
             assert self._payload_fd is not None and self._start_fd is not None
-            os.pwrite(self._payload_fd, payload, 0)
+            view, written = memoryview(payload), 0
+            while written < len(payload):
+                written += os.pwrite(self._payload_fd, view[written:], written)
             os.write(self._start_fd, _SIZE.pack(len(payload)))
         except Exception:  # a catalog that will not pickle, a full memory: go alone
             return False
@@ -327,10 +329,15 @@ def _early_worker(start_fd: int, answer_fd: int, payload_fd: int,
         size = start.read(_SIZE.size)
     if len(size) != _SIZE.size:
         return  # the parent needs no worker after all
-    payload = os.pread(payload_fd, _SIZE.unpack(size)[0], 0)
+    chunks: list[bytes] = []
+    left, offset = _SIZE.unpack(size)[0], 0
+    while left > 0 and (chunk := os.pread(payload_fd, left, offset)):
+        chunks.append(chunk)
+        left -= len(chunk)
+        offset += len(chunk)
     os.close(payload_fd)
-    queries, catalog, resolve = pickle.loads(payload)
-    del payload
+    queries, catalog, resolve = pickle.loads(b"".join(chunks))
+    del chunks
     gc.freeze()  # what exists now lives until the end: keep it out of the collections
     results: list[CachedAnalysis] = []
     while True:
