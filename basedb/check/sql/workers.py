@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from basedb.check.bindings import ParamBinding
 from basedb.check.sql.cache import CachedAnalysis
 from basedb.check.sql.model import SqlAnalysis, SqlProblem
-from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Table
+from basedb.workspace.model import EMPTY_CATALOG, RECORD_ID_FIELD, Catalog, Field, Table
 
 Query = tuple[str, int, Sequence[str | None]]  # main.sql, declared params, their kinds
 # A worker's answer per query: problems as tuples, $n used, bindings as positions in the
@@ -79,13 +79,8 @@ def analyse_in_processes(queries: Sequence[Query], catalog: Catalog, *, resolve:
 
 def _analyse_share(queries: Sequence[Query], share: int, count: int, catalog: Catalog,
                    resolve: bool, results: list[CachedAnalysis | None]) -> None:
-    # Lazy: sqlglot loads only in a process that analyses.
-    from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
-
     for done, index in enumerate(range(share, len(queries), count), start=1):
-        sql, param_count, kinds = queries[index]
-        results[index] = summarize(analyze_sql(sql, catalog, param_count, resolve=resolve,
-                                               param_kinds=kinds))
+        results[index] = _summary(queries[index], catalog, resolve)
         if done % RELEASE_EVERY == 0:
             gc.collect(0)
 
@@ -235,10 +230,6 @@ class EarlyWorker:
         """Analyse `queries` with the worker; the summaries in the order of `queries`."""
         results: list[CachedAnalysis | None] = [None] * len(queries)
         handed = self._hand_over(queries, catalog, resolve)
-        # Lazy: sqlglot loads only in a process that analyses, and here only once the
-        # worker (which has it loaded by now) has its queries.
-        from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
-
         try:
             done = 0
             claims = self._claims
@@ -247,9 +238,7 @@ class EarlyWorker:
                 if index < claims[_FRONT]:
                     break
                 claims[_BACK] = index
-                sql, param_count, kinds = queries[index]
-                results[index] = summarize(analyze_sql(sql, catalog, param_count,
-                                                       resolve=resolve, param_kinds=kinds))
+                results[index] = _summary(queries[index], catalog, resolve)
                 done += 1
                 if done % RELEASE_EVERY == 0:
                     gc.collect(0)
@@ -261,9 +250,7 @@ class EarlyWorker:
                 results[index] = _decode(item, catalog)
         left = [index for index, result in enumerate(results) if result is None]
         for done, index in enumerate(left, start=1):  # the worker failed: analyse here
-            sql, param_count, kinds = queries[index]
-            results[index] = summarize(analyze_sql(sql, catalog, param_count,
-                                                   resolve=resolve, param_kinds=kinds))
+            results[index] = _summary(queries[index], catalog, resolve)
             if done % RELEASE_EVERY == 0:
                 gc.collect(0)
         return [result for result in results if result is not None]
@@ -320,11 +307,19 @@ _FRONT, _BACK = 0, 1
 _SIZE = struct.Struct("=q")
 
 
-def _early_worker(start_fd: int, answer_fd: int, payload_fd: int,
-                  claims: memoryview) -> None:
-    # Lazy: imported here, while the parent loads the workspace.
+def _summary(query: Query, catalog: Catalog, resolve: bool) -> CachedAnalysis:
+    # Lazy: sqlglot loads only in a process that analyses (a forked worker has it already;
+    # an early worker loads it while the parent loads the workspace).
     from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
 
+    sql, param_count, kinds = query
+    return summarize(analyze_sql(sql, catalog, param_count, resolve=resolve,
+                                 param_kinds=kinds))
+
+
+def _early_worker(start_fd: int, answer_fd: int, payload_fd: int,
+                  claims: memoryview) -> None:
+    _summary(("SELECT 1", 0, ()), EMPTY_CATALOG, False)  # load the analyser meanwhile
     with os.fdopen(start_fd, "rb") as start:
         size = start.read(_SIZE.size)
     if len(size) != _SIZE.size:
@@ -345,9 +340,7 @@ def _early_worker(start_fd: int, answer_fd: int, payload_fd: int,
         if front >= claims[_BACK]:
             break
         claims[_FRONT] = front + 1
-        sql, param_count, kinds = queries[front]
-        results.append(summarize(analyze_sql(sql, catalog, param_count, resolve=resolve,
-                                             param_kinds=kinds)))
+        results.append(_summary(queries[front], catalog, resolve))
         if len(results) % RELEASE_EVERY == 0:
             gc.collect(0)
     positions = _positions(catalog)
