@@ -8,10 +8,10 @@ with the constants below.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EnvVar:
     name: str
     what: str  # what it changes, in one or two sentences

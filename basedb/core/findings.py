@@ -8,8 +8,10 @@ reporter can point a user (or an editor, or code scanning) at the exact place.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from basedb.core.frozen import frozen_dataclass
 
 ERROR_CODES: tuple[str, ...] = (
     "WORKSPACE_NOT_FOUND",
@@ -59,7 +61,7 @@ HINT_CODES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Finding:
     """A blocking error about one place in one file."""
 
@@ -92,7 +94,7 @@ class Finding:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Hint:
     """Advice that never blocks: a `functionHints` entry."""
 
@@ -146,4 +148,7 @@ def escape_pointer_token(token: str) -> str:
 
 def pointer(*tokens: str | int) -> str:
     """Build a JSON Pointer from tokens: pointer("meta", "params", 0) == "/meta/params/0"."""
-    return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+    text = "/".join(map(str, tokens))
+    if "~" in text or text.count("/") != len(tokens) - 1:  # a token to escape
+        return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+    return "/" + text if tokens else ""

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import redact
 
 
@@ -79,7 +79,7 @@ _MISSING = object()
 # ---------------------------------------------------------------- the message template
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FailureMessage:
     """One error message in upstream's template; every part but the reason is optional.
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import ConflictError, InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.site_zip import (
     FILE_MODE,
     FORBIDDEN_SEGMENTS,
@@ -30,7 +30,7 @@ _LISTED = 20
 # ----------------------------------------------------------------------------- extract
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ExtractReport:
     """What a restore did, by workspace-relative path."""
 

@@ -14,13 +14,13 @@ never unbinds anything, and the command asks before it unbinds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.bases import BaseApi, item_id
 from basedb.client.sites import SiteApi
 from basedb.core.errors import InputError, UsageError
+from basedb.core.frozen import frozen_dataclass
 from basedb.deploy.catalog_sync import (
     TABLE_IDS_PATH,
     CatalogPull,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BindingChange:
     """What `bind` or `unbind` did: the tables named, the site's binding after, the pull."""
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
 from basedb.workspace.config import CONFIG_FILE, workspace_app_token
@@ -100,7 +100,7 @@ def write_workspace_file(path: Path, data: bytes) -> None:
                          hint="Make the workspace writable and pull again.") from None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CatalogPull:
     """`catalog pull`: what changed in catalog.json and in binding.tableIds."""
 

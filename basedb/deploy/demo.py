@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi
 from basedb.contracts import stale_findings
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.wording import plural
 from basedb.deploy.pipeline import deploy_preview, findings_error
 from basedb.deploy.production import deploy_production
@@ -39,7 +39,7 @@ ROWS_SHOWN = 3
 StepCallback = Callable[[str, str], None]  # (step, one-line summary)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DemoResult:
     """What `basedb demo` made, what it called, and what to try next."""
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +43,7 @@ from basedb.client.lark.signin import lark_cli_status
 from basedb.client.profiles import current_profile
 from basedb.client.sites import SiteApi
 from basedb.core.errors import AuthError, BasedbError, PermissionDenied, WorkspaceNotFound
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
 from basedb.core.wording import plural
 from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 MIN_PYTHON = (3, 10)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Check:
     name: str
     status: str  # ok | warn | fail
@@ -270,7 +270,7 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
         return Check(name, "fail", error.message, error.hint)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DoctorReport:
     """Every check, in order; ok when none failed (warnings allowed). `state` is the first
     upstream sign-in or scope state a check reported."""

@@ -25,12 +25,12 @@ out and reported. Nothing on the platform the workspace named before is touched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.client.sites import SiteApi
 from basedb.core.errors import InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.deploy.catalog_sync import (
     BASE_TOKEN_PATH,
     TABLE_IDS_PATH,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LinkResult:
     """What `link` connected the workspace to, and what it changed."""
 

@@ -82,6 +82,8 @@ _PRIVATE_ROOT_DIRS = (".git", ".base-database-cli")
 # Stop walking well past the limit so the message can say how far over it is, without
 # letting a runaway tree (or a fan of directory symlinks) take forever.
 _COUNT_STOP = 10 * MAX_INPUT_FILES
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows would translate line ends without it
+_CHUNK = 1024 * 1024  # the most a read of a file that grew asks for at once
 
 
 
@@ -158,9 +160,7 @@ class _Walk:
     def _visit(self, rel: str, real: str, st: os.stat_result,
                ancestors: frozenset[str]) -> None:
         if stat.S_ISDIR(st.st_mode):
-            if real in ancestors:
-                raise _loop_error(rel)
-            self._walk_dir(rel, real, ancestors | {real})
+            self._enter(rel, real, ancestors)
         elif stat.S_ISREG(st.st_mode):
             self.found.append((rel, real, st.st_size))
             if len(self.found) > _COUNT_STOP:
@@ -172,12 +172,35 @@ class _Walk:
                 hint=f"Remove {rel} from the workspace; only regular files can be deployed.",
             )
 
-    def _walk_dir(self, rel: str, real: str, ancestors: frozenset[str]) -> None:
+    def _enter(self, rel: str, real: str, ancestors: frozenset[str], *,
+               listed: bool = False) -> None:
+        """Walk the directory `rel` (at `real`). A directory `listed` as one, and not
+        looked at since, is looked at only if it has gone or changed before it is read."""
+        if real in ancestors:
+            raise _loop_error(rel)
         try:
             with os.scandir(real) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
+            if listed and isinstance(exc, FileNotFoundError | NotADirectoryError):
+                self._look_again(rel, real, ancestors)  # it went or changed since
+                return
             raise _read_error(rel, exc) from None
+        self._walk_entries(rel, entries, ancestors | {real})
+
+    def _look_again(self, rel: str, real: str, ancestors: frozenset[str]) -> None:
+        """What a directory listed as one is now: nothing (skipped, as an entry removed
+        while its directory is listed), or whatever took its place."""
+        try:
+            st = os.lstat(real)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _read_error(rel, exc) from None
+        self._visit(rel, real, st, ancestors)
+
+    def _walk_entries(self, rel: str, entries: list[os.DirEntry[str]],
+                      ancestors: frozenset[str]) -> None:
         for entry in entries:
             name = entry.name
             if is_excluded_name(name):
@@ -192,13 +215,20 @@ class _Walk:
             try:
                 if entry.is_symlink():
                     child_real, st = self._target(child, Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    # A directory is only entered: the type the listing gives is all it
+                    # needs (a stat of each would be thousands of system calls).
+                    child_real, st = entry.path, None
                 else:
                     child_real, st = entry.path, entry.stat(follow_symlinks=False)
             except FileNotFoundError:  # removed while we were listing
                 continue
             except OSError as exc:
                 raise _read_error(child, exc) from None
-            self._visit(child, child_real, st, ancestors)
+            if st is None:
+                self._enter(child, child_real, ancestors, listed=True)
+            else:
+                self._visit(child, child_real, st, ancestors)
 
     def _target(self, rel: str, path: Path) -> tuple[str, os.stat_result]:
         """The real path and stat of `path`, following a symlink only within the root."""
@@ -255,16 +285,37 @@ def _read_error(rel: str, exc: OSError) -> InputError:
 def _read(rel: str, source: str, budget: int, listed_size: int) -> bytes:
     # Read at most one byte past the budget: enough to know the limit is broken. Asking
     # for the size listed (plus one byte, to see growth) rather than the whole budget
-    # spares allocating a budget-sized buffer for every small file.
+    # spares allocating a budget-sized buffer for every small file. A plain descriptor,
+    # not a buffered file object: a workspace has thousands of small files, and the
+    # object's own set-up (a stat, a terminal check, a seek) cost more than the read.
     limit = max(budget, 0) + 1
     try:
-        with open(source, "rb") as handle:
-            data = handle.read(min(listed_size + 1, limit))
+        handle = os.open(source, os.O_RDONLY | _O_BINARY)
+        try:
+            data = _read_up_to(handle, min(listed_size + 1, limit))
             if listed_size < len(data) < limit:  # it grew since it was listed
-                data += handle.read(limit - len(data))
+                data += _read_up_to(handle, limit - len(data))
             return data
+        finally:
+            os.close(handle)
     except OSError as exc:
         raise _read_error(rel, exc) from None
+
+
+def _read_up_to(handle: int, size: int) -> bytes:
+    """`size` bytes from the descriptor, or fewer at its end."""
+    data = os.read(handle, size)
+    if len(data) in (0, size):
+        return data
+    chunks = [data]
+    size -= len(data)
+    while size > 0:
+        chunk = os.read(handle, min(size, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def _check_collisions(paths: list[str]) -> None:

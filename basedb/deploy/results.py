@@ -12,10 +12,11 @@ The command line reads their attributes; nothing digs through nested dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from basedb.client import endpoints
+from basedb.core.frozen import frozen_dataclass
 from basedb.deploy.stages import StageResult
 
 SKILL_INSTALL = "basedb agent-tools skill install"
@@ -25,7 +26,7 @@ def _notices(notices: Sequence[str]) -> dict[str, Any]:
     return {"notices": list(notices)} if notices else {}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SkillInstallation:
     """Whether local agents can install the site Skill now, and how (upstream
     agent-tools.md 安装到本地 Agent: nextAction.externalAgent.installation)."""
@@ -58,7 +59,7 @@ class SkillInstallation:
         return {"externalAgent": {"installation": self.to_dict()}}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AiSync:
     """What happened to AI Functions: skipped (with the reason), planned or synced."""
 
@@ -79,7 +80,7 @@ class AiSync:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AgentToolsPolicy:
     """The agent-tools policy a deploy wrote: the excluded ids, and those it could not
     name (`omitted`: AI ids the site does not have while AI sync was skipped)."""
@@ -100,7 +101,7 @@ class AgentToolsPolicy:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PreviewPlan:
     """`deploy --dry-run`: what a preview deploy would send."""
 
@@ -125,7 +126,7 @@ class PreviewPlan:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PreviewResult:
     """`deploy`: the preview deployment made."""
 
@@ -153,7 +154,7 @@ class PreviewResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PreviewCandidate:
     """The deployment `deploy --production` promotes, and where that was learned."""
 
@@ -166,7 +167,7 @@ class PreviewCandidate:
                 "source": self.source}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProductionPlan:
     """`deploy --production --dry-run`: the preview that would be promoted."""
 
@@ -188,7 +189,7 @@ class ProductionPlan:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProductionResult:
     """`deploy --production`: production now serves `deployment_id`."""
 
@@ -210,7 +211,7 @@ class ProductionResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RollbackResult:
     """`deployments rollback`: production serves an earlier deployment again."""
 
@@ -229,7 +230,7 @@ class RollbackResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PullResult:
     """`pull`: the files written into `target` from a deployment."""
 

@@ -10,11 +10,11 @@ the JSON Pointer of a body the user never wrote.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from basedb.core.errors import UsageError
+from basedb.core.frozen import frozen_dataclass
 from basedb.deploy.catalog_sync import CatalogPull, pull_catalog
 from basedb.workspace.config import read_workspace_config
 from basedb.workspace.model import FIELD_TYPES
@@ -28,7 +28,7 @@ FIELD_TYPE_CHOICES = tuple(t for t in FIELD_TYPES if t not in COMPUTED_FIELD_TYP
 MULTIPLE_TYPES = ("select", "user")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FieldOptions:
     """A field as the command line gives it; None means "not given"."""
 

@@ -22,7 +22,6 @@ import secrets
 import struct
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -30,6 +29,7 @@ from typing import Any, Literal, get_args
 from basedb.core.atomic import write_file_atomically
 from basedb.core.content_hash import CONTENT_HASH_RE, DEFINITION
 from basedb.core.errors import InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import REDACTED, redact
 from basedb.core.site_zip import MANIFEST_PATH, fingerprint_hex, read_manifest
 from basedb.workspace import files
@@ -219,7 +219,7 @@ class LocalState:
 # ------------------------------------------------------------------------ stage log
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StageEntry:
     ts: str
     attempt_id: str
@@ -332,7 +332,7 @@ def _is_secret_key(key: str) -> bool:
 _RECORD_KEYS = ("deploymentId", "env", "fingerprint", "baseAppUrl", "createdAt", "appToken")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentRecord:
     """One deployment made from this workspace, as the platform reported it."""
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+
+from basedb.core.frozen import frozen_dataclass
 
 MAX_HOST_RULES = 32
 MAX_SECRETS = 32
@@ -36,7 +37,7 @@ _PRIVATE_SUFFIXES = ("localhost", "local", "internal", "intranet", "lan", "home"
                      "example")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HostRule:
     """One `network.allow` entry: a host (or `*.` and its subdomains) and a port."""
 

@@ -158,10 +158,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+# `json.loads(text, parse_constant=…)` would build a decoder for every call (a workspace
+# has a declaration per function); `_loads` is that call, with one decoder made once.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _loads(text: str) -> Any:
+    if text.startswith("\ufeff"):  # as json.loads refuses it
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 def parse_json(text: str, *, label: str) -> Any:
     """Strict JSON (no NaN/Infinity), with the line and column of a syntax error."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _loads(text)
     except json.JSONDecodeError as exc:
         raise FileProblem(
             f"{label} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.",
@@ -182,7 +193,7 @@ def parse_jsonc(text: str, *, label: str) -> Any:
         # much faster than json5, which stays the parser (and error reporter) otherwise.
         plain = plain_json(text, scan(text, jsonc=True))
         if plain is not None:
-            return json.loads(plain, parse_constant=_reject_constant)
+            return _loads(plain)
     except (ValueError, RecursionError):
         pass
     # Lazy: json5 loads only for JSONC that plain JSON cannot read.

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.files import FileProblem, parse_jsonc
 from basedb.workspace.jsonc import Entry, Node, ScanError, scan
 
@@ -62,7 +62,7 @@ def _parse(text: str) -> Node:
 # ------------------------------------------------------------------------------ editing
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Splice:
     at: int
     end: int

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import lru_cache
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.jsonc import Node, ScanError, scan
 
 __all__ = ["locate"]
@@ -22,7 +22,7 @@ __all__ = ["locate"]
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Index:
     """A parsed document's tree and where each of its lines starts."""
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
+
 FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 PARAM_NAME_RE = FUNCTION_ID_RE
 
@@ -54,7 +56,7 @@ IGNORED_DIRS = frozenset(
 # --------------------------------------------------------------------------- catalog
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Field:
     """One field of a table in catalog.json; `pointer` is where it is declared."""
 
@@ -89,7 +91,7 @@ class Field:
 RECORD_ID_FIELD = Field(field_id=RECORD_ID, name=RECORD_ID, type="record_id")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Table:
     """One table of catalog.json, its fields found by name or id (`field`)."""
 
@@ -115,7 +117,7 @@ class Table:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Catalog:
     """catalog.json: the bound Base's tables, found by name or id (`table`)."""
 
@@ -145,7 +147,7 @@ EMPTY_CATALOG = Catalog(base_token="", tables=())
 # ------------------------------------------------------------------------- config
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Binding:
     """base-database.jsonc `binding`: the Base and which of its tables the site uses."""
 
@@ -153,7 +155,7 @@ class Binding:
     table_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WorkspaceConfig:
     """base-database.jsonc: the site's app token, title, binding, profile and time zone."""
 
@@ -168,7 +170,7 @@ class WorkspaceConfig:
 # ------------------------------------------------------------------- declarations
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Param:
     """One declared parameter, values kept as written (validators judge them)."""
 
@@ -210,7 +212,7 @@ class Param:
         return self.description.strip() if isinstance(self.description, str) else ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Declaration:
     """What every function kind shares."""
 
@@ -230,7 +232,7 @@ class Declaration:
         return ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DatabaseFunction(Declaration):
     """A Database Function: read-only SQL (main.sql) with its declared params."""
 
@@ -243,7 +245,7 @@ class DatabaseFunction(Declaration):
         return self.declared_params
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MutationSpec:
     """A Mutation's spec: which table, what action, its params and the fields it sets."""
 
@@ -256,7 +258,7 @@ class MutationSpec:
     clear: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Mutation(Declaration):
     """A Mutation: a declared create, update or delete of one table's records."""
 
@@ -272,7 +274,7 @@ class Mutation(Declaration):
         return spec.params if spec else ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FaaS(Declaration):
     """A FaaS function: a handler (index.mjs) with its inputSchema, timeout and access."""
 
@@ -287,7 +289,7 @@ class FaaS(Declaration):
     secrets: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AIFunction(Declaration):
     """An AI Function: a capability and prompt with its inputSchema."""
 
@@ -299,7 +301,7 @@ class AIFunction(Declaration):
 AnyDeclaration = DatabaseFunction | Mutation | FaaS | AIFunction
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AgentToolsConfig:
     """agent-tools.json; `present` is False when the file does not exist."""
 

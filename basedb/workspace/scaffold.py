@@ -20,11 +20,11 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from basedb.core.errors import InputError, InternalError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.resources import TEMPLATE_SCHEMA_FILE, template_dir
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog, catalog_to_dict
@@ -65,7 +65,7 @@ _BASE_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProvisionedSite:
     """What a provisioner created: the site, its Base and the bound tables' catalog."""
 
@@ -84,7 +84,7 @@ class Provisioner(Protocol):
                   timezone: str | None = None) -> ProvisionedSite: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class InitResult:
     workspace: Path
     template: str

@@ -24,13 +24,13 @@ Read-only fields (created_by, …) take no values: the platform fills them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 from basedb.core.errors import InputError
 from basedb.core.findings import pointer
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FIELD_TYPES, READ_ONLY_FIELD_TYPES
@@ -45,7 +45,7 @@ _WRITABLE_SAMPLE_TYPES = frozenset(
     {"text", "number", "select", "datetime", "checkbox", "user", "link"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TemplateField:
     name: str
     type: str
@@ -55,7 +55,7 @@ class TemplateField:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TemplateTable:
     name: str
     fields: tuple[TemplateField, ...]
@@ -64,13 +64,13 @@ class TemplateTable:
         return next((f for f in self.fields if f.name == name), None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SampleRecord:
     key: str | None  # the `_key` links use to name this record
     values: Mapping[str, Any]  # field name -> value, `_key` removed
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TemplateSchema:
     title: str
     tables: tuple[TemplateTable, ...]

@@ -250,15 +250,18 @@ def test_a_deploy_reads_each_input_file_once(site: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     ok_json("deploy", "-C", str(site))
     opened: list[str] = []
-    real_open = open
 
-    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        path = Path(file)
-        if path.is_relative_to(site) and not path.is_relative_to(site / STATE_ROOT):
-            opened.append(path.relative_to(site).as_posix())
-        return real_open(file, *args, **kwargs)
+    def counting(real_open: Any) -> Any:
+        def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+            path = Path(file)
+            if path.is_relative_to(site) and not path.is_relative_to(site / STATE_ROOT):
+                opened.append(path.relative_to(site).as_posix())
+            return real_open(file, *args, **kwargs)
+        return counting_open
 
-    monkeypatch.setattr("builtins.open", counting_open)
+    # Files are opened as Python file objects, and the inputs as plain descriptors.
+    monkeypatch.setattr("builtins.open", counting(open))
+    monkeypatch.setattr("os.open", counting(os.open))
     ok_json("deploy", "-C", str(site))
     assert "database-functions/listPeriods/function.json" in opened
     assert "database-functions/listPeriods/main.sql" in opened

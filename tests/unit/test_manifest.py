@@ -3,14 +3,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from basedb.core import site_zip
 from basedb.core.errors import InputError, InternalError, WorkspaceNotFound
 from basedb.core.site_zip import InputFile, fingerprint, fingerprint_hex, path_problem
+from basedb.core.site_zip.manifest import _path_rule_broken
 from basedb.deploy import manifest
 from basedb.deploy.manifest import collect_inputs, is_excluded_name
 from tests.unit._builders import write_workspace
@@ -201,14 +206,14 @@ def test_fifo_is_refused(tmp_path: Path) -> None:
 def test_unreadable_file_is_refused_with_its_name(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     root = workspace(tmp_path / "ws")
-    real_open = open
+    real_open = os.open
 
-    def deny(path: object, *args: object, **kwargs: object) -> object:
+    def deny(path: str, flags: int, *args: int, **kwargs: int) -> int:
         if str(path).endswith("index.html"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(manifest, "open", deny, raising=False)
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(InputError) as caught:
         collect_inputs(root)
     assert caught.value.code == "INPUT_UNREADABLE"
@@ -385,3 +390,90 @@ def test_a_file_that_grew_since_it_was_listed_is_read_whole(tmp_path: Path) -> N
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=3) == b"0123456789"
     assert manifest._read("f.txt", str(path), budget=5, listed_size=3) == b"012345"
     assert manifest._read("f.txt", str(path), budget=1000, listed_size=20) == b"0123456789"
+
+
+def test_a_file_read_in_pieces_is_read_whole(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"0123456789")
+    real_read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, size: real_read(fd, min(size, 3)))
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=10) == b"0123456789"
+    assert manifest._read("f.txt", str(path), budget=1000, listed_size=4) == b"0123456789"
+    assert manifest._read("f.txt", str(path), budget=5, listed_size=4) == b"012345"
+
+
+def test_a_directory_in_place_of_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError) as caught:
+        manifest._read("src/d", str(tmp_path / "d"), budget=1000, listed_size=3)
+    assert caught.value.code == "INPUT_UNREADABLE"
+    assert caught.value.message == "src/d is a directory, not a regular file."
+
+
+_PATH_PIECES = ["a", "Z", "9", "_", "-", ".", "..", "...", "/", "//", "", ":", "\\", "é",
+                "\x01", "\x7f", "~", " ", "\ud800", "x" * 120]
+
+
+@given(st.lists(st.sampled_from(_PATH_PIECES), max_size=12))
+def test_the_plain_path_shortcut_agrees_with_every_rule(pieces: list[str]) -> None:
+    path = "".join(pieces)
+    assert path_problem(path) == _path_rule_broken(path)
+
+
+@pytest.mark.parametrize("path", [".", "..", "a/./b", "a/../b", "./a", "a/..", "/a", "a/",
+                                  "a//b", "a" * 256, "a/" * 600 + "b"])
+def test_plain_looking_paths_that_break_a_rule_are_refused(path: str) -> None:
+    assert path_problem(path) is not None
+    assert path_problem(path) == _path_rule_broken(path)
+
+
+def _when_listed(monkeypatch: pytest.MonkeyPatch, folder: Path, change: Any) -> None:
+    """Run `change` once `folder`'s parent has been listed, before `folder` is entered."""
+    real_scandir = os.scandir
+    changed: list[bool] = []
+
+    def scandir(path: Any) -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == folder and not changed:
+            changed.append(True)
+            change()
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_a_directory_removed_after_its_parent_was_listed_is_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path / "ws", **{"src/gone/a.js": "x"})
+    _when_listed(monkeypatch, root / "src" / "gone",
+                 lambda: shutil.rmtree(root / "src" / "gone"))
+    assert "src/gone/a.js" not in paths(root)
+    assert "src/index.html" in paths(root)
+
+
+def test_a_directory_replaced_by_a_file_after_listing_ships_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = workspace(tmp_path / "ws", **{"src/turned/a.js": "x"})
+
+    def replace_with_file() -> None:
+        shutil.rmtree(root / "src" / "turned")
+        (root / "src" / "turned").write_text("now a file")
+
+    _when_listed(monkeypatch, root / "src" / "turned", replace_with_file)
+    found = {item.path: item.data for item in collect_inputs(root)}
+    assert found["src/turned"] == b"now a file" and "src/turned/a.js" not in found
+
+
+def test_a_directory_loop_through_plain_directories_is_refused(tmp_path: Path) -> None:
+    # src/deep/x is first reached through a link to it, then again through a link to its
+    # parent and the plain directory x below it.
+    root = workspace(tmp_path / "ws")
+    (root / "src" / "deep" / "x").mkdir(parents=True)
+    (root / "src" / "a").mkdir()
+    (root / "src" / "a" / "to-x").symlink_to(root / "src" / "deep" / "x")
+    (root / "src" / "deep" / "x" / "to-deep").symlink_to(root / "src" / "deep")
+    with pytest.raises(InputError) as caught:
+        collect_inputs(root)
+    # named where it first comes round, at the plain directory, not one link further
+    assert caught.value.message == ("src/a/to-x/to-deep/x is a symlink loop (it leads back "
+                                    "to itself).")

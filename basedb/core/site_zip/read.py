@@ -28,11 +28,11 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NoReturn
 
 from basedb.core.errors import ConflictError, InputError
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.site_zip.manifest import (
     FINGERPRINT_RE,
     MANIFEST_PATH,
@@ -61,7 +61,7 @@ FORBIDDEN_SEGMENTS = frozenset({".git", ".hg", ".svn", ".base-database-cli"})
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SiteZip:
     """An archive whose every entry passed the checks of the module docstring."""
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain import deployments
 from basedb.platform.domain.artifacts import VerifiedArtifact
 from basedb.platform.domain.caches import DomainCaches
@@ -32,7 +32,7 @@ PageUrl = Callable[[str, str], str]
 STATUS = "ready"  # a deployment exists only once its snapshot is complete
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentCreated:
     """The answer to POST deployments: the new preview."""
 
@@ -48,7 +48,7 @@ class DeploymentCreated:
                 "createdAt": d.created_at, "timezone": d.timezone}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentSummary:
     """A deployment as the site's listing shows it: whether it is prod, and when it last
     became prod (None: never)."""
@@ -65,7 +65,7 @@ class DeploymentSummary:
                 "draftRevision": d.draft_revision, "timezone": d.timezone}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentListing:
     """The site's deployments, newest first, and which are prod and the latest preview."""
 
@@ -79,7 +79,7 @@ class DeploymentListing:
                 "previewDeploymentId": self.preview_deployment_id}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentView:
     """One deployment and what it snapshots; `base_app_url` is the prod URL when it is
     prod, the preview URL when it is the latest preview, else None."""
@@ -99,7 +99,7 @@ class DeploymentView:
                 "baseAppUrl": self.base_app_url}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProdPointed:
     """The answer to promote and rollback: the deployment prod now serves."""
 

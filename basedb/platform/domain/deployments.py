@@ -25,11 +25,12 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
 from basedb.check.sql.rules import declared_param_count, declared_param_kinds
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
@@ -58,7 +59,7 @@ from basedb.workspace.model import FUNCTION_KINDS, Catalog, DatabaseFunction
 DEPLOYMENT_ID = ("dpl", 16)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Deployment:
     deployment_id: str
     app_token: str
@@ -74,7 +75,7 @@ class Deployment:
     draft_revision: int | None  # the draft revision it was built from
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeploymentHeader:
     """What a listing shows of a deployment: everything but its agent-tools policy and
     function hints, which a site with thousands of hinted functions and many
@@ -103,7 +104,7 @@ def _row(row: Sequence[Any]) -> Deployment:
 # ------------------------------------------------------------------------- create
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _DraftState:
     site: sites.SiteRow
     entries: list[DraftEntry]

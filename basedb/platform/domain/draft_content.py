@@ -24,13 +24,13 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import basedb.check
 import basedb.workspace
 from basedb.core.content_hash import CONTENT_HASH_RE, RESEND_KEY
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.workspace.model import FunctionKind
 
@@ -50,7 +50,7 @@ class Hashed(Protocol):
     def content_hash(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HashReference:
     """A function sent by its content hash: the site's draft must already hold it."""
 
@@ -65,7 +65,7 @@ class HashReference:
         return f"/{self.list_key}/{self.position}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DraftEntry:
     """One stored draft function without its content: kind, id, order and hash."""
 
@@ -222,7 +222,7 @@ def _keep_newest(conn: sqlite3.Connection, app_token: str) -> None:
                  "ORDER BY rowid DESC LIMIT ?)", (app_token, app_token, JUDGEMENTS_KEPT))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DraftFunctionsSaved:
     """The answer to PUT draft/functions."""
 
@@ -238,7 +238,7 @@ class DraftFunctionsSaved:
 # ---------------------------------------------------------------- held content
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HeldContent:
     """What the site holds: its draft functions' content hashes, by body list and
     functionId, and the fingerprints of its recent deployments (newest first)."""
@@ -262,7 +262,7 @@ def recent_fingerprints(conn: sqlite3.Connection, app_token: str) -> tuple[str, 
     return tuple(str(row[0]) for row in rows)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HeldArtifact:
     """A deployment's site.zip named by fingerprint instead of uploaded: the artifact of
     the site's newest deployment with that fingerprint."""
@@ -270,7 +270,7 @@ class HeldArtifact:
     fingerprint: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StoredArtifact:
     deployment_id: str
     sha256: str

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import Code, bad_request
 from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
@@ -38,7 +38,7 @@ from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS, FunctionKind
 AI_LISTS: dict[str, FunctionKind] = {"aiFunctions": "ai_function"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DraftListing:
     """Stored drafts as the PUT body carries them, by body list (in `lists` order), with
     the site's time zone (the Database Functions, Mutations and FaaS run in it; the AI
@@ -59,7 +59,7 @@ class DraftListing:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AIFunctionsSaved:
     """The answer to PUT draft/ai-functions: the keys now drafted, sorted."""
 
@@ -70,7 +70,7 @@ class AIFunctionsSaved:
         return {"keys": list(self.keys), "draftRevision": self.draft_revision}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AgentToolsPolicy:
     """The draft agent-tools policy: the functionIds hidden from external agents."""
 
@@ -84,7 +84,7 @@ class AgentToolsPolicy:
 # --------------------------------------------------------------------- functions
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class JudgedFunctions:
     """A PUT draft/functions body that passed `check`, ready to be saved."""
 

@@ -31,7 +31,6 @@ import functools
 import json
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.core.content_hash import function_content_hash
 from basedb.core.findings import Finding
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.domain.draft_content import (
     REFERENCE_KEY,
@@ -93,7 +93,7 @@ CODE_KINDS: tuple[FunctionKind, ...] = ("database_function", "mutation", "faas")
 AI_KINDS: tuple[FunctionKind, ...] = ("ai_function",)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class DraftFunction:
     """One function of a draft, as sent (the declaration document is not judged yet)."""
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, cast
 
+from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo, require_builds
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.declarations import build_declaration
@@ -34,7 +35,7 @@ SnapshotMemo = Memo[str, "Snapshot"]
 """Snapshots by deployment id."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionSnapshot:
     function_id: str
     kind: FunctionKind
@@ -43,7 +44,7 @@ class FunctionSnapshot:
     handler: str | None = None  # FaaS: index.mjs source
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Snapshot:
     deployment_id: str
     app_token: str

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from basedb.core.content_hash import function_content_hash
 from basedb.core.errors import ConflictError
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Migration:
     version: int
     description: str
