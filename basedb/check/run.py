@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from basedb.check import agent_tools, declarations, faas, mutations
 from basedb.check.context import CheckContext
@@ -12,6 +13,9 @@ from basedb.check.sql.cache import AnalysisCache
 from basedb.core.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
+if TYPE_CHECKING:
+    from basedb.check.sql.workers import EarlyWorker
+
 ContractsCheck = Callable[[Workspace], Iterable[Finding]]
 """Finds stale generated contracts (`basedb.contracts.stale_findings`). The contracts
 layer sits above check, so a caller that has generated files to compare hands it in."""
@@ -19,7 +23,8 @@ layer sits above check, so a caller that has generated files to compare hands it
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None,
-                    cache: bool | AnalysisCache = False, processes: int = 1) -> CheckResult:
+                    cache: bool | AnalysisCache = False, processes: int = 1,
+                    early: EarlyWorker | None = None) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
 
     `contracts`, when given, compares generated contract files on disk with what
@@ -29,19 +34,15 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     `AnalysisCache` passed in is used and kept in memory across runs (`basedb dev`).
     `processes` above 1 lets a large batch of queries be analysed by that many forked
     processes (same results); only a caller without threads of its own may ask for it.
+    `early`, a worker started before the workspace was loaded
+    (`basedb.check.sql.rules.start_early_worker`), takes part in the SQL analysis; it is
+    closed before this returns, whatever happens.
     """
-    ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
-    ctx.extend(ws.load_findings)
-    declarations.check_declarations(ctx)
-    if cache:
-        analysis_cache = (cache if isinstance(cache, AnalysisCache)
-                          else AnalysisCache.open(ws.root, ws.catalog))
-        analysis_cache.start_run()
-        sql_rules.check_database_functions(ctx, cache=analysis_cache,
-                                           processes=processes)
-        analysis_cache.save()
-    else:
-        sql_rules.check_database_functions(ctx, processes=processes)
+    try:
+        ctx = _check_declarations_and_sql(ws, skip_ai, cache, processes, early)
+    finally:
+        if early is not None:
+            early.close()
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     agent_tools.check_agent_tools(ctx)
@@ -53,3 +54,20 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     notices = [SKIP_AI_NOTICE] if skip_ai else []
     return CheckResult(errors=ctx.errors, hints=ctx.hints, tools=tools, exclude=exclude,
                        counts=counts, notices=notices, root=str(ws.root))
+
+
+def _check_declarations_and_sql(ws: Workspace, skip_ai: bool, cache: bool | AnalysisCache,
+                                processes: int, early: EarlyWorker | None) -> CheckContext:
+    ctx = CheckContext(workspace=ws, skip_ai=skip_ai, keep_analyses=False)
+    ctx.extend(ws.load_findings)
+    declarations.check_declarations(ctx)
+    if cache:
+        analysis_cache = (cache if isinstance(cache, AnalysisCache)
+                          else AnalysisCache.open(ws.root, ws.catalog))
+        analysis_cache.start_run()
+        sql_rules.check_database_functions(ctx, cache=analysis_cache,
+                                           processes=processes, early=early)
+        analysis_cache.save()
+    else:
+        sql_rules.check_database_functions(ctx, processes=processes, early=early)
+    return ctx

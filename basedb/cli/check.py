@@ -72,11 +72,21 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
     gc.disable()
     try:
         from basedb.check.run import check_workspace
-        from basedb.check.sql.rules import available_processes
+        from basedb.check.sql.rules import available_processes, start_early_worker
 
-        result = check_workspace(load_workspace(root, skip_ai=skip_ai_functions),
-                                 skip_ai=skip_ai_functions, contracts=_stale_contracts,
-                                 cache=not no_cache, processes=available_processes())
+        processes = available_processes()
+        # A worker for the SQL analysis starts now, so that its own start overlaps the
+        # loading of the workspace; check_workspace closes it.
+        early = start_early_worker(root, cache=not no_cache, processes=processes)
+        try:
+            workspace = load_workspace(root, skip_ai=skip_ai_functions)
+        except BaseException:
+            if early is not None:
+                early.close()
+            raise
+        result = check_workspace(workspace, skip_ai=skip_ai_functions,
+                                 contracts=_stale_contracts, cache=not no_cache,
+                                 processes=processes, early=early)
         _write_report(result, fmt, root, output)
     finally:
         if collecting:

@@ -6,15 +6,17 @@ import gc
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
-from basedb.check.sql.cache import CachedAnalysis
+from basedb.check.sql.cache import CACHE_DIR, CACHE_FILE, CachedAnalysis
 from basedb.core.findings import Finding, Hint
 from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:
+    from basedb.check.sql import workers
     from basedb.check.sql.cache import AnalysisCache
     from basedb.check.sql.model import SqlAnalysis
 
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 BINDINGS_SURVIVE = frozenset({"SQL_UNKNOWN_FIELD", "SQL_PARAM_UNDECLARED"})
 RELEASE_EVERY = 64
 MAX_PROCESSES = 4
+# Below this many queries to analyse, no worker is forked (workers.MIN_QUERIES_PER_PROCESS
+# each for the parent and one worker).
+MIN_EARLY_QUERIES = 96
 
 
 def available_processes() -> int:
@@ -71,6 +76,31 @@ def processes_for(cpus: int, load: float, running: int | None = None) -> int:
     return max(1, min(cpus, MAX_PROCESSES, int(cpus - others)))
 
 
+def start_early_worker(root: Path, *, cache: bool,
+                       processes: int) -> workers.EarlyWorker | None:
+    """A worker for the SQL analysis of the workspace at `root`, forked before the
+    workspace is loaded (`workers.EarlyWorker`), or None where it would not pay: other
+    than exactly two processes (more share the queries as `workers.analyse_in_processes`
+    does), a workspace with too few Database Functions to split, or an analysis cache
+    that probably answers most queries. Only a caller without threads of its own, that
+    will pass the worker to `check_database_functions` (which closes it), may ask."""
+    if processes != 2:
+        return None
+    if cache and (root / CACHE_DIR / CACHE_FILE).is_file():
+        return None
+    try:
+        with os.scandir(root / "database-functions") as entries:
+            folders = sum(1 for entry in entries if entry.is_dir())
+    except OSError:
+        return None
+    if folders < MIN_EARLY_QUERIES:
+        return None
+    # Lazy: the worker machinery (pickle, mmap, signals) loads only for a large check.
+    from basedb.check.sql.workers import EarlyWorker  # noqa: PLC0415
+
+    return EarlyWorker.start()
+
+
 def declared_param_count(decl: DatabaseFunction) -> int:
     """How many `$n` the declaration provides: every entry of meta.params counts, even one
     too broken to become a Param, because positions (not names) number placeholders."""
@@ -92,14 +122,16 @@ def declared_param_kinds(decl: DatabaseFunction, count: int) -> list[str | None]
 
 
 def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None = None,
-                             processes: int = 1) -> None:
+                             processes: int = 1,
+                             early: workers.EarlyWorker | None = None) -> None:
     """Analyse each Database Function's main.sql; store analyses in ctx.analyses when
     `ctx.keep_analyses`.
 
     With a `cache`, results of unchanged queries come from it (and such functions get no
     entry in ctx.analyses); new results are added to it. With `processes` above 1 and
     analyses not kept, a large batch is analysed by that many forked processes
-    (`basedb.check.sql.workers`), with the same findings in the same order.
+    (`basedb.check.sql.workers`), with the same findings in the same order; an `early`
+    worker (`start_early_worker`) takes part instead, and is closed in any case.
     """
     # Parse trees are reference cycles (children point at parents). Kept analyses keep
     # them, so the cyclic collector would re-traverse every tree kept so far again and
@@ -115,14 +147,17 @@ def check_database_functions(ctx: CheckContext, *, cache: AnalysisCache | None =
     gc.disable()
     gc.freeze()
     try:
-        _check_all(ctx, cache, processes)
+        _check_all(ctx, cache, processes, early)
     finally:
+        if early is not None:
+            early.close()
         gc.unfreeze()
         if paused:
             gc.enable()
 
 
-def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int) -> None:
+def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int,
+               early: workers.EarlyWorker | None) -> None:
     ws = ctx.workspace
     todo: list[tuple[DatabaseFunction, int, list[str | None], str,
                      SqlAnalysis | CachedAnalysis | None]] = []
@@ -135,11 +170,14 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int) -
         todo.append((decl, param_count, kinds, key, cache.get(key) if cache else None))
     ahead: dict[int, CachedAnalysis] = {}
     misses = [i for i, item in enumerate(todo) if item[4] is None]
-    if processes > 1 and not ctx.keep_analyses and len(misses) > 1:
+    queries = [(str(todo[i][0].sql), todo[i][1], todo[i][2]) for i in misses]
+    if early is not None and not ctx.keep_analyses and len(misses) >= MIN_EARLY_QUERIES:
+        found = early.analyse(queries, ws.catalog, resolve=ws.catalog_loaded)
+        ahead = dict(zip(misses, found, strict=True))
+    elif processes > 1 and not ctx.keep_analyses and len(misses) > 1:
         # Lazy: sqlglot loads only when a query is not in the analysis cache.
         from basedb.check.sql import workers  # noqa: PLC0415
 
-        queries = [(str(todo[i][0].sql), todo[i][1], todo[i][2]) for i in misses]
         found = workers.analyse_in_processes(queries, ws.catalog, resolve=ws.catalog_loaded,
                                              processes=processes)
         ahead = dict(zip(misses, found, strict=True))
