@@ -11,16 +11,16 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from basedb.core.findings import Finding, Hint
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.model import AnyDeclaration, Field, Param, Table, Workspace
 
 OPTION_SUMMARY_LIMIT = 20
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ParamBinding:
     """A `$n` compared with a catalog field in main.sql (`field = $n`, `field IN ($n)`);
     `provable` when the comparison sits on a purely conjunctive path of its query."""

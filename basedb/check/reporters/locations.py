@@ -10,10 +10,10 @@ unknown to the file's first line.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from basedb.core.findings import Finding, Hint
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace import files
 from basedb.workspace.jsonpos import locate
 
@@ -25,7 +25,7 @@ DECLARATION_FILE = "function.json"
 Position = tuple[int, int | None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Anchor:
     """A file (never a directory) and a 1-based line and column in it."""
 

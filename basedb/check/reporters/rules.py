@@ -8,10 +8,10 @@ matters, an example that triggers it, and the fix. The SARIF report carries it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Rule:
     code: str
     short: str  # one line: what the rule reports (the alert title)

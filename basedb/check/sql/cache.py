@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from basedb.core.frozen import frozen_dataclass
 
 try:
     # BLAKE2 from the interpreter's own module: importing hashlib initialises OpenSSL,
@@ -47,7 +48,7 @@ _CODE_DIRS = ("check/sql", "check")
 _CODE_FILES = ("core/findings.py", "workspace/model.py", "workspace/catalog.py")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CachedAnalysis:
     """The part of a SqlAnalysis that the check rules read."""
 

@@ -9,10 +9,10 @@ fix. Functions are in `basedb.check.sql.functions`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Construct:
     key: str
     group: str

@@ -18,7 +18,6 @@ functions, nothing else), and names that are refused outright.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from basedb.check.sql.pgtypes import (
@@ -33,11 +32,12 @@ from basedb.check.sql.pgtypes import (
     TIMESTAMP,
     TIMESTAMPTZ,
 )
+from basedb.core.frozen import frozen_dataclass
 
 FunctionKind = Literal["scalar", "aggregate", "window"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Signature:
     args: tuple[str, ...]
     result: str
@@ -47,7 +47,7 @@ class Signature:
         return f"({', '.join(self.args)}) → {self.result}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FunctionSpec:
     name: str
     kind: FunctionKind

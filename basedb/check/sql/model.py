@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from basedb.check.bindings import ParamBinding
 from basedb.check.sql.problems import SqlProblem
+from basedb.core.frozen import frozen_dataclass
 from basedb.workspace.model import Field, Table
 
 if TYPE_CHECKING:
     from sqlglot import exp
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OutputColumn:
     """A result column: the name a PostgreSQL user sees, its type, and the field it comes
     from when the projection is a direct field reference (so multi-valued cells can be
@@ -32,7 +33,7 @@ class OutputColumn:
     type: str = ""  # its PostgreSQL type (basedb.check.sql.pgtypes); "" before typing
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ColumnRef:
     """What one column reference in the SQL means.
 
@@ -49,7 +50,7 @@ class ColumnRef:
     field: Field | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SourceRef:
     """A table reference in FROM / JOIN: a catalog table or a CTE, under `alias`."""
 
@@ -58,7 +59,7 @@ class SourceRef:
     cte_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StarColumn:
     """One column a `*` or `t.*` expands to."""
 
@@ -78,7 +79,7 @@ class Resolution:
     usings: dict[int, tuple[tuple[ColumnRef, ColumnRef], ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Typing:
     """What typing (`basedb.check.sql.typing`) learned: PostgreSQL types and
     conversions, by parse-tree node id."""
@@ -91,7 +92,7 @@ class Typing:
     columns: tuple[str, ...]  # the type of each result column
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SqlAnalysis:
     """Everything `analyze_sql` learned about one main.sql."""
 

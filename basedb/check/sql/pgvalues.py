@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from basedb.core.frozen import frozen_dataclass
 
 INT4_RANGE = (-(2**31), 2**31 - 1)
 INT8_RANGE = (-(2**63), 2**63 - 1)
@@ -241,7 +242,7 @@ def trunc_numeric(value: float, places: int = 0) -> float:
 # ------------------------------------------------------------------------ intervals
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Interval:
     """An interval as PostgreSQL keeps it: months, days and microseconds, each signed."""
 

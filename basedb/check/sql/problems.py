@@ -7,10 +7,11 @@ analysis cache, which rebuilds only problems, loads no more than it needs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from basedb.core.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SqlProblem:
     """One error in main.sql; line and column are 1-based when known."""
 
