@@ -7,9 +7,7 @@ left behind."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -21,8 +19,8 @@ from basedb.check.run import check_workspace
 from basedb.check.sql import rules, workers
 from basedb.workspace import load_workspace
 from basedb.workspace.files import LIMIT_SQL
+from tests.check_support import workspace_of_queries
 
-CASES = Path(__file__).resolve().parents[1] / "cases" / "negative"
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers fork (Linux only)")
 
 HOSTILE = (
@@ -40,19 +38,8 @@ HOSTILE = (
 
 
 def _workspace(tmp_path: Path, functions: int) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(CASES / "enum_out_of_domain", root)
-    template = root / "database-functions" / "searchTasks"
-    declaration = json.loads((template / "function.json").read_text(encoding="utf-8"))
-    shutil.rmtree(template)
-    for n in range(functions):
-        folder = root / "database-functions" / f"query{n:03d}"
-        folder.mkdir(parents=True)
-        (folder / "function.json").write_text(
-            json.dumps({**declaration, "name": f"query{n:03d}"}), encoding="utf-8")
-        (folder / "main.sql").write_text(f"{HOSTILE[n % len(HOSTILE)]}\n-- {n}\n",
-                                         encoding="utf-8", errors="surrogateescape")
-    return root
+    return workspace_of_queries(tmp_path / "ws", [f"{HOSTILE[n % len(HOSTILE)]}\n-- {n}\n"
+                                                  for n in range(functions)])
 
 
 def _children() -> set[int]:

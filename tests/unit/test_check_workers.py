@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -17,8 +16,8 @@ import pytest
 from basedb.check.run import check_workspace
 from basedb.check.sql import rules, workers
 from basedb.workspace import load_workspace
+from tests.check_support import workspace_of_queries
 
-CASES = Path(__file__).resolve().parents[1] / "cases" / "negative"
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers fork (Linux only)")
 
 # Queries with something to say: an out-of-domain enum, an unknown field, a record_id
@@ -37,20 +36,9 @@ QUERIES = (
 
 
 def _workspace(tmp_path: Path, functions: int) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(CASES / "enum_out_of_domain", root)
-    template = root / "database-functions" / "searchTasks"
-    declaration = json.loads((template / "function.json").read_text(encoding="utf-8"))
-    shutil.rmtree(template)
-    for n in range(functions):
-        folder = root / "database-functions" / f"query{n:03d}"
-        folder.mkdir(parents=True)
-        (folder / "function.json").write_text(
-            json.dumps({**declaration, "name": f"query{n:03d}"}), encoding="utf-8")
-        # A distinct text per function (a comment), so no two analyses are shared.
-        (folder / "main.sql").write_text(f"-- {n}\n{QUERIES[n % len(QUERIES)]}\n",
-                                         encoding="utf-8")
-    return root
+    # A distinct text per function (a comment), so no two analyses are shared.
+    return workspace_of_queries(tmp_path / "ws", [f"-- {n}\n{QUERIES[n % len(QUERIES)]}\n"
+                                                  for n in range(functions)])
 
 
 def _report(root: Path, processes: int) -> dict[str, Any]:
