@@ -29,18 +29,30 @@ def _read_line(stream: object, deadline: float) -> str:
     return str(line)
 
 
+def _site_in(data: Path) -> str:
+    """Make a platform at `data` with one site; the site's app token."""
+    existing = open_platform(data)
+    try:
+        with TestClient(existing.app, base_url="http://localhost") as client:
+            return str(client.post(API_PREFIX + "/sites/create", json={"title": "Shop"},
+                                   headers={"Authorization": f"Bearer {existing.owner_token}"}
+                                   ).json()["data"]["appToken"])
+    finally:
+        existing.close()
+
+
+def _serve(data: Path, *, stdout: int) -> subprocess.Popen[str]:
+    """`basedb serve` on a free port over `data`, its stderr piped as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
+        stderr=subprocess.PIPE, stdout=stdout, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
 def test_serve_over_http(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    existing = open_platform(data)
-    with TestClient(existing.app, base_url="http://localhost") as client:
-        app_token = client.post(API_PREFIX + "/sites/create", json={"title": "Shop"},
-                                headers={"Authorization": f"Bearer {existing.owner_token}"}
-                                ).json()["data"]["appToken"]
-    existing.close()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
-        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    app_token = _site_in(data)
+    process = _serve(data, stdout=subprocess.PIPE)
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 120  # a guard against a hang, not a window
@@ -129,16 +141,8 @@ def test_the_platform_log_of_the_last_requests_is_saved_when_serve_stops(
     """The platform log is saved in batches; stopping the server right after a call still
     saves the call's entry (what `basedb logs LOGID` reads later)."""
     data = tmp_path / "data"
-    existing = open_platform(data)
-    with TestClient(existing.app, base_url="http://localhost") as client:
-        app_token = client.post(API_PREFIX + "/sites/create", json={"title": "Shop"},
-                                headers={"Authorization": f"Bearer {existing.owner_token}"}
-                                ).json()["data"]["appToken"]
-    existing.close()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "basedb", "serve", "--port", "0", "--data", str(data)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    app_token = _site_in(data)
+    process = _serve(data, stdout=subprocess.DEVNULL)
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 120  # a guard against a hang, not a window
