@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from basedb.platform.storage.sql_query import StatementConnection, prepare_connection
+from basedb.platform.storage.sql_query import StatementConnection, connect_read_only
 from basedb.platform.storage.store import BUSY_TIMEOUT_S, Store
 
 
@@ -35,12 +35,8 @@ class ReadOnlyPool:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False, cached_statements=512,
-                               factory=_ReadOnlyConnection)
-        conn.execute("PRAGMA query_only = ON")
-        prepare_connection(conn)
+        conn = connect_read_only(self.path, _ReadOnlyConnection, timeout=BUSY_TIMEOUT_S,
+                                 cached_statements=512)
         with self._lock:
             self._all.add(conn)
         return conn

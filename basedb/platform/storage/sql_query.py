@@ -14,7 +14,8 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 from basedb.check.sql import functions
 from basedb.check.sql import pgtypes as T
@@ -156,6 +157,25 @@ class StatementConnection(sqlite3.Connection):
         if policy is None:
             return sqlite3.SQLITE_OK
         return policy(action, arg1, arg2, database, source)
+
+
+_Conn = TypeVar("_Conn", bound=StatementConnection)
+
+
+def connect_read_only(path: str | Path, factory: type[_Conn], *, timeout: float,
+                      cached_statements: int) -> _Conn:
+    """A connection that only reads the database at `path`, prepared for statements
+    (`prepare_connection`): opened read-only and with `query_only` on, in autocommit
+    mode, usable from any thread. The path goes into a `file:` URI percent-encoded, so a
+    data dir whose name holds `#`, `?` or `%` opens the same file. `factory` is the
+    connection class (`StatementConnection` or a subclass)."""
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                           check_same_thread=False, cached_statements=cached_statements,
+                           factory=factory)
+    conn.execute("PRAGMA query_only = ON")
+    prepare_connection(conn)
+    return conn
 
 
 class authorizing:

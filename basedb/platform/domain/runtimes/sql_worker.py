@@ -46,7 +46,7 @@ from basedb.platform.storage.sql_query import (
     CompiledQuery,
     StatementConnection,
     authorizing,
-    prepare_connection,
+    connect_read_only,
     read_only_authorizer,
 )
 
@@ -184,12 +184,8 @@ def _connection(connections: OrderedDict[str, sqlite3.Connection],
     if conn is not None:
         connections.move_to_end(database)
         return conn
-    uri = f"file:{database}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                           check_same_thread=False, cached_statements=256,
-                           factory=StatementConnection)
-    conn.execute("PRAGMA query_only = ON")
-    prepare_connection(conn)
+    conn = connect_read_only(database, StatementConnection, timeout=BUSY_TIMEOUT_S,
+                             cached_statements=256)
     connections[database] = conn
     while len(connections) > CONNECTIONS_KEPT:
         _, oldest = connections.popitem(last=False)
