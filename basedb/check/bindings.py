@@ -12,8 +12,8 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from basedb.core.findings import Finding, Hint
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.model import AnyDeclaration, Field, Param, Table, Workspace
 
 OPTION_SUMMARY_LIMIT = 20

@@ -10,7 +10,7 @@ from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web import pages
 from basedb.platform.web.sessions import COOKIE_NAME
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import (
     SITE_FILES,

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes.sql import run_query
@@ -20,6 +19,7 @@ from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_sn
 from basedb.platform.storage import physical
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.sql_query import MAX_VALUE_BYTES, CompiledQuery
+from basedb.protocol import ApiFailure, Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from basedb.core.errors import ApiError, BadResponse, WorkspaceNotFound
-from basedb.core.protocol import (
+from basedb.protocol import (
     MAX_MSG_CHARS,
     Code,
     FailureMessage,

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from basedb.check.sql.pgvalues import zone_info
-from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.storage.ids import DATETIME_FORMAT
+from basedb.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.workspace.model import Field
 
 MAX_TEXT_CHARS = 100_000

@@ -7,7 +7,7 @@ A handler is a plain function `handler(call: Call) -> data`; the layer authentic
 the JSON body within the endpoint's size limit, runs sync handlers in the thread pool
 (SQLite calls block; an `async` handler keeps to what cannot), wraps the result as
 `{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or anything
-unexpected) into the error envelope of `basedb.core.protocol`. A handler may also return
+unexpected) into the error envelope of `basedb.protocol`. A handler may also return
 a Starlette `Response` (files, pages, the OpenAPI document) or be `async`.
 
 A request body is never read before the caller is known, never buffered past its
@@ -41,10 +41,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from basedb.core import protocol
+from basedb import protocol
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
@@ -55,6 +54,7 @@ from basedb.platform.storage.store import Store, is_busy_error
 from basedb.platform.web.origins import HOST_KEY, classify_host, request_host
 from basedb.platform.web.pages import SITES_KEPT, SiteFilesMemo
 from basedb.platform.web.sessions import page_session_user
+from basedb.protocol import ApiFailure, bad_request, quote
 
 _DECIMAL_RE = re.compile(r"-?[0-9]+")
 HostScope = Literal["api", "page", "any"]
@@ -243,11 +243,11 @@ def json_response(body: Any, status: int = 200,
 
 def envelope_bytes(data: Any) -> bytes:
     """The success envelope `{"code": 0, "msg": "success", "data": …}` as bytes."""
-    return json_bytes({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
+    return json_bytes(protocol.success_body(data))
 
 
 def envelope(data: Any) -> Response:
-    return json_response({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
+    return json_response(protocol.success_body(data))
 
 
 async def send_json_200(send: Send, content: bytes) -> None:

@@ -19,12 +19,12 @@ from typing import Any
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denied
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import origins, pages, sessions
 from basedb.platform.web.http import KIB, Call, Endpoint, QueryParam, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
+from basedb.protocol import ApiFailure, Code, bad_request, permission_denied
 
 RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
 JAVASCRIPT = "text/javascript; charset=utf-8"

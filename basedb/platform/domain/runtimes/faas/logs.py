@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from basedb.core.protocol import quote
 from basedb.core.redact import REDACTED
 from basedb.platform.domain.runtimes.faas.outcome import Outcome
 from basedb.platform.storage import platform_log
+from basedb.protocol import quote
 
 MIN_HIDDEN_SECRET_CHARS = 4  # shorter values would blank out ordinary words
 # C0 but tab and newline, DEL, C1, and bidi/zero-width/line-separator format characters.
