@@ -1,4 +1,4 @@
-"""The protocol in basedb.core: one enum of codes, and upstream's message template built
+"""The protocol (basedb.protocol): one enum of codes, and upstream's message template built
 and parsed as one structure."""
 
 from __future__ import annotations
