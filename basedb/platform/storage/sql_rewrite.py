@@ -16,14 +16,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.model import ColumnRef, SqlAnalysis, StarColumn
-from basedb.check.sql.scope import is_all_call, strip_casts
-from basedb.check.sql.typing_base import ANY, function_name
 from basedb.platform.storage import physical
-from basedb.platform.storage.sql_nodes import call, string
-from basedb.platform.storage.sql_query import CompileError
 from basedb.platform.storage.sql_rewrite_multi import MultiValuedRewriter, first_output
+from basedb.sql import pgtypes as T
+from basedb.sql.model import ColumnRef, SqlAnalysis, StarColumn
+from basedb.sql.scope import is_all_call, strip_casts
+from basedb.sql.sqlite.nodes import call, string
+from basedb.sql.sqlite.query import CompileError
+from basedb.sql.typing_base import ANY, function_name
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Is, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Pow)

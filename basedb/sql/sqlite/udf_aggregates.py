@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from basedb.platform.storage.sql_udf_values import fail, limit_text
+from basedb.sql.sqlite.udf_values import fail, limit_text
 
 # ------------------------------------------------------------------ aggregates
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
+from basedb.sql import pgvalues as V
 
 MAX_TEXT = 1_000_000  # characters one string function may build (repeat, lpad, …)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
-from basedb.platform.storage.sql_udf_values import MAX_TEXT, fail, limit_text
+from basedb.sql import pgvalues as V
+from basedb.sql.sqlite.udf_values import MAX_TEXT, fail, limit_text
 
 # ------------------------------------------------------------------ text
 

@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from basedb.check.sql import functions
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql import pgvalues as V
-from basedb.check.sql.model import OutputColumn
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.storage.sql_functions import register_functions
+from basedb.sql import functions
+from basedb.sql import pgtypes as T
+from basedb.sql import pgvalues as V
+from basedb.sql.model import OutputColumn
+from basedb.sql.sqlite.udf import register_functions
 
 Slot = int | Literal["current_user", "now", "today"]
 

@@ -11,7 +11,7 @@ authorizer allows the `bdb_` prefix, and `check` never lets an author call them 
 name). Each raises ValueError where PostgreSQL raises an error, which fails the call.
 
 Values arrive and leave in the local representation of their PostgreSQL type
-(`basedb.check.sql.pgvalues`): booleans as 0/1, dates and timestamps as PostgreSQL's
+(`basedb.sql.pgvalues`): booleans as 0/1, dates and timestamps as PostgreSQL's
 text, jsonb and arrays as JSON text.
 """
 
@@ -22,11 +22,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from basedb.platform.storage import sql_udf_text, sql_udf_time, sql_udf_values
-from basedb.platform.storage.sql_udf_aggregates import AGGREGATES, WINDOWS
+from basedb.sql.sqlite import udf_text, udf_time, udf_values
+from basedb.sql.sqlite.udf_aggregates import AGGREGATES, WINDOWS
 
 _SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
-    **sql_udf_values.SCALARS, **sql_udf_text.SCALARS, **sql_udf_time.SCALARS}
+    **udf_values.SCALARS, **udf_text.SCALARS, **udf_time.SCALARS}
 _VOLATILE = frozenset({"bdb_error"})
 PLATFORM_FUNCTIONS = frozenset(_SCALARS) | frozenset(AGGREGATES) | frozenset(WINDOWS) | {
     "bdb_random"}

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
-from basedb.platform.storage.sql_udf_values import fail
+from basedb.sql import pgvalues as V
+from basedb.sql.sqlite.udf_values import fail
 
 # ------------------------------------------------------------------ dates and times
 
