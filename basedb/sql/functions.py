@@ -3,7 +3,7 @@
 `FUNCTIONS` is the supported subset of PostgreSQL's functions: what `check` accepts
 (`basedb.sql.typing` types every call against these signatures and refuses any
 other function with SQL_UNSUPPORTED), what the local platform's compiler translates
-(`basedb.sql.sqlite.udf` has one translation per entry, a test keeps the
+(`basedb.sql.sqlite.translate_calls` has one translation per entry, a test keeps the
 two in step), and what docs/sql.md lists (`basedb.sql.reference`).
 
 Signatures use PostgreSQL's type names; `T` is any one type (all `T` of one call resolve

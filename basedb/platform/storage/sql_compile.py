@@ -3,7 +3,7 @@
     analysis = analyze_sql(sql, catalog, len(params), param_kinds=kinds)
     compiled = compile_for_sqlite(analysis, catalog, timezone="Asia/Shanghai")
 
-The result (`sql_query.CompiledQuery`) runs with PostgreSQL's semantics in the site's
+The result (`basedb.sql.sqlite.query.CompiledQuery`) runs with PostgreSQL's semantics in the site's
 time zone; run it as `basedb.sql.sqlite.query` says.
 """
 

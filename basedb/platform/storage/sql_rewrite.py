@@ -3,10 +3,10 @@
 Base names become physical names (`basedb.platform.storage.physical`), multi-valued
 fields get "any element" semantics through json_each, `= ANY($n)` / `<> ALL($n)` read an
 array parameter bound as JSON text, and every expression is translated by its
-PostgreSQL type (`sql_translate`). The query's structure is kept, with what SQLite lacks
-spelled out: DISTINCT ON becomes a row_number() filter, NATURAL JOIN and USING become
-ON, a scalar subquery fails on a second row, ORDER BY puts NULLs where PostgreSQL does,
-and LIMIT / OFFSET refuse negative values. Parameters become named markers that the
+PostgreSQL type (`basedb.sql.sqlite.translate`). The query's structure is kept, with
+what SQLite lacks spelled out: DISTINCT ON becomes a row_number() filter, NATURAL JOIN
+and USING become ON, a scalar subquery fails on a second row, ORDER BY puts NULLs where
+PostgreSQL does, and LIMIT / OFFSET refuse negative values. Parameters become named markers that the
 compiler turns into `?`; string interpolation is never used.
 """
 

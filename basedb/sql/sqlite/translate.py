@@ -1,11 +1,12 @@
 """Translate typed PostgreSQL expressions into SQLite expressions with the same results.
 
-`ExpressionRewriter` is the expression half of `sql_rewrite.Rewriter`. It works on the
-compiler's private copy of the tree, children before parents, and reads the PostgreSQL
+`ExpressionRewriter` is the expression half of the storage's compiler
+(`basedb.platform.storage.sql_rewrite.Rewriter`, which adds the physical names). It works
+on the compiler's private copy of the tree, children before parents, and reads the PostgreSQL
 type of every node from the analysis (`basedb.sql.typing`). Each construct becomes
 SQLite's own expression where SQLite agrees with PostgreSQL on every input (comparisons,
 AND/OR, integer arithmetic, count/sum/min/max, windows), and a call of one of the
-platform's `bdb_` functions (`sql_functions`) where it does not. Values use the local
+platform's `bdb_` functions (`udf`) where it does not. Values use the local
 representation of their type: booleans 0/1, dates and timestamps as PostgreSQL's text
 (timestamptz in the site's time zone), jsonb and arrays as JSON text.
 """

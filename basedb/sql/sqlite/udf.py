@@ -4,8 +4,8 @@ SQLite's own functions differ from PostgreSQL's in many small ways: `lower('É')
 the letter alone, `substr('abc', -1, 3)` counts from the end, `round(2.5)` rounds away
 from zero where PostgreSQL's double precision rounds to even, `1 / 0` is NULL where
 PostgreSQL raises, `max(a, b)` is NULL when either is. The compiler
-(`sql_translate`) emits SQLite's built-ins where they agree and these `bdb_` functions
-(`sql_udf_values`, `sql_udf_text`, `sql_udf_time`, `sql_udf_aggregates`) where they do
+(`translate`) emits SQLite's built-ins where they agree and these `bdb_` functions
+(`udf_values`, `udf_text`, `udf_time`, `udf_aggregates`) where they do
 not; `register_functions` adds them to a connection (the read-only
 authorizer allows the `bdb_` prefix, and `check` never lets an author call them by
 name). Each raises ValueError where PostgreSQL raises an error, which fails the call.

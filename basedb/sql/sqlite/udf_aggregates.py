@@ -1,4 +1,4 @@
-"""Aggregates and window functions with PostgreSQL's semantics (see `sql_functions`):
+"""Aggregates and window functions with PostgreSQL's semantics (see `udf`):
 a scalar subquery that fails on a second row, string_agg / array_agg with ORDER BY, and
 sums of doubles over sliding window frames.
 """

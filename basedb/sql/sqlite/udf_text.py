@@ -1,4 +1,4 @@
-"""Text and jsonb functions with PostgreSQL's semantics (see `sql_functions`):
+"""Text and jsonb functions with PostgreSQL's semantics (see `udf`):
 lower/upper of every letter, substr/left/right/lpad with negative and out-of-range
 arguments, LIKE patterns as case-sensitive GLOB patterns, values as text the way
 PostgreSQL prints them, jsonb keys in PostgreSQL's order.

@@ -1,4 +1,4 @@
-"""Date and time functions with PostgreSQL's semantics (see `sql_functions`):
+"""Date and time functions with PostgreSQL's semantics (see `udf`):
 calendar arithmetic with months clamped to the month's end, date_trunc and extract on
 PostgreSQL's text of dates and timestamps, timestamptz in the site's zone.
 """

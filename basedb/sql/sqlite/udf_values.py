@@ -1,5 +1,5 @@
 """Errors, guards, numbers and conversions from text, with PostgreSQL's semantics
-(see `sql_functions`): rounding as PostgreSQL rounds (halves to even for double
+(see `udf`): rounding as PostgreSQL rounds (halves to even for double
 precision, away from zero for numeric), errors where it raises (division by zero, the
 square root of a negative, text that is not a number), -0 where C's math gives it.
 """
