@@ -36,7 +36,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from basedb.check.sql.pgvalues import zone_info
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
 from basedb.platform.domain import identity, site_secrets, sites
@@ -66,6 +65,7 @@ from basedb.protocol import (
     unexecuted_message,
 )
 from basedb.protocol.findings import pointer
+from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
