@@ -202,6 +202,15 @@ def _kind_finding(decl: AnyDeclaration, param: Param, legal_kinds: tuple[str, ..
             if not isinstance(kind, str) else f"has unknown kind {kind!r}")
     suggestion = suggest_kind(kind, legal_kinds) if isinstance(kind, str) else None
     fix = f"Use {suggestion}." if suggestion else "Set kind to one of the legal kinds."
+    if kind is None and param.unknown:
+        # Most often the kind is there under another name ("type", "Kind"): say which.
+        keys = ", ".join(repr(key) for key, _ in param.unknown[:3])
+        what += (f" (it has {keys}, which basedb does not read: a parameter's type is "
+                 "its \"kind\")")
+        key, written = param.unknown[0]
+        meant = suggest_kind(written, legal_kinds) if isinstance(written, str) else None
+        fix = (f"Rename {key!r} to \"kind\" and set it to "
+               + (f"{meant}." if meant else "one of the legal kinds."))
     return Finding("PARAM_KIND_INVALID",
                    f"Parameter {_label(param)} {what}; legal kinds are "
                    f"{', '.join(legal_kinds)}.",

@@ -66,6 +66,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Run the whole journey on the embedded local platform."),
     "agent-tools": ("basedb.cli.agent_tools", "agent_tools_group",
                     "Expose the site's functions to AI agents (site Skill)."),
+    "sdk": ("basedb.cli.sdk", "sdk_group",
+            "Pack the page SDK as an npm package for bundled pages."),
     "skill": ("basedb.cli.skill", "skill_group",
               "Install the basedb developer Skill into coding agents."),
     "mcp": ("basedb.cli.mcp", "mcp_command",

@@ -183,6 +183,9 @@ class Param:
     required: Any = True
     list: Any = False
     has_enum: bool = False
+    # Keys and values the declaration has that no parameter reads (e.g. "type" written
+    # for "kind"), kept so that a finding about a missing key can name what was written.
+    unknown: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name_str(self) -> str:

@@ -90,6 +90,7 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["agent-tools skill install --json"] = ok_json("agent-tools", "skill", "install",
                                                       "-C", site)
     out["skill install --json"] = ok_json("skill", "install")
+    out["sdk pack --json"] = ok_json("sdk", "pack", "--out", str(tmp_path / "vendor"))
     out["api --json"] = ok_json("api", "GET", "/users/me")
     failed = run("deployments", "status", "dplNoSuchDeployment", "-C", site, "--json")
     assert failed.exit_code == 1 and failed.stdout == ""

@@ -19,7 +19,7 @@ from basedb.platform.domain.runtimes.sql import run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
 from basedb.platform.storage.read_only import read_only_pool
-from basedb.platform.storage.sql_query import MAX_VALUE_BYTES, CompiledQuery
+from basedb.sql.sqlite.query import MAX_VALUE_BYTES, CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,
