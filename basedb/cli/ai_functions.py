@@ -2,7 +2,8 @@
 
 `list` and `get` read the site's AI Function draft (what the next deploy ships);
 `sync` overwrites that draft with `ai/` at once, deleting the remote keys `ai/` lacks
-(upstream's rule; `--dry-run` previews it); `invoke` calls a deployed AI Function (preview by default).
+(upstream's rule; `--dry-run` previews it); `invoke` calls a deployed AI Function
+(preview by default).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 import click
 
-from basedb.cli import common
 from basedb.cli.common import connection_options, emit_json, json_option, workspace_option
 from basedb.cli.groups import HelpfulGroup
 from basedb.cli.site_target import app_token_option, connect, resolve_site

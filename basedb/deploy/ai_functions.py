@@ -3,8 +3,9 @@
 Upstream's rule, unlike `deploy`'s: an explicit sync overwrites the whole set, whatever
 the local set is, so a key the site has and `ai/` lacks is deleted, and syncing an empty
 `ai/` deletes every remote AI Function, without asking. `plan_sync` says what would
-change (what `--dry-run` prints, and the keys deleted); `apply_sync` writes the draft (a full overwrite). The AI
-Functions reach preview and prod with the next `basedb deploy`.
+change (what `--dry-run` prints, and the keys deleted); `apply_sync` writes the draft
+(a full overwrite). The AI Functions reach preview and prod with the next
+`basedb deploy`.
 """
 
 from __future__ import annotations
