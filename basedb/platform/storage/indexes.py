@@ -32,7 +32,7 @@ from basedb.core.frozen import frozen_dataclass
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from basedb.platform.storage.sql_query import CompiledQuery
+    from basedb.sql.sqlite.query import CompiledQuery
 
 INDEX_PREFIX = "bdx_"
 MAX_COLUMNS = 4  # past a few equality columns an index only grows
