@@ -111,7 +111,7 @@ def page_path(app_token: str, requested: Any) -> str:
     """Where on the page origin to land after signing in: `requested` when it is a
     path of this site's pages, else the site's production root."""
     root = f"/sites/{app_token}/"
-    if isinstance(requested, str) and requested.startswith(root) and len(requested) < 2048 \
+    if isinstance(requested, str) and requested.startswith(root) and len(requested) <= 2048 \
             and not any(ch in requested for ch in "\\\r\n\t"):
         return requested
     return root

@@ -116,16 +116,18 @@ def _message(status: int, title: str, text: str) -> Response:
 
 
 def _next(call: Call) -> str:
-    return (call.query.get("next") or "")[:NEXT_LIMIT]
+    asked = call.query.get("next") or ""
+    return asked if len(asked) <= NEXT_LIMIT else ""
 
 
 def _secure(call: Call) -> bool:
     return call.request.url.scheme == "https"
 
 
-_NEXT = QueryParam("next", {"type": "string", "maxLength": NEXT_LIMIT},
+_NEXT = QueryParam("next", {"type": "string"},
                    "The page path to open after signing in (a path under /sites/<app>/; "
-                   "anything else opens the site's production root).")
+                   f"anything else, or a path over {NEXT_LIMIT} characters, opens the "
+                   "site's production root).")
 _SITE = QueryParam("site", {"type": "string"}, "The site's page host label (its app "
                    "token in lower case).", required=True)
 _STATE = QueryParam("state", {"type": "string"}, "The page origin's sign-in state, passed "
