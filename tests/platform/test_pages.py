@@ -19,6 +19,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from basedb.core.page_sdk import inject_import_map
 from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web import pages
@@ -115,7 +116,8 @@ def test_sign_in_sets_a_strict_http_only_cookie(page: TestClient, api: Api,
     assert page.get("/_basedb/session", headers=PAGE).json()["data"] == {
         "userId": me["user_id"], "name": me["name"]}
     shown = page.get(next_path)
-    assert shown.status_code == 200 and shown.text == SITE_FILES["src/index.html"].decode()
+    assert shown.status_code == 200
+    assert shown.content == inject_import_map(SITE_FILES["src/index.html"])
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
@@ -223,8 +225,9 @@ def test_prod_and_preview_serve_their_own_snapshots(page: TestClient, api: Api,
     first = deploy(api, site.app_token)["deploymentId"]
     api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
     deploy(api, site.app_token, {**SITE_FILES, "src/index.html": b"<p>second</p>"})
-    assert page.get(prod).content == SITE_FILES["src/index.html"]
-    assert page.get(preview).text == "<p>second</p>"
+    # HTML pages carry the page SDK's import map (tests/platform/test_page_sdk.py).
+    assert page.get(prod).content == inject_import_map(SITE_FILES["src/index.html"])
+    assert page.get(preview).content == inject_import_map(b"<p>second</p>")
 
 
 def test_who_may_see_which_pages(page: TestClient, api: Api, site: TaskSite) -> None:

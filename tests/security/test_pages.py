@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pytest
 from starlette.testclient import TestClient
 
+from basedb.core.page_sdk import inject_import_map
 from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
@@ -132,8 +133,8 @@ def test_a_session_is_good_for_its_own_site_only(scene: Scene, tab_on_b: TestCli
 
 def test_pages_and_sign_in_refuse_to_be_framed(scene: Scene, tab_on_b: TestClient) -> None:
     site_page = tab_on_b.get(f"/sites/{scene.b}/")
-    assert site_page.status_code == 200 and site_page.text == \
-        SITE_FILES["src/index.html"].decode()
+    assert site_page.status_code == 200 and site_page.content == \
+        inject_import_map(SITE_FILES["src/index.html"])
     assert "frame-ancestors 'self'" in site_page.headers["content-security-policy"]
     assert site_page.headers["x-frame-options"] == "SAMEORIGIN"
     tab_on_b.cookies.clear()

@@ -37,7 +37,7 @@ from basedb.core.frozen import frozen_dataclass
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
 PUBLIC_URL_ENV = environment.PUBLIC_URL
 PAGE_DOMAIN = "localhost"
-_LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}\Z")
 
 HostKind = Literal["api", "page"]
 

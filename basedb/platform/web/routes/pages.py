@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from basedb.core import page_sdk
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import origins, pages, sessions, sign_in
 from basedb.platform.web.http import Call, Endpoint, envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
-RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 HTML = "text/html; charset=utf-8"
 # A page route answers any file of the site, typed by its extension (pages.content_type).
@@ -140,11 +139,15 @@ def _viewer(call: Call, app_token: str) -> identity.User | None:
 
 
 def _file_response(call: Call, file: pages.SiteFile) -> Response:
-    etag = f'"{file.sha256}"'
+    """The file; an HTML page with the page SDK's import map (`basedb.core.page_sdk`),
+    whose version is part of the page's ETag."""
+    html = file.content_type.startswith("text/html")
+    etag = f'"{file.sha256}-{page_sdk.IMPORT_MAP_DIGEST}"' if html else f'"{file.sha256}"'
     headers = {"ETag": etag, "Cache-Control": "no-cache", **pages.SITE_FILE_HEADERS}
     if etag in _etags(call.request.headers.get("if-none-match", "")):
         return Response(status_code=304, headers=headers)
-    return Response(file.data, media_type=file.content_type, headers=headers)
+    data = page_sdk.inject_import_map(file.data) if html else file.data
+    return Response(data, media_type=file.content_type, headers=headers)
 
 
 def _etags(header: str) -> set[str]:
@@ -180,7 +183,7 @@ def _nothing_deployed(env: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _runtime() -> tuple[bytes, str]:
-    source = RUNTIME_FILE.read_bytes()
+    source = page_sdk.runtime_source()
     return source, f'"{hashlib.sha256(source).hexdigest()}"'
 
 
@@ -243,8 +246,11 @@ ENDPOINTS = [
              redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML,
              errors=(401, 403)),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
-             "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
-             "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,
+             "The page SDK (an ES module), which served HTML pages import as "
+             "@lark-base-open/base-database-app-sdk/page or database-runtime through the "
+             "import map in their <head>: startBaseApp, invokeDatabaseFunction, "
+             "invokeMutation, invokeFaaS, callSiteAIFunction, invokeSiteAIFunctionStream, "
+             "the media-task helpers and siteToken.", "pages", auth=False, absolute=True,
              hosts="any", response_media_type=JAVASCRIPT),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
              "pages", description=_SESSION, absolute=True, hosts="page", page_session=True,

@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql import pgvalues
-from basedb.check.sql.constructs import instead
-from basedb.check.sql.model import ColumnRef, SqlProblem, line_column, node_offset
+from basedb.sql import pgtypes as T
+from basedb.sql import pgvalues
+from basedb.sql.constructs import instead
+from basedb.sql.model import ColumnRef, SqlProblem, line_column, node_offset
 
 ANY = "?"  # the type of a node after a problem, or of a name that was not resolved
 

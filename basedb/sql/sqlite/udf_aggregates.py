@@ -1,4 +1,4 @@
-"""Aggregates and window functions with PostgreSQL's semantics (see `sql_functions`):
+"""Aggregates and window functions with PostgreSQL's semantics (see `udf`):
 a scalar subquery that fails on a second row, string_agg / array_agg with ORDER BY, and
 sums of doubles over sliding window frames.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from basedb.platform.storage.sql_udf_values import fail, limit_text
+from basedb.sql.sqlite.udf_values import fail, limit_text
 
 # ------------------------------------------------------------------ aggregates
 

@@ -1,6 +1,6 @@
-"""How each function of the subset (`basedb.check.sql.functions.FUNCTIONS`) is written
+"""How each function of the subset (`basedb.sql.functions.FUNCTIONS`) is written
 in SQLite: a built-in where it agrees with PostgreSQL on every input, else one of the
-platform's `bdb_` functions (`sql_functions`). Each translation gets the rewriter (its
+platform's `bdb_` functions (`udf`). Each translation gets the rewriter (its
 types and time zone), the call node and its translated arguments.
 """
 
@@ -10,13 +10,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.typing_base import ANY
-from basedb.platform.storage.sql_functions import has_window_functions
-from basedb.platform.storage.sql_nodes import TRUNC_FORMATS, call, string, unit_text
-from basedb.platform.storage.sql_query import CompileError
+from basedb.sql import pgtypes as T
+from basedb.sql.sqlite.nodes import TRUNC_FORMATS, call, string, unit_text
+from basedb.sql.sqlite.query import CompileError
+from basedb.sql.sqlite.udf import has_window_functions
+from basedb.sql.typing_base import ANY
 
-RewriterLike = Any  # the sql_translate.ExpressionRewriter each translation is called with
+RewriterLike = Any  # the translate.ExpressionRewriter each translation is called with
 
 def _same(name: str) -> Any:
     def translate(rw: RewriterLike, node: Any, args: list[Any], distinct: bool,

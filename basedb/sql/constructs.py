@@ -4,7 +4,7 @@ instead: one table for `check`'s SQL_UNSUPPORTED findings and for docs/sql.md.
 Every construct listed as supported runs on the local platform with PostgreSQL's
 semantics (tests/differential compares it with a real PostgreSQL); every construct that
 is not is refused by `check` before anything is deployed, with the `instead` text as the
-fix. Functions are in `basedb.check.sql.functions`.
+fix. Functions are in `basedb.sql.functions`.
 """
 
 from __future__ import annotations

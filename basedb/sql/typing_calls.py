@@ -16,17 +16,17 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.functions import (
+from basedb.sql import pgtypes as T
+from basedb.sql.functions import (
     FUNCTIONS,
     OTHER_DIALECT_FUNCTIONS,
     REFUSED_FUNCTIONS,
     FunctionSpec,
     Signature,
 )
-from basedb.check.sql.model import node_offset
-from basedb.check.sql.scope import is_all_call
-from basedb.check.sql.typing_base import (
+from basedb.sql.model import node_offset
+from basedb.sql.scope import is_all_call
+from basedb.sql.typing_base import (
     ANY,
     COMPARISONS,
     NUMERIC_TEXT_FIX,

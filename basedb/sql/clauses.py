@@ -15,7 +15,7 @@ from typing import Any
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import Token, TokenType
 
-from basedb.check.sql.model import SqlProblem, line_column, node_offset
+from basedb.sql.model import SqlProblem, line_column, node_offset
 
 JOIN_FIX = ("Add ON <condition> after the joined table (or USING (<column>, …)); write "
             "CROSS JOIN if every combination of rows is really meant.")

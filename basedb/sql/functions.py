@@ -1,10 +1,10 @@
 """The SQL functions a Database Function may call: one table for check, runtime and docs.
 
 `FUNCTIONS` is the supported subset of PostgreSQL's functions: what `check` accepts
-(`basedb.check.sql.typing` types every call against these signatures and refuses any
+(`basedb.sql.typing` types every call against these signatures and refuses any
 other function with SQL_UNSUPPORTED), what the local platform's compiler translates
-(`basedb.platform.storage.sql_functions` has one translation per entry, a test keeps the
-two in step), and what docs/sql.md lists (`basedb.check.sql.reference`).
+(`basedb.sql.sqlite.translate_calls` has one translation per entry, a test keeps the
+two in step), and what docs/sql.md lists (`basedb.sql.reference`).
 
 Signatures use PostgreSQL's type names; `T` is any one type (all `T` of one call resolve
 to a common type, as PostgreSQL's `anyelement`), `T[]` an array of it, `any` a value of
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from basedb.check.sql.pgtypes import (
+from basedb.core.frozen import frozen_dataclass
+from basedb.sql.pgtypes import (
     BOOL,
     DATE,
     FLOAT8,
@@ -32,7 +33,6 @@ from basedb.check.sql.pgtypes import (
     TIMESTAMP,
     TIMESTAMPTZ,
 )
-from basedb.core.frozen import frozen_dataclass
 
 FunctionKind = Literal["scalar", "aggregate", "window"]
 

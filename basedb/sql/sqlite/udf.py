@@ -4,14 +4,14 @@ SQLite's own functions differ from PostgreSQL's in many small ways: `lower('É')
 the letter alone, `substr('abc', -1, 3)` counts from the end, `round(2.5)` rounds away
 from zero where PostgreSQL's double precision rounds to even, `1 / 0` is NULL where
 PostgreSQL raises, `max(a, b)` is NULL when either is. The compiler
-(`sql_translate`) emits SQLite's built-ins where they agree and these `bdb_` functions
-(`sql_udf_values`, `sql_udf_text`, `sql_udf_time`, `sql_udf_aggregates`) where they do
+(`translate`) emits SQLite's built-ins where they agree and these `bdb_` functions
+(`udf_values`, `udf_text`, `udf_time`, `udf_aggregates`) where they do
 not; `register_functions` adds them to a connection (the read-only
 authorizer allows the `bdb_` prefix, and `check` never lets an author call them by
 name). Each raises ValueError where PostgreSQL raises an error, which fails the call.
 
 Values arrive and leave in the local representation of their PostgreSQL type
-(`basedb.check.sql.pgvalues`): booleans as 0/1, dates and timestamps as PostgreSQL's
+(`basedb.sql.pgvalues`): booleans as 0/1, dates and timestamps as PostgreSQL's
 text, jsonb and arrays as JSON text.
 """
 
@@ -22,11 +22,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from basedb.platform.storage import sql_udf_text, sql_udf_time, sql_udf_values
-from basedb.platform.storage.sql_udf_aggregates import AGGREGATES, WINDOWS
+from basedb.sql.sqlite import udf_text, udf_time, udf_values
+from basedb.sql.sqlite.udf_aggregates import AGGREGATES, WINDOWS
 
 _SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
-    **sql_udf_values.SCALARS, **sql_udf_text.SCALARS, **sql_udf_time.SCALARS}
+    **udf_values.SCALARS, **udf_text.SCALARS, **udf_time.SCALARS}
 _VOLATILE = frozenset({"bdb_error"})
 PLATFORM_FUNCTIONS = frozenset(_SCALARS) | frozenset(AGGREGATES) | frozenset(WINDOWS) | {
     "bdb_random"}

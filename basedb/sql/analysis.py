@@ -24,18 +24,18 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-from basedb.check.sql import clauses, functions
-from basedb.check.sql.model import (
+from basedb.sql import clauses, functions
+from basedb.sql.model import (
     OutputColumn,
     SqlAnalysis,
     SqlProblem,
     line_column,
     node_offset,
 )
-from basedb.check.sql.pgtypes import field_type
-from basedb.check.sql.resolve import Resolver
-from basedb.check.sql.scope import is_all_call
-from basedb.check.sql.typing import Typer
+from basedb.sql.pgtypes import field_type
+from basedb.sql.resolve import Resolver
+from basedb.sql.scope import is_all_call
+from basedb.sql.typing import Typer
 from basedb.workspace.files import LIMIT_SQL
 from basedb.workspace.model import Catalog
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.constructs import CONSTRUCTS
-from basedb.check.sql.functions import FUNCTIONS, FunctionSpec
+from basedb.sql import pgtypes as T
+from basedb.sql.constructs import CONSTRUCTS
+from basedb.sql.functions import FUNCTIONS, FunctionSpec
 
 _INTRO = """\
 # SQL in Database Functions

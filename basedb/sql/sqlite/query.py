@@ -5,7 +5,7 @@
 The statement reads only the physical tables of the catalog tables the query names (plus
 its own CTEs and json_each); every value arrives through a `?` placeholder. Run it under
 `read_only_authorizer(compiled)` so SQLite itself refuses anything else. Compiling is in
-`sql_compile`, which loads sqlglot; running needs only this module.
+`basedb.platform.storage.sql_compile`, which loads sqlglot; running needs only this module.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from basedb.check.sql import functions
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql import pgvalues as V
-from basedb.check.sql.model import OutputColumn
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.storage.sql_functions import register_functions
+from basedb.sql import functions
+from basedb.sql import pgtypes as T
+from basedb.sql import pgvalues as V
+from basedb.sql.model import OutputColumn
+from basedb.sql.sqlite.udf import register_functions
 
 Slot = int | Literal["current_user", "now", "today"]
 
@@ -114,7 +114,7 @@ _SELECT, _READ, _FUNCTION, _RECURSIVE = 21, 20, 31, 33
 
 # The largest string a query may build, in bytes. SQLite's own limit is a gigabyte, which
 # a query like replace(repeat('x', 1e6), 'x', repeat('y', 1e6)) reaches in seconds; the
-# platform's functions stop at a million characters (`sql_udf_values.MAX_TEXT`), and a
+# platform's functions stop at a million characters (`udf_values.MAX_TEXT`), and a
 # stored row is far smaller than this. A Database Function's statement runs under
 # tighter limits still (`runtimes.sql.STATEMENT_LIMITS`); this bounds every other use.
 MAX_VALUE_BYTES = 64 * 1024 * 1024
@@ -123,7 +123,7 @@ MAX_VALUE_BYTES = 64 * 1024 * 1024
 def prepare_connection(conn: sqlite3.Connection) -> None:
     """Once per connection, before any authorizer: cap the size of a value
     (`MAX_VALUE_BYTES`), add the platform's `bdb_` functions (PostgreSQL's semantics,
-    `sql_functions`), and let SQLite declare the json_each virtual table, which it does
+    `udf`), and let SQLite declare the json_each virtual table, which it does
     on first use through an internal schema write that the read-only authorizer would
     (rightly) refuse."""
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)

@@ -1,11 +1,12 @@
 """Translate typed PostgreSQL expressions into SQLite expressions with the same results.
 
-`ExpressionRewriter` is the expression half of `sql_rewrite.Rewriter`. It works on the
-compiler's private copy of the tree, children before parents, and reads the PostgreSQL
-type of every node from the analysis (`basedb.check.sql.typing`). Each construct becomes
+`ExpressionRewriter` is the expression half of the storage's compiler
+(`basedb.platform.storage.sql_rewrite.Rewriter`, which adds the physical names). It works
+on the compiler's private copy of the tree, children before parents, and reads the PostgreSQL
+type of every node from the analysis (`basedb.sql.typing`). Each construct becomes
 SQLite's own expression where SQLite agrees with PostgreSQL on every input (comparisons,
 AND/OR, integer arithmetic, count/sum/min/max, windows), and a call of one of the
-platform's `bdb_` functions (`sql_functions`) where it does not. Values use the local
+platform's `bdb_` functions (`udf`) where it does not. Values use the local
 representation of their type: booleans 0/1, dates and timestamps as PostgreSQL's text
 (timestamptz in the site's time zone), jsonb and arrays as JSON text.
 """
@@ -17,11 +18,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql import pgvalues as V
-from basedb.check.sql.typing_base import ANY, call_parts, function_name
-from basedb.check.sql.typing_calls import cast_target, numeric_typmod
-from basedb.platform.storage.sql_nodes import (
+from basedb.sql import pgtypes as T
+from basedb.sql import pgvalues as V
+from basedb.sql.sqlite.nodes import (
     INTEGER_TYPE,
     REAL_TYPE,
     TEXT_TYPE,
@@ -29,9 +28,11 @@ from basedb.platform.storage.sql_nodes import (
     constant,
     string,
 )
-from basedb.platform.storage.sql_query import CompileError
-from basedb.platform.storage.sql_translate_calls import FUNCTION_TRANSLATIONS
-from basedb.platform.storage.sql_udf_text import bdb_like_glob
+from basedb.sql.sqlite.query import CompileError
+from basedb.sql.sqlite.translate_calls import FUNCTION_TRANSLATIONS
+from basedb.sql.sqlite.udf_text import bdb_like_glob
+from basedb.sql.typing_base import ANY, call_parts, function_name
+from basedb.sql.typing_calls import cast_target, numeric_typmod
 
 
 class ExpressionRewriter:

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql.model import ColumnRef, OutputColumn
+from basedb.sql.model import ColumnRef, OutputColumn
 from basedb.workspace.model import Table
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql.functions import FUNCTIONS
-from basedb.check.sql.model import ColumnRef, Resolution
-from basedb.check.sql.typing_base import QUERIES, function_name, is_windowed
-from basedb.check.sql.typing_expr import ExpressionTyper
+from basedb.sql.functions import FUNCTIONS
+from basedb.sql.model import ColumnRef, Resolution
+from basedb.sql.typing_base import QUERIES, function_name, is_windowed
+from basedb.sql.typing_expr import ExpressionTyper
 
 
 class GroupingRules(ExpressionTyper):

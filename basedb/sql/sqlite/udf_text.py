@@ -1,4 +1,4 @@
-"""Text and jsonb functions with PostgreSQL's semantics (see `sql_functions`):
+"""Text and jsonb functions with PostgreSQL's semantics (see `udf`):
 lower/upper of every letter, substr/left/right/lpad with negative and out-of-range
 arguments, LIKE patterns as case-sensitive GLOB patterns, values as text the way
 PostgreSQL prints them, jsonb keys in PostgreSQL's order.
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
-from basedb.platform.storage.sql_udf_values import MAX_TEXT, fail, limit_text
+from basedb.sql import pgvalues as V
+from basedb.sql.sqlite.udf_values import MAX_TEXT, fail, limit_text
 
 # ------------------------------------------------------------------ text
 

@@ -1,6 +1,6 @@
 """Typing expressions as PostgreSQL does: literals, operators, CASE, predicates.
 
-`ExpressionTyper` is the expression half of `basedb.check.sql.typing.Typer`, on top of
+`ExpressionTyper` is the expression half of `basedb.sql.typing.Typer`, on top of
 `typing_calls.CallTyper` (functions, casts, windows) and `typing_base.TyperBase`
 (walking, reporting, conversions); `HANDLERS` maps each parse-tree class to its rule.
 """
@@ -11,11 +11,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql import pgvalues
-from basedb.check.sql.scope import is_all_call
-from basedb.check.sql.typing_base import ANY, COMPARISONS, NUMERIC_TEXT_FIX, QUERIES, sql_text
-from basedb.check.sql.typing_calls import CallTyper
+from basedb.sql import pgtypes as T
+from basedb.sql import pgvalues
+from basedb.sql.scope import is_all_call
+from basedb.sql.typing_base import ANY, COMPARISONS, NUMERIC_TEXT_FIX, QUERIES, sql_text
+from basedb.sql.typing_calls import CallTyper
 
 _OPERATOR_TEXT = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
                   exp.GTE: ">=", exp.NullSafeEQ: "IS NOT DISTINCT FROM",

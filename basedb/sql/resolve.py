@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.bindings import ParamBinding
-from basedb.check.sql.model import (
+from basedb.sql.model import (
     ColumnRef,
     OutputColumn,
+    ParamBinding,
     Resolution,
     SourceRef,
     SqlProblem,
@@ -26,7 +26,7 @@ from basedb.check.sql.model import (
     line_column,
     node_offset,
 )
-from basedb.check.sql.scope import (
+from basedb.sql.scope import (
     Cte,
     Scope,
     Source,

@@ -19,10 +19,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.model import ColumnRef, Resolution, SqlProblem, Typing
-from basedb.check.sql.typing_base import ANY, CALLS
-from basedb.check.sql.typing_groups import GroupingRules
+from basedb.sql import pgtypes as T
+from basedb.sql.model import ColumnRef, Resolution, SqlProblem, Typing
+from basedb.sql.typing_base import ANY, CALLS
+from basedb.sql.typing_groups import GroupingRules
 from basedb.workspace.model import Table
 
 # Select arguments the subset knows; anything else present is refused.

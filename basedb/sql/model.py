@@ -12,13 +12,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from basedb.check.bindings import ParamBinding
-from basedb.check.sql.problems import SqlProblem
 from basedb.core.frozen import frozen_dataclass
+from basedb.sql.problems import SqlProblem
 from basedb.workspace.model import Field, Table
 
 if TYPE_CHECKING:
     from sqlglot import exp
+
+
+@frozen_dataclass
+class ParamBinding:
+    """A `$n` compared with a catalog field in main.sql (`field = $n`, `field IN ($n)`);
+    `provable` when the comparison sits on a purely conjunctive path of its query."""
+
+    param_index: int  # declaration order; $1 is 0
+    table: Table
+    field: Field
+    provable: bool
 
 
 @frozen_dataclass
@@ -30,7 +40,7 @@ class OutputColumn:
     name: str
     table: Table | None = None
     field: Field | None = None
-    type: str = ""  # its PostgreSQL type (basedb.check.sql.pgtypes); "" before typing
+    type: str = ""  # its PostgreSQL type (basedb.sql.pgtypes); "" before typing
 
 
 @frozen_dataclass
@@ -81,7 +91,7 @@ class Resolution:
 
 @frozen_dataclass
 class Typing:
-    """What typing (`basedb.check.sql.typing`) learned: PostgreSQL types and
+    """What typing (`basedb.sql.typing`) learned: PostgreSQL types and
     conversions, by parse-tree node id."""
 
     types: Mapping[int, str]

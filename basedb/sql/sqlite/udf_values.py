@@ -1,5 +1,5 @@
 """Errors, guards, numbers and conversions from text, with PostgreSQL's semantics
-(see `sql_functions`): rounding as PostgreSQL rounds (halves to even for double
+(see `udf`): rounding as PostgreSQL rounds (halves to even for double
 precision, away from zero for numeric), errors where it raises (division by zero, the
 square root of a negative, text that is not a number), -0 where C's math gives it.
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
+from basedb.sql import pgvalues as V
 
 MAX_TEXT = 1_000_000  # characters one string function may build (repeat, lpad, …)
 

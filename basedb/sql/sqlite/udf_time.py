@@ -1,4 +1,4 @@
-"""Date and time functions with PostgreSQL's semantics (see `sql_functions`):
+"""Date and time functions with PostgreSQL's semantics (see `udf`):
 calendar arithmetic with months clamped to the month's end, date_trunc and extract on
 PostgreSQL's text of dates and timestamps, timestamptz in the site's zone.
 """
@@ -9,8 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from basedb.check.sql import pgvalues as V
-from basedb.platform.storage.sql_udf_values import fail
+from basedb.sql import pgvalues as V
+from basedb.sql.sqlite.udf_values import fail
 
 # ------------------------------------------------------------------ dates and times
 
