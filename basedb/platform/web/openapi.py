@@ -136,9 +136,9 @@ def build_document(endpoints: Iterable[Endpoint],
                                  "refreshUrl": "/open-apis/authen/v2/oauth/token",
                                  "scopes": {}}}},
                 "pageSession": {"type": "apiKey", "in": "cookie", "name": "basedb_session",
-                                "description": "The page sign-in session (POST "
-                                "/_basedb/session); accepted only with the header "
-                                "X-Basedb-Page: 1."},
+                                "description": "The page sign-in session (opened by GET "
+                                "/_basedb/session/callback); accepted only with the "
+                                "header X-Basedb-Page: 1."},
             },
             "headers": {"LogId": {"description": "The request's log id.",
                                   "schema": {"type": "string"}}},
