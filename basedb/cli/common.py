@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from basedb.core import environment
-from basedb.core.errors import EXIT_INTERNAL, BasedbError
+from basedb.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, BasedbError
 
 EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
 
@@ -210,8 +210,12 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
         report_error(UsageError(usage.format_message(), code="USAGE",
                                 hint=f"Run `{command} --help` for its options."), as_json=True)
         ctx.exit(usage.exit_code)
-    except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
-            BrokenPipeError):
+    except KeyboardInterrupt:
+        # Ctrl-C ends the command as shells expect (128 + SIGINT), not as click's
+        # "Aborted!" with the exit code of findings. A deploy stage says more itself.
+        click.echo("Interrupted (Ctrl-C).", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Exit, click.ClickException, click.Abort, BrokenPipeError):
         raise
     except Exception as exc:  # a bug: say so plainly, keep the traceback for reports
         from basedb.core.errors import InternalError

@@ -48,7 +48,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
-    """Each site's production and preview URLs (on its page origin), for the banner."""
+    """Each site's production and preview URLs (on its page origin), printed on stdout."""
     from basedb.platform.web.origins import page_url
 
     with platform.store.read() as conn:
@@ -117,9 +117,12 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     echo_err(f"data dir: {platform.data_dir}")
     echo_err(f"owner token: in {platform.owner_token_file} (`basedb auth token` prints it)")
     echo_err(sandbox)
-    for line in sites_shown:
-        echo_err(line)
     echo_err("Press Ctrl+C to stop.")
+    # The URLs are the command's data: stdout, where a script reads them (the lines
+    # above are the server's status, on stderr).
+    click.echo(f"platform: {base.origin()}")
+    for line in sites_shown:
+        click.echo(line)
     try:
         serving.run(server, sock)
     except KeyboardInterrupt:

@@ -39,6 +39,7 @@ EXIT_USAGE = 2
 EXIT_AUTH = 3
 EXIT_NETWORK = 4
 EXIT_INTERNAL = 5
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
 
 
 class BasedbError(Exception):

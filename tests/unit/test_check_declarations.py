@@ -138,6 +138,13 @@ def test_kind_invalid(tmp_path: Path) -> None:
     assert "has no kind" in errors[2].message
 
 
+def test_kind_missing_names_the_key_written_instead(tmp_path: Path) -> None:
+    errors = run_sql(tmp_path, [p("a", ..., type="integer")])
+    assert codes(errors) == [("PARAM_KIND_INVALID", "/meta/params/0/kind")]
+    assert "has no kind (it has 'type', which basedb does not read" in errors[0].message
+    assert errors[0].fix.startswith('Rename \'type\' to "kind" and set it to "INT".')
+
+
 def test_mutation_kinds_include_ids(tmp_path: Path) -> None:
     errors, _ = run(tmp_path, {"mutations/m": mutation_fn([p("a", "RECORD_ID"),
                                                            p("b", "user")])})
