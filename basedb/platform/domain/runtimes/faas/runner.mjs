@@ -6,7 +6,7 @@
 // platform keeps it. Protocol, one JSON document per line:
 //   stdin (platform -> runner):
 //     {"type":"load","module":"/code/index.mjs","env":{…},"egress":"/code/egress.sock"|null}
-//     {"type":"call","call":n,"input":…,"context":{caller,site,env,logId}}
+//     {"type":"call","call":n,"input":…,"context":{caller,site,env,logId,projectId}}
 //     {"type":"reply","call":n,"id":k,"ok":true,"value":…}
 //     {"type":"reply","call":n,"id":k,"ok":false,"error":{code,message}}
 //   channel fd (runner -> platform):
@@ -297,12 +297,13 @@ async function runCall(message) {
   }
   activeCall = call;
   holdStdin(false);  // from now on only the handler's own work keeps the worker busy
-  const { caller, site, env, logId } = context;
+  const { caller, site, env, logId, projectId } = context;
   const ctx = Object.freeze({
     caller: Object.freeze({ ...caller }),
     site: Object.freeze({ ...site }),
     env,
     logId,
+    projectId,
     records: recordRoutes(call),
   });
   let result;
