@@ -65,7 +65,7 @@ MAX_SQL_INT = 2**63 - 1
 # Where functions can be called: the two releases, and the development draft.
 INVOKE_ENVIRONMENTS = (*ENVIRONMENTS, DEV_ENV)
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
-                          r"(Z|[+-]\d{2}:?\d{2})?)?$")
+                          r"(Z|[+-]\d{2}:?\d{2})?)?\Z")
 
 
 # ------------------------------------------------------------------------ resolving
