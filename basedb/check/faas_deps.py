@@ -34,11 +34,11 @@ PACKAGE_FILE = "package.json"
 POLICY_ENV = "BASEDB_FAAS_ALLOWED_DEPENDENCIES"
 MAX_PACKAGE_BYTES = 1024 * 1024
 # npm package names: optional @scope/, lower-case URL-safe characters.
-_NAME_RE = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
+_NAME_RE = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
 # A registry version: a version, a range (operators, x-ranges, hyphen and || ranges) or
 # a dist-tag; no protocol, no path, no slash.
-_RANGE_RE = re.compile(r"^[\w.^~<>=|*+ -]*$")
-_ALIAS_RE = re.compile(r"^npm:((?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*)(?:@(.*))?$")
+_RANGE_RE = re.compile(r"^[\w.^~<>=|*+ -]*\Z")
+_ALIAS_RE = re.compile(r"^npm:((?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*)(?:@(.*))?\Z")
 _BUNDLE_FIX = (
     "basedb runs index.mjs as the handler's only file and does not bundle dependencies yet: "
     "bundle the handler into one file (e.g. `npx esbuild handler.mjs --bundle "
