@@ -40,7 +40,7 @@ CURRENT_USER = "@current_user"
 # Field types whose values are user ids, so "@current_user" means something there.
 _USER_FIELD_TYPES = frozenset({"user", "created_by", "updated_by"})
 # "$name" references a param; other strings (even "$5") are literals.
-_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})$")
+_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})\Z")
 _RECORD_ID_PARAM_KINDS = ("RECORD_ID", "TEXT")
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
 
 
-APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
 """What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens)."""
 
 

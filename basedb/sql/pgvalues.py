@@ -34,8 +34,8 @@ class ValueInputError(ValueError):
     """Text that is not a valid value of the type (PostgreSQL: invalid input syntax)."""
 
 
-_INT = re.compile(r"^\s*([+-]?\d+)\s*$")
-_NUMBER = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*$")
+_INT = re.compile(r"^\s*([+-]?\d+)\s*\Z")
+_NUMBER = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*\Z")
 _SPECIAL_FLOAT = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf,
                   "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf,
                   "-inf": -math.inf}
@@ -97,7 +97,7 @@ def parse_bool(text: str) -> bool:
 _DATE_TIME = re.compile(
     r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})"
     r"(?:(?:\s+|T)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
-    r"\s*(Z|z|[+-]\d{1,2}(?::?\d{2})?)?)?\s*$")
+    r"\s*(Z|z|[+-]\d{1,2}(?::?\d{2})?)?)?\s*\Z")
 
 
 def _fraction(digits: str | None) -> int:

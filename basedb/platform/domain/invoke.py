@@ -48,7 +48,7 @@ from basedb.platform.domain.resolved import data_version
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes import sql_inline
-from basedb.platform.domain.runtimes.ai import run_ai
+from basedb.platform.domain.runtimes.ai import MEDIA_CAPABILITIES, run_ai
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
 from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
@@ -72,7 +72,7 @@ MAX_SQL_INT = 2**63 - 1
 # Where functions can be called: the two releases, and the development draft.
 INVOKE_ENVIRONMENTS = (*ENVIRONMENTS, DEV_ENV)
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
-                          r"(Z|[+-]\d{2}:?\d{2})?)?$")
+                          r"(Z|[+-]\d{2}:?\d{2})?)?\Z")
 
 
 # ------------------------------------------------------------------------ resolving
@@ -442,6 +442,11 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
         return _run_faas(call.store, call.faas, call.caller, target, checked,
                          log_id=call.log_id, env=call.env)
     item = target.deployed.snapshot.functions[call.function_id]
+    if item.declaration.get("capability") in MEDIA_CAPABILITIES:
+        return call.caches.ai_tasks.start(
+            declaration=dict(item.declaration), input=checked, key=call.function_id,
+            app_token=target.deployed.site.app_token, env=call.env,
+            user_id=call.caller.user_id, log_id=call.log_id)
     return run_ai(declaration=item.declaration, input=checked, log_id=call.log_id)
 
 

@@ -25,7 +25,7 @@ from basedb.workspace.model import Field
 
 MAX_TEXT_CHARS = 100_000
 MAX_JSON_CHARS = 100_000
-_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2})?$")
+_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2})?\Z")
 _MISSING = object()
 
 

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 INDEX_PREFIX = "bdx_"
 MAX_COLUMNS = 4  # past a few equality columns an index only grows
-_PHYSICAL_TABLE_RE = re.compile(r"^t_[A-Za-z0-9_]{1,64}$")
-_PHYSICAL_COLUMN_RE = re.compile(r"^c_[A-Za-z0-9_]{1,64}$")
+_PHYSICAL_TABLE_RE = re.compile(r"^t_[A-Za-z0-9_]{1,64}\Z")
+_PHYSICAL_COLUMN_RE = re.compile(r"^c_[A-Za-z0-9_]{1,64}\Z")
 
 
 @frozen_dataclass

@@ -29,7 +29,7 @@ from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Mutation, Ta
 
 CURRENT_USER = "@current_user"
 # "$name" references a param; any other value is a literal (the rule of basedb check).
-_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})$")
+_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})\Z")
 _ID_CELL_TYPES = frozenset({"link", "user"})
 
 
