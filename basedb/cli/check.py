@@ -86,7 +86,7 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
             raise
         result = check_workspace(workspace, skip_ai=skip_ai_functions,
                                  contracts=_stale_contracts, cache=not no_cache,
-                                 processes=processes, early=early)
+                                 processes=processes, early=early, inputs=True)
         _write_report(result, fmt, root, output)
     finally:
         if collecting:
