@@ -45,8 +45,8 @@ from basedb.workspace.loader import find_root
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
-_SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|$)")
-_REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$")
+_SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|\Z)")
+_REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z")
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
 MAX_REFERENCES = 20
 

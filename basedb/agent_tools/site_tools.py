@@ -44,7 +44,7 @@ META_TOOLS = (DISCOVER, DESCRIBE, INVOKE)
 MAX_RESULT_CHARS = 32 * 1024
 MAX_DESCRIPTION_CHARS = 2000
 CALLABLE_STATUSES = ("ready", "missing")
-_FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 _SKIPPED_RECORDS = ("record_not_found", "precondition_failed")
 
 APPROVAL_GUARD = ("Before calling, tell the user in plain words what will change and wait "

@@ -20,6 +20,7 @@ from basedb.core.findings import Finding, Hint
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,
+    PARAM_NAME_PATTERN,
     PARAM_NAME_RE,
     SQL_PARAM_KINDS,
     AnyDeclaration,
@@ -43,14 +44,14 @@ _KIND_ALIASES: dict[str, tuple[str, ...]] = {
 }
 _ALIAS_TO_KIND = {alias: kind for kind, aliases in _KIND_ALIASES.items()
                   for alias in (kind, *aliases)}
-_ARRAY_WRAPPER_RE = re.compile(r"^(?:ARRAY|LIST)\s*[<(\[]\s*(.+?)\s*[>)\]]$")
+_ARRAY_WRAPPER_RE = re.compile(r"^(?:ARRAY|LIST)\s*[<(\[]\s*(.+?)\s*[>)\]]\Z")
 
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z")
 # "YYYY-MM-DD HH:mm:ss" (the platform's cell format) or ISO 8601 with a `T`.
 _DATETIME_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})"
     r"(?: (\d{2}):(\d{2}):(\d{2})"
-    r"|T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)$"
+    r"|T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)\Z"
 )
 
 
@@ -148,7 +149,7 @@ def _name_rules(decl: AnyDeclaration, param: Param, first_by_name: dict[str, Par
     if not PARAM_NAME_RE.match(name):
         yield Finding("PARAM_NAME_INVALID",
                       f"Parameter name {name!r} is invalid: it must match "
-                      f"{PARAM_NAME_RE.pattern} (start with a letter; letters, digits and _; "
+                      f"{PARAM_NAME_PATTERN} (start with a letter; letters, digits and _; "
                       "at most 64 characters).",
                       decl.file, where, decl.function_id,
                       _renamed(name) or fix_name)

@@ -185,6 +185,10 @@ def render_text(result: DeployResult) -> list[str]:
     else:
         lines.append("  basedb deploy --production --yes   # promote this preview")
     lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
+    members = result.members if isinstance(result, ProductionResult) else None
+    if members is not None:
+        lines.append("Message for site members (forward it as it is):")
+        lines.extend(f"  | {line}" for line in members.message.splitlines())
     return lines
 
 

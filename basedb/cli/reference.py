@@ -112,7 +112,7 @@ def _cell(text: str) -> str:
 
 
 def expected_files() -> dict[Path, str]:
-    from basedb.check.sql.reference import render_sql_reference
+    from basedb.sql.reference import render_sql_reference
 
     return {DOCS / "cli.md": render_cli_reference(),
             DOCS / "checks.md": render_check_reference(),

@@ -8,6 +8,7 @@
     skill_spec  the Agent Skills format rules (names, descriptions, frontmatter)
     json_schema helpers over JSON Schema documents
     node        finding Node.js, which runs FaaS handlers
+    page_sdk    the page SDK module, its names and the import map served pages carry
     paths, atomic, redact, resources
                 user directories, atomic private writes, token redaction, shipped files
 

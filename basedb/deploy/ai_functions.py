@@ -2,9 +2,10 @@
 
 Upstream's rule, unlike `deploy`'s: an explicit sync overwrites the whole set, whatever
 the local set is, so a key the site has and `ai/` lacks is deleted, and syncing an empty
-`ai/` deletes every remote AI Function. `plan_sync` says what would change, so that the
-command can ask before deleting; `apply_sync` writes the draft (a full overwrite). The AI
-Functions reach preview and prod with the next `basedb deploy`.
+`ai/` deletes every remote AI Function, without asking. `plan_sync` says what would
+change (what `--dry-run` prints, and the keys deleted); `apply_sync` writes the draft
+(a full overwrite). The AI Functions reach preview and prod with the next
+`basedb deploy`.
 """
 
 from __future__ import annotations

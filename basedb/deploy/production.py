@@ -19,6 +19,7 @@ from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
 from basedb.core.protocol import Code
 from basedb.deploy.pipeline import record_locally
 from basedb.deploy.results import (
+    MemberHandoff,
     PreviewCandidate,
     ProductionPlan,
     ProductionResult,
@@ -122,16 +123,19 @@ def deploy_production(root: Path, client: Client, *,
     notice = record_locally(state, DeploymentRecord(
         deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
+    members: MemberHandoff | None = None
     try:  # whether members can install the site Skill now (upstream: false if unreadable)
-        api.skill()
+        skill = api.skill()
         skill_error: str | None = None
+        members = MemberHandoff.for_site(app_token, str(skill.get("title") or ""), url,
+                                         skill.get("functions") or [])
     except BasedbError as error:
         skill_error = error.message
     return ProductionResult(
         app_token=app_token, deployment_id=deployment_id, fingerprint=fingerprint,
         base_app_url=url, stages=tuple(runner.results),
         installation=SkillInstallation.after(app_token, "prod", skill_error=skill_error),
-        notices=(notice,) if notice else ())
+        notices=(notice,) if notice else (), members=members)
 
 
 def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,

@@ -2,9 +2,9 @@
 page's function calls sent to the site's development draft.
 
     GET  /                                   → /sites/<app>/
-    GET  /sites/<app>/<path>                 src/<path> from disk (HTML gets the
-                                             live-reload script)
-    GET  /_basedb/runtime.js                 the page runtime, as the platform serves it
+    GET  /sites/<app>/<path>                 src/<path> from disk (HTML gets the page
+                                             SDK's import map and the live-reload script)
+    GET  /_basedb/runtime.js                 the page SDK, as the platform serves it
     GET  /_basedb/dev/client.js              the live-reload script
     GET  /_basedb/dev/events                 Server-Sent Events: hello, reload, status
     POST /open-apis/base/v3/sites/<app>/functions/<id>/invoke
@@ -36,13 +36,13 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response, S
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from basedb.core import page_sdk
 from basedb.core.frozen import frozen_dataclass
 from basedb.dev import files
 from basedb.dev.events import Broadcaster
 
 API_PREFIX = "/open-apis/base/v3"
 PAGE_HEADER = "x-basedb-page"
-RUNTIME_FILE = Path(__file__).resolve().parents[1] / "_data" / "runtime.js"
 MAX_CALL_BODY_BYTES = 2 * 1024 * 1024
 _BODY_CLOSE_RE = re.compile(rb"</body\s*>", re.IGNORECASE)
 _SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
@@ -174,12 +174,11 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
             return _text(404, f"src/{path} is not a page file of this workspace.")
         data = found.file.data
         if found.file.is_html:
-            data = inject_client(data)
+            data = inject_client(page_sdk.inject_import_map(data))
         return Response(data, media_type=found.file.content_type, headers=_SECURITY_HEADERS)
 
     async def runtime(request: Request) -> Response:
-        source = await asyncio.to_thread(RUNTIME_FILE.read_bytes)
-        return Response(source, media_type="text/javascript; charset=utf-8",
+        return Response(page_sdk.runtime_source(), media_type="text/javascript; charset=utf-8",
                         headers=_SECURITY_HEADERS)
 
     async def client_script(request: Request) -> Response:

@@ -14,7 +14,7 @@ from basedb.workspace.declarations import json_type
 from basedb.workspace.model import Binding, WorkspaceConfig
 
 CONFIG_FILE = "base-database.jsonc"
-APP_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
 """What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens), whole:
 use `fullmatch`."""
 

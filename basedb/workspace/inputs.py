@@ -74,7 +74,7 @@ _JUNK_RE = re.compile(
       | \#.*\#                 # emacs autosave files
       | .*\.py[co]             # compiled Python
       | \.env\..*              # .env.local, .env.production, …
-    )$""",
+    )\Z""",
     re.VERBOSE | re.DOTALL,
 )
 # Directories a symlink must never lead into, even from inside the workspace.

@@ -200,7 +200,7 @@ def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
 
 
 def test_schemas_for_declarations_directly() -> None:
-    from basedb.check.sql.analysis import analyze_sql
+    from basedb.sql.analysis import analyze_sql
 
     status = Field("fldS", "Status", "select", options=("Open", "Done"))
     catalog = Catalog("basX", (Table("tblT", "Tasks", (Field("fldT", "Title", "text"),

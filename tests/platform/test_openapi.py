@@ -29,7 +29,10 @@ PUBLIC_OPERATIONS = {
     ("get", "/openapi.json"),
     ("get", "/"),
     ("get", "/_basedb/runtime.js"),
-    ("post", "/_basedb/session"),
+    ("get", "/_basedb/sign-in"),
+    ("post", "/_basedb/sign-in"),
+    ("get", "/_basedb/session/start"),
+    ("get", "/_basedb/session/callback"),
     ("get", "/sites/{app_token}/{path}"),
     ("get", "/sites/{app_token}/preview/{path}"),
     # The Lark stand-in's sign-in endpoints authenticate with app credentials instead.
@@ -38,6 +41,9 @@ PUBLIC_OPERATIONS = {
     ("post", "/open-apis/authen/v2/oauth/token"),
     ("get", "/oauth/v1/device/verify"),
 }
+# The sign-in steps that send the browser on: the form without its state, and the page
+# host's start (basedb.platform.web.sign_in).
+SIGN_IN_REDIRECTS = {("get", "/_basedb/sign-in"), ("get", "/_basedb/session/start")}
 
 
 def app_routes(platform: LocalPlatform) -> set[tuple[str, str]]:
@@ -80,7 +86,8 @@ def test_every_operation_is_described() -> None:
         for method, operation in item.items():
             where = f"{method.upper()} {path}"
             assert operation["summary"] and operation["tags"], where
-            redirects = {"3XX"} if path.startswith("/sites/") else set()
+            redirects = {"3XX"} if path.startswith("/sites/") or \
+                (method, path) in SIGN_IN_REDIRECTS else set()
             assert set(operation["responses"]) == {"200", *redirects, *error_statuses(
                 endpoint_of(method, path))}, where
             assert "default" not in operation["responses"], where

@@ -95,7 +95,7 @@ class AsBrowsersAddressIt:
             host = "localhost"
             if len(parts) > 2 and parts[1] == "sites" and _DNS_LABEL.fullmatch(parts[2]):
                 host = f"{parts[2].lower()}.localhost"
-            elif scope["path"] == "/_basedb/session" and self.session_site:
+            elif scope["path"].startswith("/_basedb/session") and self.session_site:
                 host = f"{self.session_site.lower()}.localhost"
             scope = {**scope, "headers": [
                 (name, host.encode("latin-1") if name == b"host" else value)

@@ -24,6 +24,8 @@ from starlette.testclient import TestClient
 
 from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
+from basedb.platform.domain import identity
+from basedb.platform.web import sign_in
 from basedb.platform.web.http import Endpoint
 from basedb.platform.web.routes import all_endpoints
 from basedb.platform.web.sessions import PAGE_HEADER
@@ -31,7 +33,7 @@ from tests.platform.conftest import Api, make_table
 from tests.platform.functions_support import TaskSite, build_site, deploy, save_drafts, site_zip
 
 ROLES = ("owner", "admin", "member", "removed", "outsider")
-OK, HIDDEN, FORBIDDEN = "ok", "hidden", "forbidden"
+OK, HIDDEN, FORBIDDEN, REDIRECT = "ok", "hidden", "forbidden", "redirect"
 
 # What each rule answers each role: allowed, refused as if the object did not exist
 # (404, the same answer as for an unknown id), or refused for the role (403).
@@ -51,6 +53,8 @@ RULES: dict[str, dict[str, str]] = {
                    "outsider": HIDDEN},
     "sign in": {"owner": OK, "admin": OK, "member": OK, "removed": FORBIDDEN,
                 "outsider": FORBIDDEN},
+    # A browser's step to the platform's sign-in form: the same for everyone.
+    "public redirect": dict.fromkeys(ROLES, REDIRECT),
     # The Lark stand-in's sign-in endpoints: the caller shows an app's credentials (or a
     # device code), not a user token, so every role gets the same answer.
     "app credentials": dict.fromkeys(ROLES, OK),
@@ -130,7 +134,10 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", "/sites/{app_token}/preview/{path:path}"): "site manager",
     ("GET", "/sites/{app_token}/{path:path}"): "site member",
     ("GET", "/_basedb/runtime.js"): "public",
-    ("POST", "/_basedb/session"): "sign in",
+    ("GET", "/_basedb/sign-in"): "public",
+    ("POST", "/_basedb/sign-in"): "sign in",
+    ("GET", "/_basedb/session/start"): "public redirect",
+    ("GET", "/_basedb/session/callback"): "sign in",
     ("GET", "/_basedb/session"): "any user",
     ("DELETE", "/_basedb/session"): "any user",
 }
@@ -371,8 +378,13 @@ PREPARE: dict[tuple[str, str], Prepare] = {
     ("GET", "/sites/{app_token}/preview/{path:path}"): lambda w, r: Request(
         on_page_host=True),
     ("GET", "/sites/{app_token}/{path:path}"): lambda w, r: Request(on_page_host=True),
-    ("POST", "/_basedb/session"): lambda w, r: Request(
-        on_page_host=True, json={"token": w.tokens[r]}, headers=PAGE, bearer=False),
+    ("GET", "/_basedb/sign-in"): lambda w, r: Request(
+        params={"site": w.site.app_token.lower(), "state": "s"}, bearer=False),
+    ("POST", "/_basedb/sign-in"): lambda w, r: Request(
+        json={"token": w.tokens[r], "site": w.site.app_token.lower(), "state": "s"},
+        headers=PAGE, bearer=False),
+    ("GET", "/_basedb/session/start"): lambda w, r: Request(on_page_host=True, bearer=False),
+    ("GET", "/_basedb/session/callback"): lambda w, r: _sign_in_callback(w, r),
     ("GET", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("DELETE", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("PUT", _SITE + "/secrets/{secret_name}"): lambda w, r: Request(
@@ -417,6 +429,17 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
                           follow_redirects=False)
 
 
+def _sign_in_callback(world: World, role: str) -> Request:
+    """A code issued to `role` for the site (as the platform's form issues one, here
+    also to roles the form refuses): the callback checks membership again."""
+    with world.platform.store.write() as conn:
+        user = identity.user_for_token(conn, world.tokens[role])
+        assert user is not None
+        code = sign_in.issue_code(conn, user, world.site.app_token, "state")
+    return Request(on_page_host=True, params={"code": code}, bearer=False,
+                   headers={"Cookie": f"{sign_in.STATE_COOKIE}=state"})
+
+
 def _first_field(world: World) -> str:
     fields = world.owner.ok("GET", f"/bases/{world.site.base_token}/tables/"
                             f"{world.site.tasks_table}/fields")["fields"]
@@ -431,6 +454,8 @@ def outcome(response: Any) -> str:
     code = body.get("code") if isinstance(body, dict) else None
     if response.status_code == 200 and code in (None, 0):
         return OK
+    if response.status_code == 303 and response.headers.get("location"):
+        return REDIRECT
     if response.status_code == 404 and ((code == Code.BAD_REQUEST and "was not found" in
                                         body["msg"]) or "No such site" in response.text):
         return HIDDEN

@@ -24,7 +24,7 @@ from basedb.platform.domain.runtimes.sql_pool import QueryPool
 from basedb.platform.domain.runtimes.sql_worker import WorkerSettings
 from basedb.platform.storage import physical
 from basedb.platform.storage.read_only import read_only_pool
-from basedb.platform.storage.sql_query import CompiledQuery
+from basedb.sql.sqlite.query import CompiledQuery
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

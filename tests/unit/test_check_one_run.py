@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 from basedb.check.run import check_workspace
-from basedb.check.sql.analysis import analyze_sql
 from basedb.core.findings import Finding
+from basedb.sql.analysis import analyze_sql
 from basedb.workspace import load_workspace
 from basedb.workspace.model import Catalog
 

@@ -98,8 +98,9 @@ def test_the_layer_contracts_are_kept() -> None:
 
 
 def test_every_package_says_what_it_may_import() -> None:
-    layers = ["core", "workspace", "check", "contracts", "client", "deploy", "agent_tools",
-              "platform", "platform/storage", "platform/domain", "platform/web", "cli"]
+    layers = ["core", "workspace", "sql", "sql/sqlite", "check", "contracts", "client",
+              "deploy", "agent_tools", "platform", "platform/storage", "platform/domain",
+              "platform/web", "cli"]
     for layer in layers:
         doc = (PACKAGE_DIR / layer / "__init__.py").read_text(encoding="utf-8")
         docstring = doc.split('"""')[1]

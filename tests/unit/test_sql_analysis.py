@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from basedb.check.sql import functions
-from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.model import SqlAnalysis
+from basedb.sql import functions
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.model import SqlAnalysis
 from basedb.workspace.model import EMPTY_CATALOG
 from tests.unit._sql_fixture import make_catalog
 

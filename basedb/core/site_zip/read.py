@@ -58,7 +58,7 @@ RATIO_CHECK_FROM = 1 * MIB
 # Never written by a restore, at any depth: version control (hooks run code) and
 # basedb's own local state.
 FORBIDDEN_SEGMENTS = frozenset({".git", ".hg", ".svn", ".base-database-cli"})
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @frozen_dataclass

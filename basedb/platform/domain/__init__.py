@@ -16,5 +16,6 @@ documents and the request examples built from them, functionHints stored as `che
 rendered them, and the lookups results are built from (tests/unit/test_domain_results.py
 keeps that list).
 
-May import: basedb.platform.storage, basedb.check, basedb.workspace, basedb.core.
+May import: basedb.platform.storage, basedb.check, basedb.sql, basedb.workspace,
+basedb.core.
 """

@@ -39,7 +39,7 @@ from basedb.platform.domain.schemas import (
     schema_from_specs,
 )
 from basedb.platform.domain.snapshots import Snapshot
-from basedb.platform.storage.sql_query import CompiledQuery, CompileError
+from basedb.sql.sqlite.query import CompiledQuery, CompileError
 from basedb.workspace.model import (
     AgentToolsConfig,
     AIFunction,

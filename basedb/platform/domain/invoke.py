@@ -36,7 +36,6 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from basedb.check.sql.pgvalues import zone_info
 from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
@@ -59,13 +58,14 @@ from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store, WriteBusy, WriteOutOfTime
+from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import FaaS
 
 MAX_SQL_INT = 2**63 - 1
 # Where functions can be called: the two releases, and the development draft.
 INVOKE_ENVIRONMENTS = (*ENVIRONMENTS, DEV_ENV)
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
-                          r"(Z|[+-]\d{2}:?\d{2})?)?$")
+                          r"(Z|[+-]\d{2}:?\d{2})?)?\Z")
 
 
 # ------------------------------------------------------------------------ resolving

@@ -5,5 +5,5 @@ envelope; `app` builds the Starlette app from `routes/`; `pages` and `sessions` 
 deployed pages and their sign-in; `openapi` documents every route.
 
 May import: basedb.platform.domain, basedb.platform.storage, basedb.check,
-basedb.workspace, basedb.core.
+basedb.sql, basedb.workspace, basedb.core.
 """

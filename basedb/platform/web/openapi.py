@@ -27,8 +27,8 @@ from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import JSON, Endpoint
 from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
 from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
-from basedb.workspace.faas_access import SECRET_NAME_RE
-from basedb.workspace.model import FUNCTION_ID_RE
+from basedb.workspace.faas_access import SECRET_NAME_PATTERN
+from basedb.workspace.model import FUNCTION_ID_PATTERN
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
 
@@ -45,8 +45,8 @@ PATH_PARAMETERS = {
             "index.html.",
 }
 PATH_SCHEMAS = {
-    "function_id": {"type": "string", "pattern": FUNCTION_ID_RE.pattern},
-    "secret_name": {"type": "string", "pattern": SECRET_NAME_RE.pattern},
+    "function_id": {"type": "string", "pattern": FUNCTION_ID_PATTERN},
+    "secret_name": {"type": "string", "pattern": SECRET_NAME_PATTERN},
 }
 # Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
 _CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
@@ -136,9 +136,9 @@ def build_document(endpoints: Iterable[Endpoint],
                                  "refreshUrl": "/open-apis/authen/v2/oauth/token",
                                  "scopes": {}}}},
                 "pageSession": {"type": "apiKey", "in": "cookie", "name": "basedb_session",
-                                "description": "The page sign-in session (POST "
-                                "/_basedb/session); accepted only with the header "
-                                "X-Basedb-Page: 1."},
+                                "description": "The page sign-in session (opened by GET "
+                                "/_basedb/session/callback); accepted only with the "
+                                "header X-Basedb-Page: 1."},
             },
             "headers": {"LogId": {"description": "The request's log id.",
                                   "schema": {"type": "string"}}},

@@ -40,7 +40,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from basedb.check.sql.model import OutputColumn
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.protocol import ApiFailure, Code, FailureMessage
 from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
@@ -52,8 +51,9 @@ from basedb.platform.domain.runtimes.sql_pool import (
 )
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
-from basedb.platform.storage.sql_query import CompiledQuery
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.sql.model import OutputColumn
+from basedb.sql.sqlite.query import CompiledQuery
 
 MIB = 1024 * 1024
 TIME_LIMIT_S = 5.0

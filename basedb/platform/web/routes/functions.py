@@ -359,9 +359,10 @@ ENDPOINTS = [
              errors=(409,)),
     Endpoint("POST", _FUNCTION_PATH + "/invoke", invoke, "Call a function.", "functions",
              description="params must match the function's inputSchema (GET …/functions/"
-             "{function_id} gives it): 800004002 names the parameter that failed validation "
-             "(nothing ran); 800004011 for an AI Function while the platform has no AI "
-             "endpoint; 800004004 when the function's schema is not ready; 800004005 when it "
+             "{function_id} gives it): 9499 names a parameter whose value has the wrong JSON "
+             "type, 800004002 one that broke another rule (nothing ran either way); "
+             "800004011 for an AI Function while the platform has no AI endpoint; "
+             "800004004 when the function's schema is not ready; 800004005 when it "
              "failed while running or a Database Function hit a limit (5 s, 1 MiB per "
              "value, memory); 99991400 when its site already runs its share of slow "
              "queries (retry later). A Database Function answers at most 5,000 rows and "

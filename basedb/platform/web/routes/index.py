@@ -81,7 +81,10 @@ ROUTE_INDEX: tuple[tuple[str, str, str, bool], ...] = (
     ("GET", "/sites/{app_token}/preview/{path:path}", "pages", False),
     ("GET", "/sites/{app_token}/{path:path}", "pages", False),
     ("GET", "/_basedb/runtime.js", "pages", False),
-    ("POST", "/_basedb/session", "pages", False),
     ("GET", "/_basedb/session", "pages", False),
     ("DELETE", "/_basedb/session", "pages", False),
+    ("GET", "/_basedb/sign-in", "sign_in", False),
+    ("POST", "/_basedb/sign-in", "sign_in", False),
+    ("GET", "/_basedb/session/start", "sign_in", False),
+    ("GET", "/_basedb/session/callback", "sign_in", False),
 )

@@ -190,10 +190,13 @@ class FaasRuntime:
         limit_ms = self.limits.effective_timeout_ms(function.timeout_ms)
         routes = RecordRoutes(store=store, catalog=catalog, actor=caller.user_id, log_id=log_id,
                               zone=timezone)
+        # projectId is upstream's name for the site's app token (the same value as
+        # site.appToken), so a handler written for upstream reads it unchanged.
         context = {"caller": {"userId": caller.user_id, "name": caller.name},
                    "site": {"appToken": site.app_token, "timezone": timezone}, "env": env,
-                   "logId": log_id}
-        log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes)
+                   "logId": log_id, "projectId": site.app_token}
+        log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes,
+                      tuple(values.values()))
         key = function.pool_key(values)
         with self._admitted(function, log_id):
             try:
