@@ -75,7 +75,11 @@ def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
                                  "user data dir).")
 @click.option("--allow-remote", is_flag=True,
               help="Allow a non-loopback --host (exposes the platform to the network).")
-def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: bool) -> None:
+@click.option("--forwarded-allow-ips", "forwarded_allow_ips", metavar="IPS", default=None,
+              help="Trust X-Forwarded-For/-Proto from these proxies (comma-separated "
+                   "addresses or networks, * for any); ignored by default.")
+def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: bool,
+                  forwarded_allow_ips: str | None) -> None:
     """Run the local platform's Open API over HTTP, with one JSON access-log line per
     request on stderr. Every API call needs a bearer token; the owner's token is in the
     data dir (`basedb auth token` prints it)."""
@@ -109,7 +113,7 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     # stands between a request and its answer.
     sandbox = app.state.context.faas.start()
     sites_shown = site_lines(platform, base)
-    server = serving.server(app)
+    server = serving.server(app, forwarded_allow_ips=forwarded_allow_ips)
     serving.preload(server)
     echo_err(f"basedb platform listening on {served}")
     if base.origin() != served:
