@@ -17,7 +17,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.web.http import body_chunks
+from basedb.platform.web.bodies import body_chunks
 from basedb.protocol import bad_request
 
 MAX_TEXT_FIELD_BYTES = 4 * 1024
