@@ -47,6 +47,7 @@ from basedb.core.paths import API_PREFIX
 from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
@@ -145,6 +146,8 @@ class AppContext:
     log_file: Path | None = None
     # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
     faas: FaasRuntime = field(default_factory=shared_runtime)
+    # What one owner's sites may hold of the platform (basedb serve's options).
+    quotas: OwnerQuotas = field(default_factory=OwnerQuotas)
     # Saves the requests' platform log entries off the request path.
     log_writer: platform_log.LogWriter = field(init=False)
 
