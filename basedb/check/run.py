@@ -1,16 +1,23 @@
-"""Run every validator over a workspace and collect one `CheckResult`."""
+"""Run every validator over a workspace and collect one `CheckResult`.
+
+    result = check_directory(root, cache=True)      # `basedb check`, as a library call
+    result = check_workspace(load_workspace(root))  # a workspace already loaded
+"""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from basedb.check import agent_tools, declarations, faas, mutations
+from basedb.check import agent_tools, declarations, faas, faas_deps, mutations
 from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
 from basedb.core.findings import Finding
+from basedb.workspace.loader import load_workspace
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
 if TYPE_CHECKING:
@@ -19,6 +26,36 @@ if TYPE_CHECKING:
 ContractsCheck = Callable[[Workspace], Iterable[Finding]]
 """Finds stale generated contracts (`basedb.contracts.stale_findings`). The contracts
 layer sits above check, so a caller that has generated files to compare hands it in."""
+
+
+def check_directory(root: Path, *, skip_ai: bool = False,
+                    contracts: ContractsCheck | None = None, cache: bool = True,
+                    ) -> CheckResult:
+    """Load the workspace at `root` and check it, as `basedb check` does: the SQL
+    analysis runs in as many processes as the machine has idle CPUs for
+    (`sql.rules.available_processes`), one of them started before the workspace loads so
+    that its start overlaps the loading. It forks: call it from a process without
+    threads of its own. Never raises on bad input: problems become findings."""
+    # What check builds (the workspace, its findings) lives until the result is returned
+    # and holds no garbage cycles to speak of: the cyclic collector would only traverse
+    # it again and again (a tenth of a large check). The SQL analyses, which do leave
+    # cycles behind, free them as they go (basedb.check.sql.rules).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        processes = sql_rules.available_processes()
+        early = sql_rules.start_early_worker(root, cache=cache, processes=processes)
+        try:
+            workspace = load_workspace(root, skip_ai=skip_ai)
+        except BaseException:
+            if early is not None:
+                early.close()
+            raise
+        return check_workspace(workspace, skip_ai=skip_ai, contracts=contracts,
+                               cache=cache, processes=processes, early=early)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
@@ -45,6 +82,7 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
             early.close()
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
+    faas_deps.check_faas_dependencies(ctx)
     agent_tools.check_agent_tools(ctx)
     # Only a workspace with generated files can have stale ones.
     if contracts is not None and not ctx.errors and (ws.root / "src" / "generated").is_dir():

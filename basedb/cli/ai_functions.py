@@ -14,9 +14,17 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import connection_options, emit_json, json_option, workspace_option
+from basedb.cli.common import (
+    app_token_option,
+    connect_to,
+    connection_options,
+    emit_json,
+    json_option,
+    site_of,
+    workspace_option,
+    workspace_root,
+)
 from basedb.cli.groups import HelpfulGroup
-from basedb.cli.site_target import app_token_option, connect, resolve_site
 
 
 @click.group("ai-functions", cls=HelpfulGroup)
@@ -43,8 +51,8 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     """The site's AI Functions (its draft: what the next deploy ships)."""
     from basedb.client.sites import SiteApi
 
-    token, root = resolve_site(workspace_dir, app_token)
-    with connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         found = _remote(SiteApi(client, token))
     if as_json:
         emit_json({"appToken": token, "aiFunctions": found, "total": len(found)})
@@ -73,8 +81,8 @@ def get_command(key: str, app_token: str | None, as_json: bool, workspace_dir: P
     from basedb.client.sites import SiteApi
     from basedb.core.errors import ConflictError
 
-    token, root = resolve_site(workspace_dir, app_token)
-    with connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         found = _remote(SiteApi(client, token))
     item = next((i for i in found if i["key"] == key), None)
     if item is None:
@@ -106,14 +114,13 @@ def sync_command(dry_run: bool, yes: bool, as_json: bool, workspace_dir: Path | 
     --dry-run shows what a sync would do first. `basedb deploy` never deletes them: it
     refuses instead. The next deploy ships the synced set to preview.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.client.sites import SiteApi
     from basedb.core.wording import plural
     from basedb.deploy.ai_functions import apply_sync, plan_sync
     from basedb.deploy.pipeline import ai_call
 
     root = workspace_root(workspace_dir)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         plan, api = ai_call(lambda: plan_sync(root, lambda token: SiteApi(client, token)))
         result = plan.to_dict() if dry_run else ai_call(lambda: apply_sync(plan, api))
     if as_json:
@@ -152,9 +159,9 @@ def invoke_command(key: str, params_text: str, env: str, app_token: str | None,
     """
     from basedb.client import endpoints
 
-    token, root = resolve_site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     params = _params(params_text)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         envelope = client.request("POST", endpoints.invoke(token, key),
                                   params={"env": env},
                                   json={"params": params})

@@ -109,6 +109,50 @@ def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | No
     return value
 
 
+# Which site a site command acts on, and the client to reach it: `--app-token`, else the
+# appToken of the workspace at or above `-C DIR` (or the current directory).
+app_token_option = click.option(
+    "--app-token", default=None, callback=check_app_token,
+    help="The site (default: the appToken of the current workspace).")
+
+
+def workspace_root(workspace_dir: Path | None) -> Path:
+    """The workspace at or above -C DIR (or the current directory); DIR must exist.
+    Finding it is the workspace layer's (`basedb.workspace.find_root`); saying that an
+    option names no directory is the command line's."""
+    from basedb.workspace.loader import find_root
+
+    if workspace_dir is not None and not workspace_dir.is_dir():
+        raise click.BadParameter(f"{workspace_dir} is not a directory.",
+                                 param_hint="'-C' / '--workspace'")
+    return find_root(workspace_dir)
+
+
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+    """(the site's appToken, the workspace root when there is one)."""
+    from basedb.core.errors import WorkspaceNotFound
+    from basedb.workspace.config import workspace_app_token
+
+    try:
+        root: Path | None = workspace_root(workspace_dir)
+    except WorkspaceNotFound:
+        if app_token is None or workspace_dir is not None:
+            raise
+        root = None
+    if app_token is not None:
+        return app_token, root
+    assert root is not None
+    return workspace_app_token(root), root
+
+
+def connect_to(profile: str | None, root: Path | None) -> Client:
+    """A client for the profile `--profile` names, else the workspace's, else `local`."""
+    from basedb.client.profiles import current_profile
+
+    resolved, _ = current_profile(profile, root)
+    return open_client(resolved)
+
+
 def in_json_mode() -> bool:
     ctx = click.get_current_context(silent=True)
     while ctx is not None:

@@ -16,6 +16,7 @@ from basedb.cli.common import (
     json_option,
     open_client,
     workspace_option,
+    workspace_root,
 )
 from basedb.deploy.results import PreviewPlan, PreviewResult, ProductionPlan, ProductionResult
 
@@ -123,16 +124,6 @@ def _confirm_promotion(plan: ProductionPlan) -> None:
         f"built from these files) to production of {plan.app_token}? Every site member "
         "will see it.",
         f"Not promoted: production of {plan.app_token} is unchanged.")
-
-
-def workspace_root(workspace_dir: Path | None) -> Path:
-    """The workspace at or above -C DIR (or the current directory); DIR must exist."""
-    from basedb.workspace.loader import find_root
-
-    if workspace_dir is not None and not workspace_dir.is_dir():
-        raise click.BadParameter(f"{workspace_dir} is not a directory.",
-                                 param_hint="'-C' / '--workspace'")
-    return find_root(workspace_dir)
 
 
 def _progress_printer() -> StageCallback:

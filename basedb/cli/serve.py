@@ -81,6 +81,9 @@ def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
                                  "user data dir).")
 @click.option("--allow-remote", is_flag=True,
               help="Allow a non-loopback --host (exposes the platform to the network).")
+@click.option("--forwarded-allow-ips", "forwarded_allow_ips", metavar="IPS", default=None,
+              help="Trust X-Forwarded-For/-Proto from these proxies (comma-separated "
+                   "addresses or networks, * for any); ignored by default.")
 @click.option("--sites-per-owner", default=SITES_PER_OWNER, show_default=True,
               type=click.IntRange(1, 100_000),
               help="Sites one user may own (the platform's owner: any number).")
@@ -93,7 +96,7 @@ def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
               help="Slow Database Function queries (over 0.25 s) of one owner's sites at "
                    "once (of 4 in all); more answer 429, retry later.")
 def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: bool,
-                  sites_per_owner: int, faas_per_owner: int,
+                  forwarded_allow_ips: str | None, sites_per_owner: int, faas_per_owner: int,
                   slow_queries_per_owner: int) -> None:
     """Run the local platform's Open API over HTTP, with one JSON access-log line per
     request on stderr. Every API call needs a bearer token; the owner's token is in the
@@ -132,7 +135,7 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     # stands between a request and its answer.
     sandbox = app.state.context.faas.start()
     sites_shown = site_lines(platform, base)
-    server = serving.server(app)
+    server = serving.server(app, forwarded_allow_ips=forwarded_allow_ips)
     serving.preload(server)
     echo_err(f"basedb platform listening on {served}")
     if base.origin() != served:

@@ -99,7 +99,7 @@ def envelope_or_raise(request: httpx.Request, response: httpx.Response,
             raise _rate_limited(request, response, codes.RATE_LIMITED,
                                 f"{where(request)} was rate limited (HTTP 429).", None,
                                 header_log_id, None)
-        raise not_an_envelope(request, response, header_log_id)
+        raise not_an_envelope(request, response, header_log_id, context)
     if code == 0 and status != 429:
         return body
     error = body.get("error")
@@ -127,7 +127,7 @@ def envelope_or_raise(request: httpx.Request, response: httpx.Response,
 
 
 def not_an_envelope(request: httpx.Request, response: httpx.Response,
-                    log_id: str | None) -> BadResponse:
+                    log_id: str | None, context: ErrorContext | None = None) -> BadResponse:
     status = response.status_code
     ctype = response.headers.get("Content-Type", "").split(";")[0].strip()
     if not response.content:
@@ -138,6 +138,10 @@ def not_an_envelope(request: httpx.Request, response: httpx.Response,
         what = f"a non-JSON body ({ctype or 'no Content-Type'})"
     if status >= 500:
         hint = "The platform failed; retry later."
+    elif context is not None and context.brand is not None:
+        hint = (f"{context.brand.capitalize()} has no such API at this path; docs/lark.md "
+                "lists the paths basedb inferred.") if status == 404 else \
+            "Check the request path and the profile's brand (`basedb auth status`)."
     elif status in (301, 302, 303, 307, 308, 404):
         hint = ("Check the profile's endpoint: it must be the platform's base URL, "
                 "e.g. http://127.0.0.1:8787 for `basedb serve` (`basedb auth status`).")

@@ -156,7 +156,7 @@ class ApiError(BasedbError):
         self,
         message: str,
         *,
-        code: int,
+        code: int | str,
         http_status: int | None = None,
         log_id: str | None = None,
         data: Any = None,

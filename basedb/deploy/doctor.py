@@ -148,7 +148,7 @@ def _check_lark_identity(client: Client, profile: Profile) -> Check:
         status = lark_cli_status(lark)
         if status["state"] is not None:
             return Check("token", "fail", f"lark-cli: {status['detail']}",
-                         profile.login_command, status["state"])
+                         status.get("fix") or profile.login_command, status["state"])
         who = status.get("userName") or status.get("appId") or "lark-cli's account"
         return Check("token", "ok", f"{what} through lark-cli, signed in as {who}")
     client.credentials.token()

@@ -41,7 +41,8 @@ class DevRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         config = DevServerConfig(
             app_token=session.site.app_token, page_root=self.root / PAGE_DIR,
-            invoke=session.invoke, viewer=session.viewer, events=session.events,
+            invoke=session.invoke, forward=session.forward, viewer=session.viewer,
+            events=session.events,
             status=session.status, session_id=session.session_id,
             hosts=allowed_hosts(host, self.port), stopping=self._stopping)
         self.server = uvicorn.Server(uvicorn.Config(

@@ -9,6 +9,10 @@ page's function calls sent to the site's development draft.
     GET  /_basedb/dev/events                 Server-Sent Events: hello, reload, status
     POST /open-apis/base/v3/sites/<app>/functions/<id>/invoke
                                              the call, made with env=dev as the developer
+    POST /open-apis/base/v3/sites/<app>/functions/<key>/stream
+    GET  /open-apis/base/v3/sites/<app>/ai-tasks/<taskId>
+                                             an AI stream (relayed once complete) and a
+                                             media task, likewise
     GET|DELETE /_basedb/session              the developer, as a page sees its viewer
 
 It listens on loopback and answers only requests whose `Host` names it (a DNS-rebinding
@@ -92,6 +96,9 @@ class CallAnswer:
 
 Invoker = Callable[[str, Any], CallAnswer]
 """(functionId, the call's JSON body) → the platform's answer; runs in a worker thread."""
+Forwarder = Callable[[str, str, Any], CallAnswer]
+"""(method, path below /sites/<app>/, JSON body or None) → the platform's answer, for the
+page SDK's other calls (an AI stream, a media task); runs in a worker thread."""
 
 
 @dataclass(slots=True)
@@ -105,6 +112,7 @@ class DevServerConfig:
     session_id: str
     hosts: set[str] = field(default_factory=set)  # allowed Host values (host:port)
     stopping: Callable[[], bool] = lambda: False
+    forward: Forwarder | None = None
 
 
 def allowed_hosts(host: str, port: int) -> set[str]:
@@ -215,6 +223,30 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
                         media_type=answer.content_type,
                         headers={**_SECURITY_HEADERS, "X-Tt-Logid": answer.log_id})
 
+    async def forwarded(request: Request) -> Response:
+        if request.path_params["app_token"] != config.app_token or config.forward is None:
+            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
+                             "only.")
+        if request.headers.get(PAGE_HEADER) != "1":
+            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
+                             "runtime sends it).")
+        document = None
+        if request.method == "POST":
+            body = await _read_body(request)
+            if body is None:
+                return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
+                                 "bytes.")
+            try:
+                document = json.loads(body) if body.strip() else {}
+            except ValueError:
+                return _envelope(400, 9499, "The call's body is not JSON: send "
+                                 "{\"params\": {…}}.")
+        suffix = request.url.path.split(f"/sites/{request.path_params['app_token']}/", 1)[1]
+        answer = await asyncio.to_thread(config.forward, request.method, suffix, document)
+        return Response(answer.body, status_code=answer.status,
+                        media_type=answer.content_type,
+                        headers={**_SECURITY_HEADERS, "X-Tt-Logid": answer.log_id})
+
     async def session(request: Request) -> Response:
         if request.method == "DELETE":
             return _envelope(200, 0, "success", {"signedOut": False})
@@ -229,6 +261,10 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
         Route("/_basedb/session", session, methods=["GET", "DELETE"]),
         Route(API_PREFIX + "/sites/{app_token}/functions/{function_id}/invoke", invoke,
               methods=["POST"]),
+        Route(API_PREFIX + "/sites/{app_token}/functions/{function_id}/stream", forwarded,
+              methods=["POST"]),
+        Route(API_PREFIX + "/sites/{app_token}/ai-tasks/{task_id}", forwarded,
+              methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     return GuardMiddleware(app, hosts=config.hosts)  # type: ignore[return-value]

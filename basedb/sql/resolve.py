@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from basedb.sql.ctes import CteDefinition, bind_ctes
 from basedb.sql.model import (
     ColumnRef,
     OutputColumn,
@@ -139,21 +140,19 @@ class Resolver:
 
     def with_clause(self, with_: Any, outer: Scope | None, ctes: dict[str, Cte],
                     conj: bool) -> dict[str, Cte]:
-        if with_ is None:
-            return ctes
-        env = dict(ctes)
-        recursive = bool(with_.args.get("recursive"))
-        for cte in with_.expressions:
-            alias = cte.args.get("alias")
-            names = [c.name for c in alias.columns] if alias is not None else []
-            entry = Cte(cte.alias, [OutputColumn(n) for n in names] if names else None)
-            visible = dict(env)
-            if recursive:
+        def define(cte: CteDefinition, visible: dict[str, Cte]) -> Cte:
+            # A recursive CTE reads itself while its columns are still being found: its
+            # entry has the column list's names until the first branch gives them all.
+            names = list(cte.column_names)
+            entry = Cte(cte.name, [OutputColumn(n) for n in names] if names else None)
+            if cte.recursive:
                 visible[entry.name] = entry
-            columns = self.query(cte.this, outer, visible, conj, entry if recursive else None)
+            columns = self.query(cte.body, outer, visible, conj,
+                                 entry if cte.recursive else None)
             entry.columns = rename(columns, names)
-            env[entry.name] = entry
-        return env
+            return entry
+
+        return bind_ctes(with_, ctes, define)
 
     def set_operation(self, node: Any, outer: Scope | None, ctes: dict[str, Cte],
                       conj: bool, pending: Cte | None) -> list[OutputColumn]:

@@ -20,6 +20,7 @@ from typing import Any
 from sqlglot import exp
 
 from basedb.sql import pgtypes as T
+from basedb.sql.ctes import CteDefinition, bind_ctes
 from basedb.sql.model import ColumnRef, Resolution, SqlProblem, Typing
 from basedb.sql.typing_base import ANY, CALLS
 from basedb.sql.typing_groups import GroupingRules
@@ -162,27 +163,23 @@ class Typer(GroupingRules):
 
     def with_clause(self, with_: Any, scope: Any, ctes: dict[str, list[tuple[str, str]]],
                     ) -> dict[str, list[tuple[str, str]]]:
-        if with_ is None:
-            return ctes
-        env = dict(ctes)
-        recursive = bool(with_.args.get("recursive"))
-        for cte in with_.expressions:
-            alias = cte.args.get("alias")
-            names = [c.name for c in alias.columns] if alias is not None else []
-            body = cte.this
-            inner = _Scope(scope, env)
-            if recursive and isinstance(body, exp.Union):
-                anchor = self.query_columns(body.this, inner)
-                env[cte.alias] = _renamed(anchor, names)
-                inner = _Scope(scope, env)
-                step = self.query_columns(body.expression, inner)
-                self.recursive_types(body, anchor, step)
-                self.tail(body, inner, env, anchor)
-                columns = anchor
-            else:
-                columns = self.query_columns(body, inner)
-            env[cte.alias] = _renamed(columns, names)
-        return env
+        def define(cte: CteDefinition, visible: dict[str, list[tuple[str, str]]],
+                   ) -> list[tuple[str, str]]:
+            names = list(cte.column_names)
+            body = cte.body
+            if not (cte.recursive and isinstance(body, exp.Union)):
+                return _renamed(self.query_columns(body, _Scope(scope, visible)), names)
+            # The non-recursive term fixes the types; the recursive term, which reads
+            # them, must agree (PostgreSQL refuses a recursive column that widens).
+            anchor = self.query_columns(body.this, _Scope(scope, visible))
+            visible[cte.name] = _renamed(anchor, names)
+            inner = _Scope(scope, visible)
+            step = self.query_columns(body.expression, inner)
+            self.recursive_types(body, anchor, step)
+            self.tail(body, inner, visible, anchor)
+            return _renamed(anchor, names)
+
+        return bind_ctes(with_, ctes, define)
 
     def recursive_types(self, body: Any, anchor: list[tuple[str, str]],
                         step: list[tuple[str, str]]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from basedb.cli import program_name
+from basedb.core.node import MIN_NODE_MAJOR, node_version
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "base-database-cli"
@@ -75,16 +76,29 @@ def test_an_upstream_script_runs_under_base_database_cli(upstream_cli: Path,
 
     assert _json(upstream_cli, "init", "site", cwd=tmp_path)["template"] == "example"
     site = tmp_path / "site"
+    _add_project_id_handler(site)
     assert _json(upstream_cli, "doctor", cwd=site)["ok"] is True  # top-level ok
     checked = _run(upstream_cli, "check", cwd=site)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
     preview = _json(upstream_cli, "deploy", cwd=site)
     assert preview["baseAppUrl"].startswith("http")  # top-level baseAppUrl
+    app = preview["appToken"]
+    # as an agent calls: a handler reads upstream's ctx.projectId
+    if int((node_version() or "0").split(".")[0]) >= MIN_NODE_MAJOR:
+        called = _invoke(upstream_cli, site, app, "whoAmI", {})
+        assert called.returncode == 0, called.stderr
+        assert json.loads(called.stdout)["data"] == {"projectId": app}
+    # a value whose type does not match inputSchema: 9499, the details in msg
+    wrong = _invoke(upstream_cli, site, app, "listTeamLeave",
+                    {"periodId": "recX", "offset": "3"})
+    assert wrong.returncode != 0
+    envelope = json.loads(wrong.stderr)
+    assert envelope["error"]["code"] == 9499
+    assert "Parameter: /params/offset (received \"3\")" in envelope["error"]["message"]
     prod = _json(upstream_cli, "deploy", "--production", "--yes", cwd=site)
     assert prod["baseAppUrl"].startswith("http")
     member = prod["nextAction"]["externalAgent"]["members"]["command"]
-    app = prod["appToken"]
     assert member == f"{NAME} agent-tools skill install --site {app}"
 
     # the member's command, as forwarded, from a directory that is no workspace
@@ -101,3 +115,23 @@ def test_an_upstream_script_runs_under_base_database_cli(upstream_cli: Path,
 
     refused = _run(upstream_cli, "init", "--no-such-option", cwd=tmp_path)
     assert refused.returncode == 2 and f"Try '{NAME} init --help'" in refused.stderr
+
+
+def _invoke(bin_dir: Path, site: Path, app: str, function_id: str,
+            params: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return _run(bin_dir, "api", "POST", f"/sites/{app}/functions/{function_id}/invoke",
+                "--params", '{"env": "preview"}', "--data", json.dumps({"params": params}),
+                cwd=site)
+
+
+def _add_project_id_handler(site: Path) -> None:
+    folder = site / "faas" / "whoAmI"
+    folder.mkdir(parents=True)
+    (folder / "function.json").write_text(json.dumps({
+        "name": "whoAmI", "description": "Return the site's app token as the handler sees it",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+    }), encoding="utf-8")
+    (folder / "index.mjs").write_text(
+        "export default async function (input, ctx) {\n"
+        "  return {code: 0, msg: 'ok', data: {projectId: ctx.projectId}};\n}\n",
+        encoding="utf-8")

@@ -319,9 +319,19 @@ def test_the_form_must_be_multipart_with_known_fields(api: Api, site: TaskSite) 
     archive, fingerprint = site_zip(SITE_FILES)
     assert "Unknown form field note" in refused(
         upload(api, site.app_token, archive, fingerprint, note="hi"), Code.BAD_REQUEST)
-    msg = refused(api.call("POST", deployments_of(site), json={"fingerprint": fingerprint}),
-                  Code.BAD_REQUEST)
+    msg = refused(api.client.post(f"/open-apis/base/v3{deployments_of(site)}",
+                                  headers={"Authorization": f"Bearer {api.token}",
+                                           "Content-Type": "text/plain"},
+                                  content=fingerprint.encode()), Code.BAD_REQUEST)
     assert "multipart/form-data" in msg
+    # Without site.zip the fields may come as JSON (what lark-cli can carry), and only
+    # the form's own fields.
+    assert "The artifact file is missing" in refused(
+        api.call("POST", deployments_of(site), json={"fingerprint": fingerprint}),
+        Code.BAD_REQUEST)
+    assert "Unknown field note" in refused(
+        api.call("POST", deployments_of(site), json={"fingerprint": fingerprint, "note": 1}),
+        Code.BAD_REQUEST)
     response = api.client.post(f"/open-apis/base/v3{deployments_of(site)}",
                                headers={"Authorization": f"Bearer {api.token}"},
                                files={"fingerprint": (None, fingerprint)})

@@ -20,7 +20,8 @@ from tests.platform.conftest import assert_error_shape
 
 BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
          "record_id": "recNope", "app_token": "PrjNope", "deployment_id": "dplNope",
-         "function_id": "fnNope", "path": "nope.html", "secret_name": "NOPE_SECRET"}
+         "function_id": "fnNope", "path": "nope.html", "secret_name": "NOPE_SECRET",
+         "task_id": "tskNope"}
 # Routes that succeed without any input of the caller's.
 NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites/list"), ("GET", "/openapi.json"),
                    ("GET", "/logs"), ("GET", "/"),

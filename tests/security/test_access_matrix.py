@@ -34,6 +34,7 @@ from tests.platform.functions_support import TaskSite, build_site, deploy, save_
 
 ROLES = ("owner", "admin", "member", "removed", "outsider")
 OK, HIDDEN, FORBIDDEN, REDIRECT = "ok", "hidden", "forbidden", "redirect"
+PAST_ACCESS = "past access"
 
 # What each rule answers each role: allowed, refused as if the object did not exist
 # (404, the same answer as for an unknown id), or refused for the role (403).
@@ -51,6 +52,11 @@ RULES: dict[str, dict[str, str]] = {
                      "outsider": HIDDEN},
     "site owner": {"owner": OK, "admin": FORBIDDEN, "member": FORBIDDEN, "removed": HIDDEN,
                    "outsider": HIDDEN},
+    # Past the access check to the call's own refusal: the stream of a function that is
+    # not an AI Function, or a media task that does not exist (see `outcome`).
+    "site member, then refused": {"owner": PAST_ACCESS, "admin": PAST_ACCESS,
+                                  "member": PAST_ACCESS, "removed": HIDDEN,
+                                  "outsider": HIDDEN},
     "sign in": {"owner": OK, "admin": OK, "member": OK, "removed": FORBIDDEN,
                 "outsider": FORBIDDEN},
     # A browser's step to the platform's sign-in form: the same for everyone.
@@ -126,6 +132,8 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", _SITE + "/functions"): "site member",
     ("GET", _SITE + "/functions/{function_id}"): "site member",
     ("POST", _SITE + "/functions/{function_id}/invoke"): "site member",
+    ("POST", _SITE + "/functions/{function_id}/stream"): "site member, then refused",
+    ("GET", _SITE + "/ai-tasks/{task_id}"): "site member, then refused",
     ("GET", _SITE + "/skill"): "site member",
     ("GET", _SITE + "/secrets"): "site manager",
     ("PUT", _SITE + "/secrets/{secret_name}"): "site manager",
@@ -375,6 +383,8 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         path={"deployment_id": w.first_deployment}),
     ("POST", _SITE + "/functions/{function_id}/invoke"): lambda w, r: Request(
         json={"params": {"status": "Open"}}, params={"env": "prod"}),
+    ("POST", _SITE + "/functions/{function_id}/stream"): lambda w, r: Request(
+        json={"params": {"status": "Open"}}, params={"env": "prod"}),
     ("GET", "/sites/{app_token}/preview/{path:path}"): lambda w, r: Request(
         on_page_host=True),
     ("GET", "/sites/{app_token}/{path:path}"): lambda w, r: Request(on_page_host=True),
@@ -414,7 +424,8 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
     values = {"base_token": site.base_token, "table_id": site.tasks_table,
               "field_id": _first_field(world), "record_id": site.tasks["Write API"],
               "app_token": site.app_token, "deployment_id": world.first_deployment,
-              "function_id": "listTasks", "path": "index.html", "secret_name": "API_KEY",
+              "function_id": "listTasks", "task_id": "tskNoSuchTask", "path": "index.html",
+              "secret_name": "API_KEY",
               **request.path}
     url = endpoint.full_path
     for name, value in values.items():
@@ -461,6 +472,9 @@ def outcome(response: Any) -> str:
         return HIDDEN
     if response.status_code == 403 and (code == Code.PERMISSION_DENIED or not is_json):
         return FORBIDDEN
+    if (code == Code.BAD_REQUEST and "only AI Functions stream" in body["msg"]) or (
+            code == Code.FUNCTION_NOT_FOUND and "No media AI task" in body["msg"]):
+        return PAST_ACCESS
     return f"{response.status_code} {code} {response.text[:300]}"
 
 

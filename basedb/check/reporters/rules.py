@@ -225,6 +225,37 @@ _RULES: tuple[Rule, ...] = (
          '{"secrets": ["STRIPE_API_KEY", "stripe-key", "NODE_OPTIONS"]}',
          "Name each secret like STRIPE_API_KEY and set its value on the platform with "
          "`basedb secrets set NAME`, never in the workspace."),
+    Rule("FAAS_PACKAGE_INVALID", "A FaaS package.json cannot be read as dependencies.",
+         "The package.json beside a FaaS's index.mjs is not a JSON object, its "
+         "dependencies are not an object of npm package names and version strings, or it "
+         "is larger than 1 MiB.",
+         "The dependency policy is judged on the declared dependencies; ones that cannot be "
+         "read cannot be judged.",
+         '{"dependencies": ["dayjs"]}',
+         'Write {"dependencies": {"name": "version range"}}, e.g. '
+         '{"dependencies": {"dayjs": "^1.11.10"}}.', example_file="package.json"),
+    Rule("FAAS_DEPENDENCY_NOT_ALLOWED", "A FaaS dependency comes from a restricted source.",
+         "A dependency in a FaaS's package.json is not a registry version (a version, range "
+         "or dist-tag) but a git repository, GitHub shorthand, URL, file or link path or "
+         "workspace protocol, and no regular expression of the dependency policy's "
+         "allowedValues ($BASEDB_FAAS_ALLOWED_DEPENDENCIES) matches the whole value.",
+         "Upstream's dependency policy allows ordinary registry versions by default and a "
+         "restricted source only when the site's policy names it: code from elsewhere is "
+         "neither reviewed nor reproducible.",
+         '{"dependencies": {"utils": "github:someone/utils"}}',
+         'Use a registry version such as "^1.2.3", or add a regular expression matching the '
+         "whole value to the policy's allowedValues.", example_file="package.json"),
+    Rule("FAAS_DEPENDENCY_NOT_BUNDLED", "A FaaS dependency would not be found when the "
+         "handler runs.",
+         "A dependency in a FaaS's package.json is allowed by the dependency policy, but "
+         "basedb runs index.mjs as the handler's only file and does not bundle "
+         "dependencies into it yet.",
+         "Nothing is fetched when a handler runs: an import of a package that is not in "
+         "index.mjs fails on every call.",
+         '{"dependencies": {"dayjs": "^1.11.10"}}',
+         "Bundle the handler into one index.mjs (e.g. `npx esbuild handler.mjs --bundle "
+         "--format=esm --platform=node --outfile=index.mjs`) and move the package to "
+         "devDependencies, which are not deployed.", example_file="package.json"),
     Rule("SQL_PARSE_ERROR", "main.sql cannot be parsed.",
          "main.sql is not valid PostgreSQL-flavoured SQL, e.g. a misspelt keyword, an "
          "unclosed quote or parenthesis.",

@@ -51,7 +51,7 @@ from basedb.platform.domain.resolved import data_version
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes import sql_inline
-from basedb.platform.domain.runtimes.ai import run_ai
+from basedb.platform.domain.runtimes.ai import MEDIA_CAPABILITIES, run_ai
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasRuntime
 from basedb.platform.domain.runtimes.mutation import run_mutation
 from basedb.platform.domain.snapshots import ENVIRONMENTS, Snapshot, load_snapshot
@@ -439,6 +439,11 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
         return _run_faas(call.store, call.faas, call.caller, target, checked,
                          log_id=call.log_id, env=call.env, owner_limit=call.quotas.faas_calls)
     item = target.deployed.snapshot.functions[call.function_id]
+    if item.declaration.get("capability") in MEDIA_CAPABILITIES:
+        return call.caches.ai_tasks.start(
+            declaration=dict(item.declaration), input=checked, key=call.function_id,
+            app_token=target.deployed.site.app_token, env=call.env,
+            user_id=call.caller.user_id, log_id=call.log_id)
     return run_ai(declaration=item.declaration, input=checked, log_id=call.log_id)
 
 

@@ -38,7 +38,7 @@ RouteIndex = tuple[tuple[str, str, str, bool], ...]
 
 ROUTE_MODULES: tuple[str, ...] = (
     "users", "lark", "bases", "records", "sites", "secrets", "drafts", "dev", "deployments",
-    "functions", "logs", "skill", "docs", "pages", "sign_in",
+    "functions", "ai", "logs", "skill", "docs", "pages", "sign_in",
 )
 
 

@@ -73,6 +73,8 @@ ROUTE_INDEX: tuple[tuple[str, str, str, bool], ...] = (
     ("GET", "/open-apis/base/v3/sites/{app_token}/functions", "functions", False),
     ("GET", "/open-apis/base/v3/sites/{app_token}/functions/{function_id}", "functions", False),
     ("POST", "/open-apis/base/v3/sites/{app_token}/functions/{function_id}/invoke", "functions", True),
+    ("POST", "/open-apis/base/v3/sites/{app_token}/functions/{function_id}/stream", "ai", False),
+    ("GET", "/open-apis/base/v3/sites/{app_token}/ai-tasks/{task_id}", "ai", False),
     ("GET", "/open-apis/base/v3/sites/{app_token}/logs", "logs", False),
     ("GET", "/open-apis/base/v3/logs", "logs", False),
     ("GET", "/open-apis/base/v3/sites/{app_token}/skill", "skill", False),

@@ -200,7 +200,8 @@ class FaasRuntime:
         context = {"caller": {"userId": caller.user_id, "name": caller.name},
                    "site": {"appToken": site.app_token, "timezone": timezone}, "env": env,
                    "logId": log_id, "projectId": site.app_token}
-        log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes)
+        log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes,
+                      tuple(values.values()))
         key = function.pool_key(values)
         with self._admitted(function, log_id, site.owner_id, owner_limit):
             try:

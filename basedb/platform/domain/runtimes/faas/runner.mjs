@@ -54,8 +54,16 @@ function send(message) {
   writeLine(JSON.stringify(message));
 }
 
+// The function's secret values (the platform's list of those worth hiding): a failure's
+// detail shows them as *** before it is cut, since half a value cut at the limit would
+// escape the platform's own masking.
+let hiddenValues = [];
+
 function describe(error) {
-  const text = error instanceof Error ? (error.stack || String(error)) : safeString(error);
+  let text = error instanceof Error ? (error.stack || String(error)) : safeString(error);
+  for (const value of hiddenValues) {
+    text = text.split(value).join("***");
+  }
   return text.slice(0, MAX_DETAIL_CHARS);
 }
 
@@ -328,6 +336,7 @@ async function load(message) {
   for (const [name, value] of Object.entries(message.env ?? {})) {
     process.env[name] = value;
   }
+  hiddenValues = message.hide ?? [];
   let module;
   try {
     if (message.egress) {
