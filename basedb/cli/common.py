@@ -100,9 +100,9 @@ def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | No
                     ) -> str | None:
     """Callback of `--app-token` options: a value that cannot be an app token would only
     reach the platform as a confusing "not found"."""
-    from basedb.client.sites import APP_TOKEN_RE
+    from basedb.workspace.config import APP_TOKEN_RE
 
-    if value is not None and not APP_TOKEN_RE.match(value):
+    if value is not None and not APP_TOKEN_RE.fullmatch(value):
         raise click.BadParameter(
             f"{value!r} is not an app token: use the site's appToken (letters, digits, '_' "
             "and '-', e.g. Prj…) as in the workspace's base-database.jsonc.", param=param)

@@ -8,7 +8,6 @@ wire protocol is in the platform's drafts and deployments routes.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
 
 
-APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
-"""What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens)."""
 
 
 @frozen_dataclass

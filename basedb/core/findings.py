@@ -52,6 +52,11 @@ ERROR_CODES: tuple[str, ...] = (
     "MUTATION_PARAM_UNDECLARED",
     "AGENT_TOOLS_INVALID",
     "CONTRACTS_STALE",
+    "INPUT_INVALID",
+    "INPUT_SYMLINK",
+    "INPUT_UNREADABLE",
+    "INPUT_TOO_MANY_FILES",
+    "INPUT_TOO_LARGE",
 )
 
 HINT_CODES: tuple[str, ...] = (

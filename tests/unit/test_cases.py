@@ -22,8 +22,11 @@ from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
-# Tested through the CLI instead: a workspace that cannot be found cannot be a case.
-CODES_WITHOUT_CASE = {"WORKSPACE_NOT_FOUND"}
+# Tested through the CLI instead: a workspace that cannot be found cannot be a case, and
+# the files as a whole (names that are not UTF-8, symlinks, a workspace over the size
+# limit) cannot be committed as one: tests/cli/test_check_inputs.py makes them.
+CODES_WITHOUT_CASE = {"WORKSPACE_NOT_FOUND", "INPUT_INVALID", "INPUT_SYMLINK",
+                      "INPUT_UNREADABLE", "INPUT_TOO_MANY_FILES", "INPUT_TOO_LARGE"}
 
 
 def case_dirs(kind: str) -> list[Path]:

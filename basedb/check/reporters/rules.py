@@ -352,6 +352,41 @@ _RULES: tuple[Rule, ...] = (
          "would only fail at run time.",
          "src/generated/functions.ts   # written before a parameter was renamed",
          "Run `basedb contracts generate` and commit the result.", example_file="layout"),
+    Rule("INPUT_INVALID", "A workspace file cannot be deployed as it is named or typed.",
+         "A file a deploy would ship has a name that `basedb pull` could not restore on "
+         "every system (a backslash, a colon, a control character, bytes that are not "
+         "UTF-8, a name or path too long), two names differ only in letter case or Unicode "
+         "form, a FIFO, socket or device sits among the files, or a top-level entry has the "
+         "wrong type (a file named src).",
+         "The deploy would refuse the workspace at its build stage; check says so first, "
+         "with the same rule.",
+         "src/caf\\xe9.txt  # a name in Latin-1, not UTF-8", "Rename or remove the file "
+         "the message names.", example_file="layout"),
+    Rule("INPUT_SYMLINK", "A symlink leaves the workspace, dangles or loops.",
+         "A symlink among the files a deploy ships is dangling, part of a loop, or points "
+         "outside the workspace or into .git/ or .base-database-cli/.",
+         "A deploy follows symlinks within the workspace only; anything else would ship "
+         "files from elsewhere on the machine, or fail.",
+         "src/data -> /home/me/private", "Replace the symlink with the files it points to, "
+         "or remove it.", example_file="layout"),
+    Rule("INPUT_UNREADABLE", "A workspace file cannot be read.",
+         "A file a deploy would ship cannot be read (permissions, an I/O error).",
+         "The deploy could not read it either.", "src/secret.bin  # mode 000",
+         "Make the file readable, or remove it.", example_file="layout"),
+    Rule("INPUT_TOO_MANY_FILES", "The workspace has more files than one deployment ships.",
+         "The files a deploy would ship (the config, catalog.json, agent-tools.json, "
+         "README.md, the function directories and src/) number more than one deployment "
+         "may hold.",
+         "The deploy would refuse the workspace; usually build output or downloaded "
+         "dependencies were left in src/.",
+         "src/vendor/…  # 30,000 files", "Remove what the site does not need, or move it "
+         "out of the workspace.", example_file="layout"),
+    Rule("INPUT_TOO_LARGE", "The workspace's files are larger than one deployment ships.",
+         "The files a deploy would ship total more bytes than one deployment may hold "
+         "(the same limit the platform applies to the upload).",
+         "The deploy would refuse the workspace, or the platform its upload.",
+         "src/video.bin  # 200 MB", "Host large media elsewhere and link to it, or remove "
+         "files the site does not need.", example_file="layout"),
     # ------------------------------------------------------------------ hints
     Rule("function_description_short", "A function description is missing or short.",
          "A function's description is missing or only a few words.",
