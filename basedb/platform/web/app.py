@@ -17,13 +17,9 @@ from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import (
-    AppContext,
-    BodyTimeouts,
-    DirectHandler,
-    RequestGate,
-    asgi_handler,
-)
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.gate import BodyTimeouts, RequestGate
+from basedb.platform.web.http import DirectHandler, asgi_handler
 from basedb.platform.web.routes import LazyDirectHandler, LazyHandler, all_endpoints
 from basedb.platform.web.routes.index import ROUTE_INDEX
 

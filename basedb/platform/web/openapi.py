@@ -24,8 +24,9 @@ from typing import Any
 
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
-from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.http import Endpoint
 from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
+from basedb.platform.web.responses import JSON
 from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
 from basedb.workspace.faas_access import SECRET_NAME_PATTERN
 from basedb.workspace.model import FUNCTION_ID_PATTERN

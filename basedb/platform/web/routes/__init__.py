@@ -31,7 +31,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from basedb.platform.web.http import AppContext, DirectHandler, Endpoint, asgi_handler
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.http import DirectHandler, Endpoint, asgi_handler
 
 Handler = Callable[[Request], Awaitable[Response]]
 RouteIndex = tuple[tuple[str, str, str, bool], ...]

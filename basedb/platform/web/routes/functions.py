@@ -41,26 +41,25 @@ from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.read_only import read_only_pool
+from basedb.platform.web.bodies import parse_json_body, receive_body, refuse_declared_over
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.gate import LOG_ID_KEY, USER_ID_KEY
 from basedb.platform.web.http import (
-    LOG_ID_KEY,
     MIB,
     NO_QUERY,
-    USER_ID_KEY,
-    AppContext,
     Call,
     DirectHandler,
     Endpoint,
     QueryParam,
     body_object,
+)
+from basedb.platform.web.origins import HOST_KEY, RequestHost
+from basedb.platform.web.responses import (
     envelope_bytes,
     failure_response,
-    parse_json_body,
-    receive_body,
-    refuse_declared_over,
     send_json_200,
     unexpected_response,
 )
-from basedb.platform.web.origins import HOST_KEY, RequestHost
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
 
 _BODY_KEYS = frozenset({"params"})

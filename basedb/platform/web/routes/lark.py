@@ -32,7 +32,9 @@ from basedb.core.protocol import bad_request, permission_denied
 from basedb.platform.domain import lark_auth
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.domain.lark_auth import LarkAnswer, LarkRefusal
-from basedb.platform.web.http import Call, Endpoint, json_response, parse_json_body, read_body
+from basedb.platform.web.bodies import parse_json_body, read_body
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.responses import json_response
 from basedb.platform.web.routes.schemas import BOOLEAN, ID, INTEGER, NAME, STRING, obj
 
 FORM = "application/x-www-form-urlencoded"
