@@ -17,7 +17,8 @@ page's function calls sent to the site's development draft.
 
 It listens on loopback and answers only requests whose `Host` names it (a DNS-rebinding
 page sends its own name) and, when a browser says where a request comes from (`Origin`,
-`Sec-Fetch-Site`), only its own pages. A call also needs the page runtime's header
+`Sec-Fetch-Site`), only its own pages: same-origin, not merely same-site, since every
+port of localhost is the same site. A call also needs the page runtime's header
 `X-Basedb-Page: 1`, which no other site's page can send without a CORS preflight that
 this server never grants. The page runs with the developer's rights, so nothing else
 may reach it.
@@ -123,6 +124,11 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     return {f"{name}:{port}" for name in names}
 
 
+# Sec-Fetch-Site values of requests the dev server's own pages make, or the developer
+# makes by opening a URL ("none"); a request without the header is not a browser's.
+_OWN_REQUESTS = frozenset({"same-origin", "none"})
+
+
 class GuardMiddleware:
     """Refuses requests for another Host, and cross-site requests."""
 
@@ -146,8 +152,11 @@ class GuardMiddleware:
             if origin is not None and _origin_host(origin) not in self.hosts:
                 refusal = (403, "Cross-origin requests are refused: only the dev server's "
                            "own pages may call it.")
-            elif headers.get("sec-fetch-site") == "cross-site":
-                refusal = (403, "Cross-site requests are refused.")
+            elif headers.get("sec-fetch-site", "same-origin") not in _OWN_REQUESTS:
+                # "same-site" too: a page on another port of localhost is same-site, and
+                # a script or image tag sends no Origin.
+                refusal = (403, "Requests from other origins are refused: only the dev "
+                           "server's own pages may use it.")
         if refusal is not None:
             response = PlainTextResponse(refusal[1], status_code=refusal[0],
                                          headers=_SECURITY_HEADERS)

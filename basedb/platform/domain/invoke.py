@@ -46,6 +46,7 @@ from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
+from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.resolved import data_version
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
@@ -314,6 +315,7 @@ class InvokeCall:
     from_page: bool
     log_id: str
     faas: FaasRuntime
+    quotas: OwnerQuotas = OwnerQuotas()
 
 
 @frozen_dataclass
@@ -413,10 +415,12 @@ def _run_in_worker(call: InvokeCall, target: Target, values: list[Any], *,
     compiled = target.plan.compiled
     assert compiled is not None
     try:
+        site = target.deployed.site
         return sql_runtime.run_query(call.store.path, compiled, values,
                                      catalog_revision=target.live.revision,
                                      user_id=call.caller.user_id, function_id=call.function_id,
-                                     log_id=call.log_id, site=target.deployed.site.app_token)
+                                     log_id=call.log_id, site=site.app_token,
+                                     owner=site.owner_id, slow_per_owner=call.quotas.slow_queries)
     except sql_runtime.StaleCatalog:
         if retried:
             raise ApiFailure(Code.PLATFORM_BUSY, "The site's tables changed while the "
@@ -433,7 +437,7 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
         return _run_mutation(call.store, call.caches, call.caller, target, checked)
     if plan.kind == "faas":
         return _run_faas(call.store, call.faas, call.caller, target, checked,
-                         log_id=call.log_id, env=call.env)
+                         log_id=call.log_id, env=call.env, owner_limit=call.quotas.faas_calls)
     item = target.deployed.snapshot.functions[call.function_id]
     if item.declaration.get("capability") in MEDIA_CAPABILITIES:
         return call.caches.ai_tasks.start(
@@ -444,7 +448,7 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
 
 
 def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Target,
-              checked: dict[str, Any], *, log_id: str, env: str) -> Any:
+              checked: dict[str, Any], *, log_id: str, env: str, owner_limit: int) -> Any:
     declaration = target.plan.declaration
     assert isinstance(declaration, FaaS)
     site = target.deployed.site
@@ -461,7 +465,7 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
                                              function_id=target.function_id, log_id=log_id)
     return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
                     function=function, input=checked, log_id=log_id, env=env,
-                    secret_values=values, timezone=snapshot.timezone)
+                    secret_values=values, timezone=snapshot.timezone, owner_limit=owner_limit)
 
 
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,

@@ -188,7 +188,7 @@ async def _invoke(context: AppContext, caller: User, app_token: str, function_id
         answer = start_on_loop(InvokeCall(
             context.store, context.caches, caller, app_token, function_id,
             _params(body, body_sent), env, _flag(query, "includeInternal"), from_page,
-            log_id, context.faas), body_size)
+            log_id, context.faas, context.quotas), body_size)
         if isinstance(answer, Pending):
             return await run_in_threadpool(answer.finish)
         return answer
