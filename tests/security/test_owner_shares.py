@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from basedb.core.protocol import Code
 from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
@@ -30,6 +29,7 @@ from basedb.platform.domain.runtimes.faas import FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
 from basedb.platform.domain.runtimes.sql_pool import QueryPool, default_settings
 from basedb.platform.web.app import build_app
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,
