@@ -12,5 +12,5 @@
     paths, atomic, redact, resources
                 user directories, atomic private writes, token redaction, shipped files
 
-Imports nothing of basedb outside itself (DESIGN §1; `lint-imports` checks it).
+Imports nothing of basedb outside itself (docs/architecture.md; `lint-imports` checks it).
 """
