@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, FailureMessage
 from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
 from basedb.platform.domain.runtimes.sql_pool import (
     Outcome,
@@ -54,6 +53,7 @@ from basedb.platform.domain.runtimes.sql_pool import (
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.protocol import ApiFailure, Code, FailureMessage
 from basedb.sql.model import OutputColumn
 from basedb.sql.sqlite.query import CompiledQuery
 
