@@ -93,6 +93,22 @@ def test_another_host_name_is_refused(dev: Dev, host: str) -> None:
     assert _status(response) in (400, 421)
 
 
+@pytest.mark.parametrize("site", ["same-site", "cross-site"])
+def test_a_page_on_another_port_cannot_include_the_scripts(dev: Dev, site: str) -> None:
+    """A `<script src>` from a page on another localhost port: no Origin, and
+    Sec-Fetch-Site says same-site."""
+    with dev.http() as http:
+        for path in (f"/sites/{dev.session.site.app_token}/app.js",
+                     f"/sites/{dev.session.site.app_token}/", "/_basedb/dev/client.js"):
+            answer = http.get(path, headers={"Sec-Fetch-Site": site, "Sec-Fetch-Dest":
+                                             "script", "Sec-Fetch-Mode": "no-cors"})
+            assert answer.status_code == 403, (path, answer.text[:200])
+        for own in ("same-origin", "none"):
+            page = http.get(f"/sites/{dev.session.site.app_token}/",
+                            headers={"Sec-Fetch-Site": own})
+            assert page.status_code == 200, own
+
+
 def test_a_call_from_another_origin_is_refused(dev: Dev) -> None:
     with dev.http() as http:
         path = f"/open-apis/base/v3/sites/{dev.session.site.app_token}/functions/" \
