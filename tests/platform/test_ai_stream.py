@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
+from basedb.protocol import Code
 from tests.ai_stub import IMAGE_URL, MODEL, PIECES, OpenAIStub
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
