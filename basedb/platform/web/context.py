@@ -1,5 +1,5 @@
 """`AppContext`: what every handler of one platform app may use (the store, the data
-dir, the app's caches, the platform log's writer, the FaaS runtime).
+dir, the app's caches, the platform log's writer, the FaaS runtime, the owners' quotas).
 
 May import: basedb.platform.domain, basedb.platform.storage, basedb.core.
 """
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from basedb.platform.domain.caches import DomainCaches
+from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.runtimes.faas import FaasRuntime, shared_runtime
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import Store
@@ -30,6 +31,8 @@ class AppContext:
     log_file: Path | None = None
     # FaaS workers, caps and sandbox: by default the process's, shared by its apps.
     faas: FaasRuntime = field(default_factory=shared_runtime)
+    # What one owner's sites may hold of the platform (basedb serve's options).
+    quotas: OwnerQuotas = field(default_factory=OwnerQuotas)
     # Saves the requests' platform log entries off the request path.
     log_writer: platform_log.LogWriter = field(init=False)
 
