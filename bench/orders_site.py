@@ -25,7 +25,7 @@ from bench.timing import BenchError
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
-    from basedb.platform.storage.sql_query import CompiledQuery
+    from basedb.sql.sqlite.query import CompiledQuery
 
 TABLE = "订单"
 FUNCTION_ID = "ordersOfCustomer"
@@ -163,8 +163,8 @@ def _release(client: Client, app: str) -> None:
 
 def _compile(catalog_doc: dict[str, Any]) -> CompiledQuery:
     """The function's SQL compiled for SQLite exactly as the platform compiles it."""
-    from basedb.check.sql.analysis import analyze_sql
     from basedb.platform.storage.sql_compile import compile_for_sqlite
+    from basedb.sql.analysis import analyze_sql
     from basedb.workspace.catalog import build_catalog
 
     catalog, problems = build_catalog(catalog_doc)

@@ -29,7 +29,6 @@ from basedb.agent_tools.install import (
     plan_install,
 )
 from basedb.client import endpoints
-from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError, WorkspaceNotFound
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.skill_spec import (
@@ -40,14 +39,14 @@ from basedb.core.skill_spec import (
     render_frontmatter,
     split_frontmatter,
 )
-from basedb.workspace.config import workspace_app_token
+from basedb.workspace.config import APP_TOKEN_RE, workspace_app_token
 from basedb.workspace.loader import find_root
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
-_SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|$)")
-_REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$")
+_SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|\Z)")
+_REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z")
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
 MAX_REFERENCES = 20
 
@@ -56,7 +55,7 @@ def parse_site(value: str) -> str:
     """The app token named by --site: a token, or a site link (its baseAppUrl or any
     URL whose path holds /sites/<token>/)."""
     text = value.strip()
-    if APP_TOKEN_RE.match(text):
+    if APP_TOKEN_RE.fullmatch(text):
         return text
     try:
         path = urlsplit(text).path if "://" in text else text

@@ -2,5 +2,6 @@
 
 Pure analysis: SQL is parsed and resolved against the catalog (sqlglot), never run; no
 database, no network. Reporters render one `CheckResult` as text, JSON, GitHub
-annotations or SARIF. May import: basedb.workspace, basedb.core.
+annotations or SARIF. May import: basedb.sql (its front end, not `basedb.sql.sqlite`),
+basedb.workspace, basedb.core.
 """

@@ -12,23 +12,12 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from basedb.core.findings import Finding, Hint
-from basedb.core.frozen import frozen_dataclass
-from basedb.workspace.model import AnyDeclaration, Field, Param, Table, Workspace
+from basedb.protocol.findings import Finding, Hint
+from basedb.sql.model import ParamBinding
+from basedb.workspace.model import AnyDeclaration, Param, Workspace
 
 OPTION_SUMMARY_LIMIT = 20
 _WORD_RE = re.compile(r"[A-Za-z0-9_]+")
-
-
-@frozen_dataclass
-class ParamBinding:
-    """A `$n` compared with a catalog field in main.sql (`field = $n`, `field IN ($n)`);
-    `provable` when the comparison sits on a purely conjunctive path of its query."""
-
-    param_index: int  # declaration order; $1 is 0
-    table: Table
-    field: Field
-    provable: bool
 
 
 def binding_rules(decl: AnyDeclaration, bindings: Sequence[ParamBinding], ws: Workspace,

@@ -16,10 +16,11 @@ from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.messages import show_json
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,
+    PARAM_NAME_PATTERN,
     PARAM_NAME_RE,
     SQL_PARAM_KINDS,
     AnyDeclaration,
@@ -43,14 +44,14 @@ _KIND_ALIASES: dict[str, tuple[str, ...]] = {
 }
 _ALIAS_TO_KIND = {alias: kind for kind, aliases in _KIND_ALIASES.items()
                   for alias in (kind, *aliases)}
-_ARRAY_WRAPPER_RE = re.compile(r"^(?:ARRAY|LIST)\s*[<(\[]\s*(.+?)\s*[>)\]]$")
+_ARRAY_WRAPPER_RE = re.compile(r"^(?:ARRAY|LIST)\s*[<(\[]\s*(.+?)\s*[>)\]]\Z")
 
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z")
 # "YYYY-MM-DD HH:mm:ss" (the platform's cell format) or ISO 8601 with a `T`.
 _DATETIME_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})"
     r"(?: (\d{2}):(\d{2}):(\d{2})"
-    r"|T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)$"
+    r"|T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)\Z"
 )
 
 
@@ -148,7 +149,7 @@ def _name_rules(decl: AnyDeclaration, param: Param, first_by_name: dict[str, Par
     if not PARAM_NAME_RE.match(name):
         yield Finding("PARAM_NAME_INVALID",
                       f"Parameter name {name!r} is invalid: it must match "
-                      f"{PARAM_NAME_RE.pattern} (start with a letter; letters, digits and _; "
+                      f"{PARAM_NAME_PATTERN} (start with a letter; letters, digits and _; "
                       "at most 64 characters).",
                       decl.file, where, decl.function_id,
                       _renamed(name) or fix_name)
@@ -202,6 +203,15 @@ def _kind_finding(decl: AnyDeclaration, param: Param, legal_kinds: tuple[str, ..
             if not isinstance(kind, str) else f"has unknown kind {kind!r}")
     suggestion = suggest_kind(kind, legal_kinds) if isinstance(kind, str) else None
     fix = f"Use {suggestion}." if suggestion else "Set kind to one of the legal kinds."
+    if kind is None and param.unknown:
+        # Most often the kind is there under another name ("type", "Kind"): say which.
+        keys = ", ".join(repr(key) for key, _ in param.unknown[:3])
+        what += (f" (it has {keys}, which basedb does not read: a parameter's type is "
+                 "its \"kind\")")
+        key, written = param.unknown[0]
+        meant = suggest_kind(written, legal_kinds) if isinstance(written, str) else None
+        fix = (f"Rename {key!r} to \"kind\" and set it to "
+               + (f"{meant}." if meant else "one of the legal kinds."))
     return Finding("PARAM_KIND_INVALID",
                    f"Parameter {_label(param)} {what}; legal kinds are "
                    f"{', '.join(legal_kinds)}.",

@@ -17,11 +17,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from basedb.check.bindings import ParamBinding, binding_rules
+from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.messages import bounded_list, close_matches, did_you_mean, show_json
 from basedb.check.mutation_values import literal_misfit, param_misfit, suggested_kinds
-from basedb.core.findings import Finding, Hint, pointer
+from basedb.protocol.findings import Finding, Hint, pointer
+from basedb.sql.model import ParamBinding
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,
@@ -39,7 +40,7 @@ CURRENT_USER = "@current_user"
 # Field types whose values are user ids, so "@current_user" means something there.
 _USER_FIELD_TYPES = frozenset({"user", "created_by", "updated_by"})
 # "$name" references a param; other strings (even "$5") are literals.
-_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})$")
+_REFERENCE_RE = re.compile(r"^\$([A-Za-z][A-Za-z0-9_]{0,63})\Z")
 _RECORD_ID_PARAM_KINDS = ("RECORD_ID", "TEXT")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import os
 import sys
 import types
 from typing import Any
@@ -65,6 +66,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Run the whole journey on the embedded local platform."),
     "agent-tools": ("basedb.cli.agent_tools", "agent_tools_group",
                     "Expose the site's functions to AI agents (site Skill)."),
+    "sdk": ("basedb.cli.sdk", "sdk_group",
+            "Pack the page SDK as an npm package for bundled pages."),
     "skill": ("basedb.cli.skill", "skill_group",
               "Install the basedb developer Skill into coding agents."),
     "mcp": ("basedb.cli.mcp", "mcp_command",
@@ -165,6 +168,18 @@ def close_embedded_platforms() -> None:
         common.close_embedded_platforms()
 
 
+# The package installs the program under two names (pyproject.toml [project.scripts]):
+# its own, and upstream's, so scripts and CI steps written for upstream run unchanged.
+UPSTREAM_NAME = "base-database-cli"
+
+
+def program_name(argv0: str) -> str:
+    """The name usage lines and help show: the one the program was started under, when
+    that is upstream's; otherwise basedb (also for `python -m basedb`)."""
+    started_as = os.path.basename(argv0).removesuffix(".exe")
+    return UPSTREAM_NAME if started_as == UPSTREAM_NAME else "basedb"
+
+
 def main(argv: list[str] | None = None) -> None:
     # Exit handlers run last-registered first: these two run after every handler the
     # command registers (the FaaS runtime's shutdown, the platform log's flush), the
@@ -172,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     atexit.register(skip_final_collection)
     atexit.register(close_embedded_platforms)
     defer_httpx_cli()
-    cli.main(args=argv, prog_name="basedb")
+    cli.main(args=argv, prog_name=program_name(sys.argv[0] if sys.argv else ""))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,8 +1,9 @@
 """`basedb ai-functions list|get|sync|invoke`: the site's AI Functions.
 
 `list` and `get` read the site's AI Function draft (what the next deploy ships);
-`sync` overwrites that draft with `ai/`, deleting remote keys `ai/` lacks only after
-confirmation (`--yes`); `invoke` calls a deployed AI Function (preview by default).
+`sync` overwrites that draft with `ai/` at once, deleting the remote keys `ai/` lacks
+(upstream's rule; `--dry-run` previews it); `invoke` calls a deployed AI Function
+(preview by default).
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from typing import Any
 
 import click
 
-from basedb.cli import common
-from basedb.cli.common import connection_options, emit_json, json_option, workspace_option
+from basedb.cli.common import (
+    app_token_option,
+    connect_to,
+    connection_options,
+    emit_json,
+    json_option,
+    site_of,
+    workspace_option,
+    workspace_root,
+)
 from basedb.cli.groups import HelpfulGroup
-from basedb.cli.site_target import app_token_option, connect, resolve_site
 
 
 @click.group("ai-functions", cls=HelpfulGroup)
@@ -43,8 +51,8 @@ def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | Non
     """The site's AI Functions (its draft: what the next deploy ships)."""
     from basedb.client.sites import SiteApi
 
-    token, root = resolve_site(workspace_dir, app_token)
-    with connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         found = _remote(SiteApi(client, token))
     if as_json:
         emit_json({"appToken": token, "aiFunctions": found, "total": len(found)})
@@ -73,8 +81,8 @@ def get_command(key: str, app_token: str | None, as_json: bool, workspace_dir: P
     from basedb.client.sites import SiteApi
     from basedb.core.errors import ConflictError
 
-    token, root = resolve_site(workspace_dir, app_token)
-    with connect(profile, root) as client:
+    token, root = site_of(workspace_dir, app_token)
+    with connect_to(profile, root) as client:
         found = _remote(SiteApi(client, token))
     item = next((i for i in found if i["key"] == key), None)
     if item is None:
@@ -90,56 +98,48 @@ def get_command(key: str, app_token: str | None, as_json: bool, workspace_dir: P
 
 
 @ai_functions_group.command("sync")
-@click.option("--yes", "-y", is_flag=True,
-              help="Delete remote AI Functions that ai/ lacks without asking.")
+@click.option("--dry-run", is_flag=True,
+              help="Print what would be added, updated and deleted; send nothing.")
+@click.option("--yes", "-y", is_flag=True, hidden=True,
+              help="Accepted for scripts written for earlier versions; sync never asks.")
 @json_option
 @workspace_option
 @connection_options
-def sync_command(yes: bool, as_json: bool, workspace_dir: Path | None,
+def sync_command(dry_run: bool, yes: bool, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
-    """Overwrite the site's AI Functions with exactly those of ai/.
+    """Overwrite the site's AI Functions with exactly those of ai/, at once.
 
-    A full overwrite, as upstream: a remote AI Function that ai/ lacks is deleted, and
-    syncing an empty ai/ deletes them all. When that would delete any, it lists them
-    and asks (or needs --yes off a terminal); answering no changes nothing and exits 1.
-    `basedb deploy` never deletes them: it refuses instead. The next deploy ships the
-    synced set to preview.
+    A full overwrite, as upstream: a remote AI Function that ai/ lacks is deleted without
+    asking, and syncing an empty ai/ deletes them all; the keys deleted are printed.
+    --dry-run shows what a sync would do first. `basedb deploy` never deletes them: it
+    refuses instead. The next deploy ships the synced set to preview.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.client.sites import SiteApi
-    from basedb.core.errors import UsageError
     from basedb.core.wording import plural
     from basedb.deploy.ai_functions import apply_sync, plan_sync
     from basedb.deploy.pipeline import ai_call
 
     root = workspace_root(workspace_dir)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         plan, api = ai_call(lambda: plan_sync(root, lambda token: SiteApi(client, token)))
-        if plan.deleted and not yes:
-            shown = ", ".join(plan.deleted)
-            if not (common.stdin_is_tty() and common.stderr_is_tty()):
-                raise UsageError(
-                    f"ai-functions sync would delete "
-                    f"{plural(len(plan.deleted), 'remote AI Function')} that ai/ lacks: "
-                    f"{shown}. Nothing was changed.",
-                    code="CONFIRMATION_REQUIRED",
-                    hint="Run `basedb ai-functions sync --yes` to delete them, or `basedb "
-                         "pull` to restore them into ai/ first.")
-            question = (f"Delete the site's {plural(len(plan.deleted), 'AI Function')} "
-                        f"{shown} (ai/ lacks them)?")
-            common.confirm_or_stop(question, "Not synced: the site's AI Functions are "
-                                   "unchanged.")
-        result = ai_call(lambda: apply_sync(plan, api))
+        result = plan.to_dict() if dry_run else ai_call(lambda: apply_sync(plan, api))
     if as_json:
-        emit_json(result)
+        emit_json({**result, "dryRun": dry_run})
         return
-    click.echo(f"Synced {plural(len(plan.local), 'AI Function')} to site {plan.app_token}'s "
-               "draft.")
-    for label, keys in (("added", plan.added), ("updated", plan.updated),
-                        ("deleted", plan.deleted)):
+    if dry_run:
+        click.echo(f"Dry run: a sync would leave site {plan.app_token}'s draft with "
+                   f"{plural(len(plan.local), 'AI Function')}; nothing was sent.")
+    else:
+        click.echo(f"Synced {plural(len(plan.local), 'AI Function')} to site "
+                   f"{plan.app_token}'s draft.")
+    would = "would be " if dry_run else ""
+    for label, keys in (("added", plan.added), ("updated", plan.updated)):
         if keys:
-            click.echo(f"  {label}: {', '.join(keys)}")
-    click.echo("They reach preview with the next `basedb deploy`.")
+            click.echo(f"  {would}{label}: {', '.join(keys)}")
+    if plan.deleted:
+        click.echo(f"  {would}deleted (ai/ lacks them): {', '.join(plan.deleted)}")
+    if not dry_run:
+        click.echo("They reach preview with the next `basedb deploy`.")
 
 
 @ai_functions_group.command("invoke")
@@ -159,9 +159,9 @@ def invoke_command(key: str, params_text: str, env: str, app_token: str | None,
     """
     from basedb.client import endpoints
 
-    token, root = resolve_site(workspace_dir, app_token)
+    token, root = site_of(workspace_dir, app_token)
     params = _params(params_text)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         envelope = client.request("POST", endpoints.invoke(token, key),
                                   params={"env": env},
                                   json={"params": params})

@@ -167,6 +167,7 @@ def status_of(profile: Any, client: Any) -> dict[str, Any]:
     if lark.via == "lark-cli":
         report.update(signin.lark_cli_status(lark))
         report.pop("state", None)
+        report.pop("fix", None)
         report["user"] = ({"open_id": report.get("userOpenId"), "name": report.get("userName")}
                           if report.get("userOpenId") else None)
         return report

@@ -9,19 +9,13 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import (
+    connect_to,
     connection_options,
     emit_json,
     json_option,
-    open_client,
     workspace_option,
+    workspace_root,
 )
-
-
-def _connect(profile: str | None, root: Path) -> Any:
-    from basedb.client.profiles import current_profile
-
-    resolved, _ = current_profile(profile, root)
-    return open_client(resolved)
 
 
 def _print(change: Any) -> None:
@@ -56,11 +50,10 @@ def bind_command(tables: tuple[str, ...], base_token: str | None, as_json: bool,
     replaces), then refresh catalog.json from the live catalog and merge the new ids into
     binding.tableIds of base-database.jsonc (comments kept).
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.deploy.binding import bind_tables
 
     root = workspace_root(workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         change = bind_tables(root, client, list(tables), base_token=base_token)
     if as_json:
         emit_json(change.to_dict())
@@ -84,7 +77,6 @@ def unbind_command(tables: tuple[str, ...], yes: bool, as_json: bool,
     working, which `basedb check` reports. Removing an id from base-database.jsonc by
     hand unbinds nothing.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.core.errors import UsageError
     from basedb.deploy.binding import unbind_plan, unbind_tables
 
@@ -98,7 +90,7 @@ def unbind_command(tables: tuple[str, ...], yes: bool, as_json: bool,
         names = ", ".join(name or tid for tid, name in planned)
         common.confirm_or_stop(f"Unbind {names} from site {app_token}? Functions using them "
                                "stop working.", f"Not unbound: site {app_token} is unchanged.")
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         change = unbind_tables(root, client, list(tables))
     if as_json:
         emit_json(change.to_dict())

@@ -12,6 +12,7 @@ from basedb.cli.common import (
     json_option,
     open_client,
     workspace_option,
+    workspace_root,
 )
 from basedb.cli.groups import HelpfulGroup
 from basedb.core.wording import plural
@@ -34,7 +35,6 @@ def catalog_pull_command(as_json: bool, workspace_dir: Path | None,
     of the file (comments included) stays as it is. Ids are never removed: unbind tables
     on the platform explicitly.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.client.profiles import current_profile
     from basedb.deploy.catalog_sync import pull_catalog
 

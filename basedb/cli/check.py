@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 
     from basedb.check.result import CheckResult
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.core.findings import Finding
+    from basedb.protocol.findings import Finding
     from basedb.workspace.model import Workspace
 
 # The formats of basedb.check.reporters, repeated so that --help needs no import.
@@ -54,7 +53,7 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
                                  param_hint="'-C' / '--workspace'")
 
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace import find_root, load_workspace
+    from basedb.workspace import find_root
 
     start = workspace_dir if workspace_dir is not None else Path.cwd()
     try:
@@ -63,34 +62,11 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
         _report_missing_workspace(ctx, missing, fmt, Path(start), output)
         return
 
-    # What check builds (modules imported on the way, the workspace, its findings) lives
-    # until the report is written, and holds no garbage cycles to speak of: the cyclic
-    # collector would only traverse it again and again (a tenth of a large check). The
-    # SQL analyses, which do leave cycles behind, free them as they go
-    # (basedb.check.sql.rules).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        from basedb.check.run import check_workspace
-        from basedb.check.sql.rules import available_processes, start_early_worker
+    from basedb.check.run import check_directory
 
-        processes = available_processes()
-        # A worker for the SQL analysis starts now, so that its own start overlaps the
-        # loading of the workspace; check_workspace closes it.
-        early = start_early_worker(root, cache=not no_cache, processes=processes)
-        try:
-            workspace = load_workspace(root, skip_ai=skip_ai_functions)
-        except BaseException:
-            if early is not None:
-                early.close()
-            raise
-        result = check_workspace(workspace, skip_ai=skip_ai_functions,
-                                 contracts=_stale_contracts, cache=not no_cache,
-                                 processes=processes, early=early)
-        _write_report(result, fmt, root, output)
-    finally:
-        if collecting:
-            gc.enable()
+    result = check_directory(root, skip_ai=skip_ai_functions, contracts=_stale_contracts,
+                             cache=not no_cache)
+    _write_report(result, fmt, root, output)
     if fmt in ("text", "sarif"):
         # JSON and GitHub reports carry the notices themselves; the others say them here.
         for notice in result.notices:
@@ -137,7 +113,7 @@ def _report_missing_workspace(ctx: click.Context, missing: WorkspaceNotFound, fm
     report_error(missing)  # the readable paragraph (or JSON envelope) on stderr
     if fmt != "text":
         from basedb.check.result import CheckResult
-        from basedb.core.findings import Finding
+        from basedb.protocol.findings import Finding
         from basedb.workspace.config import CONFIG_FILE
         from basedb.workspace.model import FUNCTION_KINDS
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from basedb.core import environment
-from basedb.core.errors import EXIT_INTERNAL, BasedbError
+from basedb.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, BasedbError
 
 EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
 
@@ -100,13 +100,57 @@ def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | No
                     ) -> str | None:
     """Callback of `--app-token` options: a value that cannot be an app token would only
     reach the platform as a confusing "not found"."""
-    from basedb.client.sites import APP_TOKEN_RE
+    from basedb.workspace.config import APP_TOKEN_RE
 
-    if value is not None and not APP_TOKEN_RE.match(value):
+    if value is not None and not APP_TOKEN_RE.fullmatch(value):
         raise click.BadParameter(
             f"{value!r} is not an app token: use the site's appToken (letters, digits, '_' "
             "and '-', e.g. Prj…) as in the workspace's base-database.jsonc.", param=param)
     return value
+
+
+# Which site a site command acts on, and the client to reach it: `--app-token`, else the
+# appToken of the workspace at or above `-C DIR` (or the current directory).
+app_token_option = click.option(
+    "--app-token", default=None, callback=check_app_token,
+    help="The site (default: the appToken of the current workspace).")
+
+
+def workspace_root(workspace_dir: Path | None) -> Path:
+    """The workspace at or above -C DIR (or the current directory); DIR must exist.
+    Finding it is the workspace layer's (`basedb.workspace.find_root`); saying that an
+    option names no directory is the command line's."""
+    from basedb.workspace.loader import find_root
+
+    if workspace_dir is not None and not workspace_dir.is_dir():
+        raise click.BadParameter(f"{workspace_dir} is not a directory.",
+                                 param_hint="'-C' / '--workspace'")
+    return find_root(workspace_dir)
+
+
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+    """(the site's appToken, the workspace root when there is one)."""
+    from basedb.core.errors import WorkspaceNotFound
+    from basedb.workspace.config import workspace_app_token
+
+    try:
+        root: Path | None = workspace_root(workspace_dir)
+    except WorkspaceNotFound:
+        if app_token is None or workspace_dir is not None:
+            raise
+        root = None
+    if app_token is not None:
+        return app_token, root
+    assert root is not None
+    return workspace_app_token(root), root
+
+
+def connect_to(profile: str | None, root: Path | None) -> Client:
+    """A client for the profile `--profile` names, else the workspace's, else `local`."""
+    from basedb.client.profiles import current_profile
+
+    resolved, _ = current_profile(profile, root)
+    return open_client(resolved)
 
 
 def in_json_mode() -> bool:
@@ -175,9 +219,10 @@ def render_error(error: BasedbError) -> str:
 def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     """The error on stderr: an envelope in JSON mode (or when `as_json`), else a paragraph."""
     from basedb.core.redact import redact
+    from basedb.protocol.envelope import error_envelope
 
     if in_json_mode() if as_json is None else as_json:
-        text = json.dumps(error.to_envelope(_meta(IDENTITY_KEY)), ensure_ascii=False)
+        text = json.dumps(error_envelope(error, _meta(IDENTITY_KEY)), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)
@@ -210,8 +255,12 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
         report_error(UsageError(usage.format_message(), code="USAGE",
                                 hint=f"Run `{command} --help` for its options."), as_json=True)
         ctx.exit(usage.exit_code)
-    except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt,
-            BrokenPipeError):
+    except KeyboardInterrupt:
+        # Ctrl-C ends the command as shells expect (128 + SIGINT), not as click's
+        # "Aborted!" with the exit code of findings. A deploy stage says more itself.
+        click.echo("Interrupted (Ctrl-C).", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+    except (click.exceptions.Exit, click.ClickException, click.Abort, BrokenPipeError):
         raise
     except Exception as exc:  # a bug: say so plainly, keep the traceback for reports
         from basedb.core.errors import InternalError

@@ -20,16 +20,17 @@ def demo_command(directory: Path | None, as_json: bool) -> None:
     """Run the whole journey on the embedded local platform, in DIRECTORY.
 
     Creates the example site (a team leave planner) with sample data in DIRECTORY
-    (default: ./basedb-demo, which must be new or empty), checks it, deploys a preview,
+    (default: ./basedb-demo, or ./basedb-demo-2, -3, … when an earlier run left it; a
+    DIRECTORY you name must be new or empty), checks it, deploys a preview,
     promotes it to production and calls one of its functions the way an AI agent would.
     Needs no account or configuration: data lives in $BASEDB_DATA_DIR (default: the
     user data dir).
     """
     from basedb.client.profiles import LOCAL
-    from basedb.deploy.demo import DEFAULT_DIRECTORY, run_demo
+    from basedb.deploy.demo import default_demo_directory, run_demo
     from basedb.workspace.scaffold import ensure_empty_target
 
-    target = directory if directory is not None else Path(DEFAULT_DIRECTORY)
+    target = directory if directory is not None else default_demo_directory(Path("."))
     ensure_empty_target(target, command="basedb demo", example="another-demo")
 
     def show(step: str, summary: str) -> None:

@@ -16,6 +16,7 @@ from basedb.cli.common import (
     json_option,
     open_client,
     workspace_option,
+    workspace_root,
 )
 from basedb.deploy.results import PreviewPlan, PreviewResult, ProductionPlan, ProductionResult
 
@@ -125,16 +126,6 @@ def _confirm_promotion(plan: ProductionPlan) -> None:
         f"Not promoted: production of {plan.app_token} is unchanged.")
 
 
-def workspace_root(workspace_dir: Path | None) -> Path:
-    """The workspace at or above -C DIR (or the current directory); DIR must exist."""
-    from basedb.workspace.loader import find_root
-
-    if workspace_dir is not None and not workspace_dir.is_dir():
-        raise click.BadParameter(f"{workspace_dir} is not a directory.",
-                                 param_hint="'-C' / '--workspace'")
-    return find_root(workspace_dir)
-
-
 def _progress_printer() -> StageCallback:
     from basedb.deploy.stages import STAGE_LABELS
 
@@ -185,6 +176,10 @@ def render_text(result: DeployResult) -> list[str]:
     else:
         lines.append("  basedb deploy --production --yes   # promote this preview")
     lines.append("  basedb serve   # then open the URL (sign in with `basedb auth token`)")
+    members = result.members if isinstance(result, ProductionResult) else None
+    if members is not None:
+        lines.append("Message for site members (forward it as it is):")
+        lines.extend(f"  | {line}" for line in members.message.splitlines())
     return lines
 
 

@@ -9,48 +9,20 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import (
-    check_app_token,
+    app_token_option,
+    connect_to,
     connection_options,
     emit_json,
     json_option,
-    open_client,
+    site_of,
     workspace_option,
 )
 from basedb.cli.groups import HelpfulGroup
-
-app_token_option = click.option(
-    "--app-token", default=None, callback=check_app_token,
-    help="The site (default: the appToken of the current workspace).")
 
 
 @click.group("deployments", cls=HelpfulGroup)
 def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
-
-
-def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
-    """(the site's appToken, the workspace root when there is one)."""
-    from basedb.cli.deploy import workspace_root
-    from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace.config import workspace_app_token
-
-    try:
-        root: Path | None = workspace_root(workspace_dir)
-    except WorkspaceNotFound:
-        if app_token is None or workspace_dir is not None:
-            raise
-        root = None
-    if app_token is not None:
-        return app_token, root
-    assert root is not None
-    return workspace_app_token(root), root
-
-
-def connect_to(profile: str | None, root: Path | None) -> Any:
-    from basedb.client.profiles import current_profile
-
-    resolved, _ = current_profile(profile, root)
-    return open_client(resolved)
 
 
 def _flags(item: dict[str, Any], preview_id: str | None) -> str:

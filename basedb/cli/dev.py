@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import connection_options, echo_err, open_client, workspace_option
+from basedb.cli.common import (
+    connection_options,
+    echo_err,
+    open_client,
+    workspace_option,
+    workspace_root,
+)
 
 DEFAULT_PORT = 8790
 
@@ -46,7 +52,6 @@ def dev_command(ctx: click.Context, host: str, port: int, allow_remote: bool,
     Exit status: 0 after Ctrl-C, 2 bad usage or no workspace, 3 auth, 4 the platform
     cannot be reached.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.cli.serve import bind_socket, is_loopback
     from basedb.core.errors import UsageError
 

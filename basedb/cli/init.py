@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from basedb.cli.common import connection_options, emit_json, json_option, open_client
+from basedb.cli.common import (
+    check_app_token,
+    connection_options,
+    emit_json,
+    json_option,
+    open_client,
+)
 
 
 @click.command("init")
@@ -27,11 +33,14 @@ from basedb.cli.common import connection_options, emit_json, json_option, open_c
                    "(docs/schema-file.md) instead of the template's.")
 @click.option("--base-token", default=None,
               help="Bind an existing Base instead of creating one from the template.")
+@click.option("--app-token", default=None, callback=check_app_token,
+              help="Restore the workspace of this existing site instead of creating one: "
+                   "from its latest deployment (as `pull`), else bound to its catalog.")
 @json_option
 @connection_options
 def init_command(directory: Path, template: str | None, title: str | None,
                  description: str | None, schema_file: Path | None, base_token: str | None,
-                 as_json: bool, profile: str | None) -> None:
+                 app_token: str | None, as_json: bool, profile: str | None) -> None:
     """Create a site workspace in DIRECTORY (default: the current directory).
 
     Creates the site on the platform and, unless --base-token is given, a Base with the
@@ -40,12 +49,30 @@ def init_command(directory: Path, template: str | None, title: str | None,
     functions and page, and a .gitignore for local state. DIRECTORY must be new or
     empty: init never overwrites files. With no profile configured, the site lives on
     the embedded local platform.
+
+    With --app-token the site exists already and nothing is created on the platform:
+    the workspace is restored from the site's latest deployment (source, live
+    catalog.json, AI drafts), or, for a site never deployed, is the blank template bound
+    to the site's tables.
     """
     from basedb.client.profiles import resolve_profile
     from basedb.core.errors import UsageError
     from basedb.deploy.provision import PlatformProvisioner
     from basedb.workspace.scaffold import ensure_empty_target, init_workspace
 
+    if app_token is not None:
+        given = [name for name, value in (("--template", template), ("--name", title),
+                                           ("--description", description),
+                                           ("--schema", schema_file),
+                                           ("--base-token", base_token)) if value is not None]
+        if given:
+            raise UsageError(f"--app-token restores an existing site, so it cannot be "
+                             f"used with {', '.join(given)} (for a new site).",
+                             code="OPTIONS_CONFLICT",
+                             hint=f"Leave out {', '.join(given)}, or --app-token to create "
+                                  "a new site.")
+        _restore(directory, app_token, as_json, profile)
+        return
     schema = None
     if schema_file is not None:
         from basedb.workspace.schema_file import load_schema_file
@@ -93,6 +120,35 @@ def init_command(directory: Path, template: str | None, title: str | None,
         click.echo(f"  cd {shlex.quote(str(directory))}")
     click.echo("  basedb check     # validate declarations, SQL and the agent-tools policy")
     click.echo("  basedb deploy    # publish a preview release")
+
+
+def _restore(directory: Path, app_token: str, as_json: bool, profile: str | None) -> None:
+    from basedb.client.profiles import resolve_profile
+    from basedb.deploy.restore import restore_workspace
+    from basedb.workspace.scaffold import ensure_empty_target
+
+    ensure_empty_target(directory)
+    resolved = resolve_profile(profile, None)
+    with open_client(resolved) as client:
+        result = restore_workspace(client, app_token=app_token, target=directory)
+    if not resolved.embedded:
+        _remember_profile(result.workspace, resolved.name)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    shown = result.workspace if directory == Path(".") else directory
+    if result.deployment_id is not None:
+        click.echo(f"Restored workspace {shown} of site {app_token} from deployment "
+                   f"{result.deployment_id} ({len(result.files)} files).")
+    else:
+        bound = (f"bound to the tables of Base {result.base_token}" if result.base_token
+                 else "no tables bound yet (`basedb bind`)")
+        click.echo(f"Created workspace {shown} for site {app_token}, which has no "
+                   f"deployment yet: the {result.template} template, {bound}.")
+    click.echo("\nNext steps:")
+    if result.workspace != Path.cwd().resolve():
+        click.echo(f"  cd {shlex.quote(str(directory))}")
+    click.echo("  basedb check     # validate declarations, SQL and the agent-tools policy")
 
 
 def _remember_profile(workspace: Path, profile: str) -> None:

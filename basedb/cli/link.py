@@ -13,6 +13,7 @@ from basedb.cli.common import (
     json_option,
     open_client,
     workspace_option,
+    workspace_root,
 )
 
 
@@ -37,7 +38,6 @@ def link_command(app_token: str | None, create: bool, title: str | None, as_json
     (every comment kept), and catalog.json the live catalog. Functions name tables and
     fields by name, so they work against the new ids; deploy next.
     """
-    from basedb.cli.deploy import workspace_root
     from basedb.client.profiles import current_profile
     from basedb.core.errors import UsageError
     from basedb.deploy.link import link_existing, link_new

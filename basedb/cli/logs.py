@@ -16,8 +16,16 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import connection_options, emit_json, json_option, workspace_option
-from basedb.cli.site_target import app_token_option, connect, resolve_site
+from basedb.cli.common import (
+    app_token_option,
+    connect_to,
+    connection_options,
+    emit_json,
+    json_option,
+    site_of,
+    workspace_option,
+    workspace_root,
+)
 
 FOLLOW_WAIT_SECONDS = 20
 """How long one long poll of `--follow` waits for an entry (below the client timeout)."""
@@ -98,9 +106,9 @@ def logs_command(log_id: str | None, follow_: bool, tail: int, function_id: str 
     if platform_wide:
         token, root = None, _optional_root(workspace_dir)
     else:
-        token, root = resolve_site(workspace_dir, app_token)
+        token, root = site_of(workspace_dir, app_token)
     query = LogQuery(log_id=log_id, function_id=function_id, env=env, kind=kind)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         def read(q: LogQuery) -> dict[str, Any]:
             return platform_logs(client, q) if token is None else SiteApi(client, token).logs(q)
 
@@ -133,7 +141,6 @@ def logs_command(log_id: str | None, follow_: bool, tail: int, function_id: str 
 
 
 def _optional_root(workspace_dir: Path | None) -> Path | None:
-    from basedb.cli.deploy import workspace_root
     from basedb.core.errors import WorkspaceNotFound
 
     try:

@@ -87,7 +87,7 @@ def _completion_section() -> list[str]:
 
 def render_check_reference() -> str:
     from basedb.check.reporters.rules import RULES
-    from basedb.core.findings import ERROR_CODES, HINT_CODES
+    from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 
     lines = ["# basedb check: error and hint codes", "",
              "Errors block `basedb check` (exit 1) and `basedb deploy`; hints "
@@ -112,7 +112,7 @@ def _cell(text: str) -> str:
 
 
 def expected_files() -> dict[Path, str]:
-    from basedb.check.sql.reference import render_sql_reference
+    from basedb.sql.reference import render_sql_reference
 
     return {DOCS / "cli.md": render_cli_reference(),
             DOCS / "checks.md": render_check_reference(),

@@ -15,11 +15,12 @@ import click
 
 from basedb.cli import common
 from basedb.cli.common import (
+    connect_to,
     connection_options,
     emit_json,
     json_option,
-    open_client,
     workspace_option,
+    workspace_root,
 )
 from basedb.cli.groups import HelpfulGroup
 
@@ -39,7 +40,6 @@ def yes_option(f: Any) -> Any:
 def _context(base_token: str | None, workspace_dir: Path | None,
              ) -> tuple[str, Path | None]:
     """(the Base token, the workspace root when there is one)."""
-    from basedb.cli.deploy import workspace_root
     from basedb.core.errors import UsageError, WorkspaceNotFound
     from basedb.workspace.config import read_workspace_config
 
@@ -61,12 +61,6 @@ def _context(base_token: str | None, workspace_dir: Path | None,
                               "Base), or run inside a workspace that binds one.")
     return bound, root
 
-
-def _connect(profile: str | None, root: Path | None) -> Any:
-    from basedb.client.profiles import current_profile
-
-    resolved, _ = current_profile(profile, root)
-    return open_client(resolved)
 
 
 def _confirm(yes: bool, question: str, declined: str, command: str) -> None:
@@ -119,7 +113,7 @@ def base_create_command(name: str, as_json: bool, profile: str | None) -> None:
     """
     from basedb.client.bases import base_token_of, create_base
 
-    with _connect(profile, None) as client:
+    with connect_to(profile, None) as client:
         created = create_base(client, name)
     token = base_token_of(created)
     if as_json:
@@ -150,7 +144,7 @@ def table_list_command(base_token: str | None, as_json: bool, workspace_dir: Pat
 
     token, root = _context(base_token, workspace_dir)
     bound = set(read_workspace_config(root).binding.table_ids) if root else set()
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         tables = BaseApi(client, token).tables()
     rows = [{"tableId": item_id(t), "name": t.get("name", ""), "bound": item_id(t) in bound}
             for t in tables]
@@ -189,7 +183,7 @@ def table_create_command(name: str, fields: tuple[str, ...], bind: bool,
                          code="WORKSPACE_NOT_FOUND",
                          hint="Run inside a workspace (or pass -C DIR), or leave out --bind.")
     bodies = [_simple_field(spec) for spec in fields]
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         created = BaseApi(client, token).create_table(name, bodies)
         table_id = item_id(created)
         change = (bind_tables(root, client, [table_id], base_token=token)
@@ -242,7 +236,7 @@ def table_delete_command(table: str, yes: bool, base_token: str | None, as_json:
     from basedb.client.bases import BaseApi, item_id
 
     token, root = _context(base_token, workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         api = BaseApi(client, token)
         found = api.resolve_table(table, parameter="TABLE")
         table_id, name = item_id(found), found.get("name", "")
@@ -292,7 +286,7 @@ def field_list_command(table: str, base_token: str | None, as_json: bool,
     from basedb.client.bases import BaseApi, item_id
 
     token, root = _context(base_token, workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         api = BaseApi(client, token)
         found = api.resolve_table(table, parameter="TABLE")
         fields = api.fields(item_id(found))
@@ -357,7 +351,7 @@ def field_create_command(table: str, name: str, field_type: str, link_table: str
                          hint=f"Use one of: {FIELD_TYPE_HELP} (formula and lookup fields are "
                               "made in the Base itself).")
     token, root = _context(base_token, workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         api = BaseApi(client, token)
         listed = api.tables()
         found = api.resolve_table(table, parameter="TABLE", tables=listed)
@@ -398,7 +392,7 @@ def field_update_command(table: str, field: str, name: str | None, options: tupl
     from basedb.deploy.schema_edit import FieldOptions, field_body, refresh_if_bound
 
     token, root = _context(base_token, workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         api = BaseApi(client, token)
         found = api.resolve_table(table, parameter="TABLE")
         current = api.resolve_field(found, field, parameter="FIELD")
@@ -432,7 +426,7 @@ def field_delete_command(table: str, field: str, yes: bool, base_token: str | No
     from basedb.deploy.schema_edit import refresh_if_bound
 
     token, root = _context(base_token, workspace_dir)
-    with _connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         api = BaseApi(client, token)
         found = api.resolve_table(table, parameter="TABLE")
         current = api.resolve_field(found, field, parameter="FIELD")

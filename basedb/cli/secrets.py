@@ -9,8 +9,15 @@ from typing import Any
 
 import click
 
-from basedb.cli.common import emit_json, json_option, profile_option, workspace_option
-from basedb.cli.deployments import app_token_option, connect_to, site_of
+from basedb.cli.common import (
+    app_token_option,
+    connect_to,
+    emit_json,
+    json_option,
+    profile_option,
+    site_of,
+    workspace_option,
+)
 from basedb.cli.groups import HelpfulGroup
 
 

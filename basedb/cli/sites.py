@@ -10,13 +10,14 @@ import click
 from basedb.cli import common
 from basedb.cli.common import (
     check_app_token,
+    connect_to,
     connection_options,
     emit_json,
     json_option,
     workspace_option,
+    workspace_root,
 )
 from basedb.cli.groups import HelpfulGroup
-from basedb.cli.site_target import connect
 
 
 @click.group("sites", cls=HelpfulGroup)
@@ -26,7 +27,6 @@ def sites_group() -> None:
 
 def _root(workspace_dir: Path | None) -> Path | None:
     """The workspace (for its profile and appToken), if there is one."""
-    from basedb.cli.deploy import workspace_root
     from basedb.core.errors import WorkspaceNotFound
 
     try:
@@ -58,7 +58,7 @@ def list_command(as_json: bool, workspace_dir: Path | None, profile: str | None)
     from basedb.client import endpoints
 
     root = _root(workspace_dir)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         listing = client.paginate("GET", endpoints.SITES_LIST, list_field="sites")
     found = [s for s in (listing.get("data") or {}).get("sites", []) if isinstance(s, dict)]
     if as_json:
@@ -110,7 +110,7 @@ def delete_command(app_token: str, yes: bool, as_json: bool, workspace_dir: Path
                                "log? This cannot be undone.",
                                f"Not deleted: site {app_token} is unchanged.")
     root = _root(workspace_dir)
-    with connect(profile, root) as client:
+    with connect_to(profile, root) as client:
         result = SiteApi(client, app_token).delete()
     if as_json:
         emit_json(result)

@@ -42,7 +42,7 @@ CONFIG_FILE = "config.json"
 CONFIG_VERSION = 2
 LOCAL_PROFILE = "local"
 EMBEDDED_ENDPOINT = "embedded"
-PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _CONFIG_LIMIT = 1024 * 1024
 
 LOGIN_FIX = "basedb auth login --endpoint URL --token TOKEN --profile NAME"

@@ -36,7 +36,7 @@ OPTIONS_CONSTANTS = {
     "mutation": "MutationParameterOptions",
 }
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _PRIMITIVES = {
     "string": "string",
     "integer": "number",

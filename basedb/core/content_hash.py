@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-CONTENT_HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+CONTENT_HASH_RE = re.compile(r"^[0-9a-f]{64}\Z")
 DEFINITION = 1
 """The version of this definition: a hash remembered under another one is not reused."""
 RESEND_KEY = "resend"

@@ -31,6 +31,7 @@ NODE = "BASEDB_NODE"
 AI_BASE_URL = "BASEDB_AI_BASE_URL"
 AI_API_KEY = "BASEDB_AI_API_KEY"
 AI_MODEL = "BASEDB_AI_MODEL"
+AI_IMAGE_MODEL = "BASEDB_AI_IMAGE_MODEL"
 # The FaaS runtime of the local platform (docs/faas-sandbox.md)
 FAAS_CONCURRENCY = "BASEDB_FAAS_CONCURRENCY"
 FAAS_SITE_CONCURRENCY = "BASEDB_FAAS_SITE_CONCURRENCY"
@@ -90,6 +91,8 @@ VARIABLES: tuple[EnvVar, ...] = (
            "AI Functions are not enabled locally"),
     EnvVar(AI_API_KEY, "The API key sent to BASEDB_AI_BASE_URL.", "no key is sent"),
     EnvVar(AI_MODEL, "The model named in AI Function requests.", "`default`"),
+    EnvVar(AI_IMAGE_MODEL, "The model named in image AI Function (media task) requests.",
+           "BASEDB_AI_MODEL"),
     EnvVar(DEBUG, "Any non-empty value: every request and response line is logged to stderr "
            "with secrets masked (as --verbose), and an internal error (exit 5) also prints its "
            "traceback.", "the message and hint only"),

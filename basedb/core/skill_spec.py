@@ -21,7 +21,7 @@ from typing import Any
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 SITE_NAME_PREFIX = "site-"
 _TOKEN_SLUG_CHARS = 16
 _SUFFIX_CHARS = 6

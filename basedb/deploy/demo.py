@@ -32,11 +32,28 @@ if TYPE_CHECKING:
     from basedb.client.client import Client
 
 DEFAULT_DIRECTORY = "basedb-demo"
+# How many numbered defaults (basedb-demo-2, -3, …) are tried before giving up.
+MAX_DEFAULT_DIRECTORIES = 100
 TEMPLATE = "example"
 DEMO_FUNCTION = "listPeriods"
 ROWS_SHOWN = 3
 
 StepCallback = Callable[[str, str], None]  # (step, one-line summary)
+
+
+def default_demo_directory(parent: Path) -> Path:
+    """Where `basedb demo` without a directory goes: `basedb-demo` under `parent`, or
+    `basedb-demo-2`, `-3`, … when earlier runs left theirs, so that running the demo
+    again starts afresh instead of failing (a named directory must still be new or
+    empty). After MAX_DEFAULT_DIRECTORIES the first is returned, and its check refuses it."""
+    first = parent / DEFAULT_DIRECTORY
+    for n in range(1, MAX_DEFAULT_DIRECTORIES + 1):
+        candidate = first if n == 1 else parent / f"{DEFAULT_DIRECTORY}-{n}"
+        if not candidate.exists() and not candidate.is_symlink():
+            return candidate
+        if candidate.is_dir() and not candidate.is_symlink() and not any(candidate.iterdir()):
+            return candidate
+    return first
 
 
 @frozen_dataclass

@@ -6,8 +6,9 @@
                    Mutations, FaaS; a function the platform holds is named by its
                    content hash, and sent in full if the platform asks for it)
     ai_sync        empty ai/: skipped (no_local_ai_functions); --skip-ai-functions:
-                   skipped (skip_ai_functions); otherwise read the remote keys, refuse
-                   (800004021) if one is missing locally, then PUT the full set
+                   skipped (skip_ai_functions); otherwise the remote keys are read
+                   before draft_functions writes anything, and a key missing locally
+                   is refused there (800004021); here the full set is PUT
     agent_tools    PUT draft/agent-tools; when AI sync was skipped, AI ids the local file
                    excludes are kept only if the remote has them (upstream agent-tools.md)
     deployment     POST deployments (multipart: site.zip + fingerprint; site.zip is left
@@ -36,11 +37,10 @@ from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list, draft_revision
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
-from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
 from basedb.core.wording import plural
-from basedb.deploy import manifest, payloads
+from basedb.deploy import payloads
 from basedb.deploy.results import (
     AgentToolsPolicy,
     AiSync,
@@ -50,13 +50,15 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
+from basedb.protocol import Code
+from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
-    from basedb.core.findings import Finding
     from basedb.core.site_zip import InputFile
+    from basedb.protocol.findings import Finding
     from basedb.workspace.model import Workspace
 
 T = TypeVar("T")
@@ -151,14 +153,16 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     sent."""
     runner.start("check")
     try:
-        collected: list[InputFile] | BasedbError = manifest.collect_inputs(root)
+        collected: list[InputFile] | BasedbError = collect_inputs(root)
     except BasedbError as error:
         collected = error
     known = ({item.path: item.data for item in collected}
              if isinstance(collected, list) else None)
     workspace = load_workspace(root, skip_ai=skip_ai, known=known)
+    # The files as a whole were collected above; when that failed, check reports why
+    # among its findings (as `basedb check` does), before anything is sent.
     result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_contracts,
-                             cache=not dry_run)
+                             cache=not dry_run, inputs=isinstance(collected, BasedbError))
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
         raise findings_error(result)
@@ -262,10 +266,13 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     prepared = prepare(root, runner, skip_ai=skip_ai, cache=state)
     api = SiteApi(client, prepared.app_token)
 
+    # Upstream checks the remote AI keys before anything is written: a deploy refused
+    # for an AI Function that ai/ lacks leaves every draft as it was.
+    remote_ai = _remote_ai_before_writes(api, runner, prepared, skip_ai=skip_ai)
     chain = DraftChain()
     _sync_functions(api, runner, prepared, chain, state)
     done.append("draft_functions")
-    ai_sync = _sync_ai(api, runner, prepared, chain, skip_ai=skip_ai)
+    ai_sync = _sync_ai(api, runner, prepared, chain, remote_ai, skip_ai=skip_ai)
     if ai_sync.synced:
         done.append("ai_sync")
     agent_tools = _sync_agent_tools(api, runner, prepared, chain, ai_synced=ai_sync.synced)
@@ -381,29 +388,42 @@ def ai_call(call: Callable[[], Any]) -> Any:
         raise
 
 
-def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, chain: DraftChain, *,
-             skip_ai: bool) -> AiSync:
-    if skip_ai:
-        runner.skipped("ai_sync", "skip_ai_functions")
-        return AiSync("skipped", reason="skip_ai_functions")
+def _remote_ai_before_writes(api: SiteApi, runner: StageRunner, prepared: Prepared, *,
+                             skip_ai: bool) -> list[str] | None:
+    """The site's AI Function keys when this deploy syncs AI Functions (None when it does
+    not: --skip-ai-functions or an empty ai/). Refuses (800004021), before any write,
+    when the site has one that ai/ lacks: deploying would delete it."""
     local = prepared.ai_keys
-    if not local:
-        runner.skipped("ai_sync", "no_local_ai_functions")
-        return AiSync("skipped", reason="no_local_ai_functions")
-    runner.start("ai_sync", {"keys": local})
-    remote = runner.run("ai_sync", lambda: payloads.remote_ai_keys(
+    if skip_ai or not local:
+        return None
+    # Read under the ai_sync stage (a failure is its failure); the stage starts, in the
+    # local log, when its write comes.
+    remote: list[str] = runner.run("ai_sync", lambda: payloads.remote_ai_keys(
         ai_call(api.draft_ai_functions)))
     missing = sorted(set(remote) - set(local))
     if missing:
         shown = ", ".join(missing)
         raise runner.fail("ai_sync", ConflictError(
             f"The site has {plural(len(missing), 'AI Function')} that ai/ lacks: {shown}. "
-            "Deploying would delete them, so nothing was deleted or deployed",
+            "Deploying would delete them, so nothing was written or deployed",
             code=Code.AI_FUNCTION_MISSING_LOCALLY,
             detail={"missing": missing}),
             hint="Restore them with `basedb pull` (it writes the remote AI drafts into ai/), "
                  "or deploy with --skip-ai-functions to leave AI Functions untouched. To "
-                 "delete them on purpose, run `basedb ai-functions sync --yes`.")
+                 "delete them on purpose, run `basedb ai-functions sync`.")
+    return remote
+
+
+def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, chain: DraftChain,
+             remote: list[str] | None, *, skip_ai: bool) -> AiSync:
+    """Write ai/ as the site's AI Function draft, once `_remote_ai_before_writes` has
+    allowed it (`remote`: None when this deploy does not sync them)."""
+    if remote is None:
+        reason = "skip_ai_functions" if skip_ai else "no_local_ai_functions"
+        runner.skipped("ai_sync", reason)
+        return AiSync("skipped", reason=reason)
+    local = prepared.ai_keys
+    runner.start("ai_sync", {"keys": local})
     body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.inputs, local))
 
     def confirm() -> dict[str, Any] | None:

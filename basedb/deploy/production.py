@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
-from basedb.core.protocol import Code
-from basedb.deploy import manifest
 from basedb.deploy.pipeline import record_locally
 from basedb.deploy.results import (
+    MemberHandoff,
     PreviewCandidate,
     ProductionPlan,
     ProductionResult,
@@ -28,7 +27,9 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
+from basedb.protocol import Code
 from basedb.workspace.config import workspace_app_token
+from basedb.workspace.inputs import collect_inputs
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -80,7 +81,7 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> PreviewCa
 def plan_production(root: Path, client: Client) -> ProductionPlan:
     """What `deploy --production` would promote (reads only; sends no write)."""
     app_token = workspace_app_token(root)
-    inputs = manifest.collect_inputs(root)
+    inputs = collect_inputs(root)
     fingerprint = site_zip.fingerprint(inputs)
     api = SiteApi(client, app_token)
     candidate = find_preview(api, LocalState(root), fingerprint)
@@ -95,7 +96,7 @@ def deploy_production(root: Path, client: Client, *,
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
     app_token = workspace_app_token(root)
     runner.start("build")
-    inputs = runner.run("build", lambda: manifest.collect_inputs(root))
+    inputs = runner.run("build", lambda: collect_inputs(root))
     fingerprint = site_zip.fingerprint(inputs)
     runner.ok("build", {"files": len(inputs), "fingerprint": fingerprint})
 
@@ -122,16 +123,19 @@ def deploy_production(root: Path, client: Client, *,
     notice = record_locally(state, DeploymentRecord(
         deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
         base_app_url=str(url), created_at=utc_now(), app_token=app_token))
+    members: MemberHandoff | None = None
     try:  # whether members can install the site Skill now (upstream: false if unreadable)
-        api.skill()
+        skill = api.skill()
         skill_error: str | None = None
+        members = MemberHandoff.for_site(app_token, str(skill.get("title") or ""), url,
+                                         skill.get("functions") or [])
     except BasedbError as error:
         skill_error = error.message
     return ProductionResult(
         app_token=app_token, deployment_id=deployment_id, fingerprint=fingerprint,
         base_app_url=url, stages=tuple(runner.results),
         installation=SkillInstallation.after(app_token, "prod", skill_error=skill_error),
-        notices=(notice,) if notice else ())
+        notices=(notice,) if notice else (), members=members)
 
 
 def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,

@@ -20,6 +20,10 @@ from basedb.core.frozen import frozen_dataclass
 from basedb.deploy.stages import StageResult
 
 SKILL_INSTALL = "basedb agent-tools skill install"
+# What members run: upstream's command name, which basedb also installs, so the message
+# works for a member who has either.
+MEMBER_SKILL_INSTALL = "base-database-cli agent-tools skill install"
+MEMBER_FUNCTIONS_SHOWN = 5
 
 
 def _notices(notices: Sequence[str]) -> dict[str, Any]:
@@ -55,8 +59,50 @@ class SkillInstallation:
             out["reason"] = self.reason
         return out
 
-    def next_action(self) -> dict[str, Any]:
-        return {"externalAgent": {"installation": self.to_dict()}}
+    def next_action(self, members: MemberHandoff | None = None) -> dict[str, Any]:
+        agent: dict[str, Any] = {"installation": self.to_dict()}
+        if members is not None:
+            agent["members"] = members.to_dict()
+        return {"externalAgent": agent}
+
+
+@frozen_dataclass
+class MemberHandoff:
+    """The member-facing message after a production deploy (upstream release.md 交付结果,
+    agent-tools.md 安装到本地 Agent): where the site is, and, when it has functions open
+    to agents, the one command a member runs in any directory to give their own local
+    agent the site's functions, under their own sign-in and access. The developer
+    forwards `message` as it is; nobody has to assemble or rewrite it."""
+
+    command: str
+    message: str
+    functions: tuple[str, ...]  # the functions open to agents, as "functionId (read)"
+
+    @classmethod
+    def for_site(cls, app_token: str, title: str, url: str | None,
+                 functions: Sequence[Mapping[str, Any]]) -> MemberHandoff:
+        command = f"{MEMBER_SKILL_INSTALL} --site {app_token}"
+        shown = tuple(f"{f.get('functionId')} ({f.get('access', 'read')})"
+                      for f in functions if isinstance(f, Mapping))
+        name = title or app_token
+        lines = [f"{name} is published: {url}" if url else f"{name} is published."]
+        if shown:
+            listing = ", ".join(shown[:MEMBER_FUNCTIONS_SHOWN]) + (
+                f" and {len(shown) - MEMBER_FUNCTIONS_SHOWN} more"
+                if len(shown) > MEMBER_FUNCTIONS_SHOWN else "")
+            lines += [
+                "You can also use it from your own AI agent (Codex by default), without "
+                "opening the page. In any directory, run:",
+                f"  {command}",
+                "The agent then works with your own sign-in and sees only what you may see "
+                f"in the site. It can use: {listing}. Run the same command again after the "
+                "site is updated; add --target claude, agents or all for other agents.",
+            ]
+        return cls(command=command, message="\n".join(lines), functions=shown)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "message": self.message,
+                "functions": list(self.functions)}
 
 
 @frozen_dataclass
@@ -200,6 +246,7 @@ class ProductionResult:
     stages: Sequence[StageResult]
     installation: SkillInstallation
     notices: Sequence[str] = ()
+    members: MemberHandoff | None = None  # None when the production Skill was unreadable
     env: str = field(default="prod", init=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -207,7 +254,8 @@ class ProductionResult:
             "ok": True, "env": self.env, "appToken": self.app_token,
             "deploymentId": self.deployment_id, "fingerprint": self.fingerprint,
             "baseAppUrl": self.base_app_url, "stages": [s.to_dict() for s in self.stages],
-            **_notices(self.notices), "nextAction": self.installation.next_action(),
+            **_notices(self.notices),
+            "nextAction": self.installation.next_action(self.members),
         }
 
 

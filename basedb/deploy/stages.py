@@ -13,7 +13,9 @@ writes to the platform goes through `StageRunner.write`:
                          └─ the read-back failed too  → unknown
 
 The write is never sent a second time: after an unknown outcome the user decides,
-knowing what the read-back showed.
+knowing what the read-back showed. Ctrl-C during a stage ends the run the same way, with
+exit code 130: the stage is logged as interrupted (its outcome unknown when a write was
+in flight), and the message says what earlier stages had changed.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from basedb.core.errors import (
+    EXIT_INTERRUPTED,
     EXIT_NETWORK,
     ApiError,
     AuthError,
     BasedbError,
     ConnectionRefused,
 )
-from basedb.core.protocol import FailureMessage
 from basedb.deploy.state import LocalState, StageStatus
+from basedb.protocol import FailureMessage
 
 T = TypeVar("T")
 
@@ -89,6 +92,13 @@ class DeployStageError(BasedbError):
         self.stage = stage
         self.outcome_known = outcome_known
         self.cause = cause
+
+
+class Interrupted(BasedbError):
+    """The user stopped the command (Ctrl-C) while a stage ran."""
+
+    exit_code = EXIT_INTERRUPTED
+    type = "interrupted"
 
 
 _NOT_SENT_HINT = ("The request never reached the platform, so nothing changed: check that it "
@@ -165,6 +175,29 @@ class StageRunner:
             return call()
         except BasedbError as error:
             raise self.fail(stage, error, hint=hint) from error
+        except KeyboardInterrupt:
+            raise self.interrupted(stage, writing=False) from None
+
+    def interrupted(self, stage: str, *, writing: bool) -> DeployStageError:
+        """Record a stage stopped by Ctrl-C: a read changed nothing; a write in flight
+        may or may not have reached the platform."""
+        cause = Interrupted("Interrupted (Ctrl-C)", code="INTERRUPTED")
+        outcome = "unknown" if writing else "known"
+        self.finish(stage, "unknown" if writing else "failed",
+                    {"outcome": outcome, "error": _error_detail(cause)})
+        label = f"Stage {stage!r} ({STAGE_LABELS.get(stage, stage)})"
+        if writing:
+            message = (f"{label} was interrupted (Ctrl-C) while its write was in flight: "
+                       "its outcome is unknown, and nothing was re-sent."
+                       f"{self._effects(outcome_known=False)}")
+            hint = ("Check what happened with `basedb deployments status` before deploying "
+                    "again.")
+        else:
+            message = (f"{label} was interrupted (Ctrl-C); this stage changed nothing."
+                       f"{self._effects()}")
+            hint = "Run the same command again to finish the deploy."
+        return DeployStageError(stage, cause, outcome_known=not writing, message=message,
+                                hint=hint, stages=self.results)
 
     def write(self, stage: str, send: Callable[[], T], confirm: Callable[[], T | None], *,
               hint: str | None = None) -> tuple[T, bool]:
@@ -176,6 +209,8 @@ class StageRunner:
         """
         try:
             return send(), False
+        except KeyboardInterrupt:
+            raise self.interrupted(stage, writing=True) from None
         except BasedbError as error:
             if isinstance(error, ConnectionRefused):
                 raise self.fail(stage, error, hint=_NOT_SENT_HINT) from error

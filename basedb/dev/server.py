@@ -2,18 +2,23 @@
 page's function calls sent to the site's development draft.
 
     GET  /                                   → /sites/<app>/
-    GET  /sites/<app>/<path>                 src/<path> from disk (HTML gets the
-                                             live-reload script)
-    GET  /_basedb/runtime.js                 the page runtime, as the platform serves it
+    GET  /sites/<app>/<path>                 src/<path> from disk (HTML gets the page
+                                             SDK's import map and the live-reload script)
+    GET  /_basedb/runtime.js                 the page SDK, as the platform serves it
     GET  /_basedb/dev/client.js              the live-reload script
     GET  /_basedb/dev/events                 Server-Sent Events: hello, reload, status
     POST /open-apis/base/v3/sites/<app>/functions/<id>/invoke
                                              the call, made with env=dev as the developer
+    POST /open-apis/base/v3/sites/<app>/functions/<key>/stream
+    GET  /open-apis/base/v3/sites/<app>/ai-tasks/<taskId>
+                                             an AI stream (relayed once complete) and a
+                                             media task, likewise
     GET|DELETE /_basedb/session              the developer, as a page sees its viewer
 
 It listens on loopback and answers only requests whose `Host` names it (a DNS-rebinding
 page sends its own name) and, when a browser says where a request comes from (`Origin`,
-`Sec-Fetch-Site`), only its own pages. A call also needs the page runtime's header
+`Sec-Fetch-Site`), only its own pages: same-origin, not merely same-site, since every
+port of localhost is the same site. A call also needs the page runtime's header
 `X-Basedb-Page: 1`, which no other site's page can send without a CORS preflight that
 this server never grants. The page runs with the developer's rights, so nothing else
 may reach it.
@@ -36,13 +41,14 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response, S
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from basedb.core import page_sdk
 from basedb.core.frozen import frozen_dataclass
 from basedb.dev import files
 from basedb.dev.events import Broadcaster
+from basedb.protocol import Code, api_envelope
 
 API_PREFIX = "/open-apis/base/v3"
 PAGE_HEADER = "x-basedb-page"
-RUNTIME_FILE = Path(__file__).resolve().parents[1] / "_data" / "runtime.js"
 MAX_CALL_BODY_BYTES = 2 * 1024 * 1024
 _BODY_CLOSE_RE = re.compile(rb"</body\s*>", re.IGNORECASE)
 _SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
@@ -92,6 +98,9 @@ class CallAnswer:
 
 Invoker = Callable[[str, Any], CallAnswer]
 """(functionId, the call's JSON body) → the platform's answer; runs in a worker thread."""
+Forwarder = Callable[[str, str, Any], CallAnswer]
+"""(method, path below /sites/<app>/, JSON body or None) → the platform's answer, for the
+page SDK's other calls (an AI stream, a media task); runs in a worker thread."""
 
 
 @dataclass(slots=True)
@@ -105,6 +114,7 @@ class DevServerConfig:
     session_id: str
     hosts: set[str] = field(default_factory=set)  # allowed Host values (host:port)
     stopping: Callable[[], bool] = lambda: False
+    forward: Forwarder | None = None
 
 
 def allowed_hosts(host: str, port: int) -> set[str]:
@@ -113,6 +123,11 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     if host in ("::1", "[::1]"):
         names = {"[::1]", "localhost"}
     return {f"{name}:{port}" for name in names}
+
+
+# Sec-Fetch-Site values of requests the dev server's own pages make, or the developer
+# makes by opening a URL ("none"); a request without the header is not a browser's.
+_OWN_REQUESTS = frozenset({"same-origin", "none"})
 
 
 class GuardMiddleware:
@@ -138,8 +153,11 @@ class GuardMiddleware:
             if origin is not None and _origin_host(origin) not in self.hosts:
                 refusal = (403, "Cross-origin requests are refused: only the dev server's "
                            "own pages may call it.")
-            elif headers.get("sec-fetch-site") == "cross-site":
-                refusal = (403, "Cross-site requests are refused.")
+            elif headers.get("sec-fetch-site", "same-origin") not in _OWN_REQUESTS:
+                # "same-site" too: a page on another port of localhost is same-site, and
+                # a script or image tag sends no Origin.
+                refusal = (403, "Requests from other origins are refused: only the dev "
+                           "server's own pages may use it.")
         if refusal is not None:
             response = PlainTextResponse(refusal[1], status_code=refusal[0],
                                          headers=_SECURITY_HEADERS)
@@ -174,12 +192,11 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
             return _text(404, f"src/{path} is not a page file of this workspace.")
         data = found.file.data
         if found.file.is_html:
-            data = inject_client(data)
+            data = inject_client(page_sdk.inject_import_map(data))
         return Response(data, media_type=found.file.content_type, headers=_SECURITY_HEADERS)
 
     async def runtime(request: Request) -> Response:
-        source = await asyncio.to_thread(RUNTIME_FILE.read_bytes)
-        return Response(source, media_type="text/javascript; charset=utf-8",
+        return Response(page_sdk.runtime_source(), media_type="text/javascript; charset=utf-8",
                         headers=_SECURITY_HEADERS)
 
     async def client_script(request: Request) -> Response:
@@ -196,19 +213,19 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def invoke(request: Request) -> Response:
         if request.path_params["app_token"] != config.app_token:
-            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
-                             "only.")
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
         if request.headers.get(PAGE_HEADER) != "1":
-            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
-                             "runtime sends it).")
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
         body = await _read_body(request)
         if body is None:
-            return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
-                             "bytes.")
+            return _envelope(413, Code.BAD_REQUEST,
+                             f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
         try:
             document = json.loads(body) if body.strip() else None
         except ValueError:
-            return _envelope(400, 9499, "The call's body is not JSON: send "
+            return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
                              "{\"params\": {…}}.")
         answer = await asyncio.to_thread(config.invoke, request.path_params["function_id"],
                                          document)
@@ -216,10 +233,34 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
                         media_type=answer.content_type,
                         headers={**_SECURITY_HEADERS, "X-Tt-Logid": answer.log_id})
 
+    async def forwarded(request: Request) -> Response:
+        if request.path_params["app_token"] != config.app_token or config.forward is None:
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
+        if request.headers.get(PAGE_HEADER) != "1":
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
+        document = None
+        if request.method == "POST":
+            body = await _read_body(request)
+            if body is None:
+                return _envelope(413, Code.BAD_REQUEST,
+                                 f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
+            try:
+                document = json.loads(body) if body.strip() else {}
+            except ValueError:
+                return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
+                                 "{\"params\": {…}}.")
+        suffix = request.url.path.split(f"/sites/{request.path_params['app_token']}/", 1)[1]
+        answer = await asyncio.to_thread(config.forward, request.method, suffix, document)
+        return Response(answer.body, status_code=answer.status,
+                        media_type=answer.content_type,
+                        headers={**_SECURITY_HEADERS, "X-Tt-Logid": answer.log_id})
+
     async def session(request: Request) -> Response:
         if request.method == "DELETE":
-            return _envelope(200, 0, "success", {"signedOut": False})
-        return _envelope(200, 0, "success", await asyncio.to_thread(config.viewer))
+            return _envelope(200, Code.SUCCESS, "success", {"signedOut": False})
+        return _envelope(200, Code.SUCCESS, "success", await asyncio.to_thread(config.viewer))
 
     routes = [
         Route("/", root, methods=["GET"]),
@@ -230,6 +271,10 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
         Route("/_basedb/session", session, methods=["GET", "DELETE"]),
         Route(API_PREFIX + "/sites/{app_token}/functions/{function_id}/invoke", invoke,
               methods=["POST"]),
+        Route(API_PREFIX + "/sites/{app_token}/functions/{function_id}/stream", forwarded,
+              methods=["POST"]),
+        Route(API_PREFIX + "/sites/{app_token}/ai-tasks/{task_id}", forwarded,
+              methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     return GuardMiddleware(app, hosts=config.hosts)  # type: ignore[return-value]
@@ -261,8 +306,5 @@ def _text(status: int, text: str) -> Response:
 
 
 def _envelope(status: int, code: int, msg: str, data: Any = None) -> Response:
-    body: dict[str, Any] = {"code": code, "msg": msg}
-    if data is not None:
-        body["data"] = data
-    return Response(json.dumps(body, ensure_ascii=False), status_code=status,
-                    media_type="application/json", headers=_SECURITY_HEADERS)
+    return Response(json.dumps(api_envelope(code, msg, data=data), ensure_ascii=False),
+                    status_code=status, media_type="application/json", headers=_SECURITY_HEADERS)

@@ -5,7 +5,7 @@
     platform.owner_token                 # the platform owner's bearer token
     platform.store                       # the storage (basedb.platform.storage.store.Store)
 
-Layout of the package, each layer importing only those below it (DESIGN §1):
+Layout of the package, each layer importing only those below it (docs/architecture.md):
 
     web/        the request layer and app (`http`, `app`), one module per route group
                 (`routes/`), pages and sign-in sessions, the OpenAPI document
@@ -15,10 +15,11 @@ Layout of the package, each layer importing only those below it (DESIGN §1):
     storage/    the SQLite store and migrations, the physical layout of Base tables,
                 cells, indexes, ids, the platform log, and the compiler of analysed SQL
 
-The platform may import basedb.check, basedb.workspace and basedb.core, never the
-client, deploy, agent_tools or the command line. `LocalPlatform` and `open_platform`
-live in `basedb.platform.local`; this package names them without importing it, so that
-importing a submodule (say `basedb.platform.storage.ids`) never builds the whole app.
+The platform may import basedb.check, basedb.sql, basedb.workspace and basedb.core,
+never the client, deploy, agent_tools or the command line. `LocalPlatform` and
+`open_platform` live in `basedb.platform.local`; this package names them without
+importing it, so that importing a submodule (say `basedb.platform.storage.ids`) never
+builds the whole app.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from basedb.core.findings import Finding, pointer
+from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.model import (
     KIND_DIRS,
     AIFunction,
@@ -87,8 +87,13 @@ def _params(doc: Any, at: tuple[str, ...], c: _Collector, *, allow_list: bool) -
             has_enum="enum" in item,
             required=required,
             list=is_list,
+            unknown=tuple((key, value) for key, value in item.items() if key not in _PARAM_KEYS),
         ))
     return tuple(out)
+
+
+# The keys a parameter declaration may have (Database Function and Mutation params).
+_PARAM_KEYS = frozenset({"name", "kind", "description", "enum", "required", "list"})
 
 
 class _Header(NamedTuple):

@@ -26,12 +26,14 @@ from basedb.core.frozen import frozen_dataclass
 MAX_HOST_RULES = 32
 MAX_SECRETS = 32
 DEFAULT_PORT = 443
-SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+_SECRET_NAME = r"[A-Z][A-Z0-9_]{0,63}"
+SECRET_NAME_RE = re.compile(rf"^{_SECRET_NAME}\Z")  # \Z: "API_KEY\n" is no name
+SECRET_NAME_PATTERN = f"^{_SECRET_NAME}$"  # JSON Schema's form: its $ ends the input
 # Names the platform sets for the handler, or that change how Node.js itself behaves.
 RESERVED_SECRETS = frozenset({"PATH", "HOME", "TMPDIR", "LANG", "TZ", "PWD", "SHELL", "USER"})
 RESERVED_SECRET_PREFIXES = ("NODE_", "BASEDB_", "LD_", "UV_", "OPENSSL_", "SSL_", "NPM_")
 _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
-_NAME_RE = re.compile(rf"^(?:{_LABEL}\.)+[a-z][a-z0-9-]{{0,62}}(?<!-)$")
+_NAME_RE = re.compile(rf"^(?:{_LABEL}\.)+[a-z][a-z0-9-]{{0,62}}(?<!-)\Z")
 _PRIVATE_SUFFIXES = ("localhost", "local", "internal", "intranet", "lan", "home", "corp",
                      "private", "home.arpa", "in-addr.arpa", "ip6.arpa", "test", "invalid",
                      "example")

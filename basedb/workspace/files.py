@@ -213,7 +213,7 @@ def parse_jsonc(text: str, *, label: str) -> Any:
                           f"Fix the syntax of {label}.") from None
 
 
-_JSON5_ERROR_RE = re.compile(r"^<string>:(\d+) (.+) at column (\d+)$", re.DOTALL)
+_JSON5_ERROR_RE = re.compile(r"^<string>:(\d+) (.+) at column (\d+)\Z", re.DOTALL)
 
 
 def _json5_error(exc: ValueError) -> tuple[str, int | None, int | None]:

@@ -16,8 +16,14 @@ from typing import Any, Literal
 
 from basedb.core.frozen import frozen_dataclass
 
-FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+# Every name pattern ends in \Z, not $: Python's $ also matches before a final newline,
+# so "listAll\n" would pass. JSON Schema's $ ends the input, which is the form the
+# OpenAPI document states (FUNCTION_ID_PATTERN).
+_FUNCTION_ID = r"[A-Za-z][A-Za-z0-9_]{0,63}"
+FUNCTION_ID_RE = re.compile(rf"^{_FUNCTION_ID}\Z")
+FUNCTION_ID_PATTERN = f"^{_FUNCTION_ID}$"
 PARAM_NAME_RE = FUNCTION_ID_RE
+PARAM_NAME_PATTERN = FUNCTION_ID_PATTERN
 
 FIELD_TYPES: tuple[str, ...] = (
     "text", "number", "select", "datetime", "checkbox", "user", "link", "formula",
@@ -183,6 +189,9 @@ class Param:
     required: Any = True
     list: Any = False
     has_enum: bool = False
+    # Keys and values the declaration has that no parameter reads (e.g. "type" written
+    # for "kind"), kept so that a finding about a missing key can name what was written.
+    unknown: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name_str(self) -> str:

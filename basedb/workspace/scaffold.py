@@ -61,7 +61,7 @@ node_modules/
 _GENERATED = frozenset({TEMPLATE_SCHEMA_FILE, CONFIG_FILE, CATALOG_FILE, GITIGNORE_FILE})
 _CONFIG_VALUES = ("appToken", "title", "baseToken", "tableIds")
 _PLACEHOLDER_RE = re.compile(r'"\$\{([A-Za-z]+)\}"')
-_BASE_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_BASE_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 

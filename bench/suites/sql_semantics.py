@@ -36,11 +36,11 @@ ZONED_TARGET = Target(1.1, "ratio")
 @register("sqlsemantics", "per-call cost of PostgreSQL semantics and the site's time zone "
                           "in Database Function calls, against the raw sqlite3 floor")
 def sql_semantics_benchmark(ctx: BenchContext) -> BenchResult:
-    from basedb.check.sql.analysis import analyze_sql
     from basedb.platform.domain.revision import catalog_revision
     from basedb.platform.domain.runtimes.sql import QueryLimits, run_query
     from basedb.platform.storage.sql_compile import compile_for_sqlite
-    from basedb.platform.storage.sql_query import prepare_connection
+    from basedb.sql.analysis import analyze_sql
+    from basedb.sql.sqlite.query import prepare_connection
     from basedb.workspace.catalog import build_catalog
 
     records = 20_000 if ctx.settings.quick else 100_000

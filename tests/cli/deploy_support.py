@@ -115,8 +115,9 @@ class Faults:
     A fault matches a method and a path suffix, fires `times` times, and either never
     delivers the request (`"refused"` connection, `"timeout"`, `"reset"`, `"503"` with no
     envelope, `"500"` with one, `"404"`: no such route, `"code N STATUS"`: a business
-    error) or delivers it and then loses the answer (`"applied_then_timeout"`,
-    `"applied_then_500"`): the write took effect, but the client cannot know.
+    error, `"ctrl_c"`: the user interrupts) or delivers it and then loses the answer
+    (`"applied_then_timeout"`, `"applied_then_500"`, `"applied_then_ctrl_c"`): the write
+    took effect, but the client cannot know.
     """
 
     def __init__(self) -> None:
@@ -164,6 +165,8 @@ class Faults:
             kind = kind.removeprefix("applied_then_")
         if kind == "timeout":
             raise httpx.ReadTimeout("timed out", request=request)
+        if kind == "ctrl_c":  # the user presses Ctrl-C while the request is in flight
+            raise KeyboardInterrupt
         if kind == "reset":
             raise httpx.ReadError("connection reset by peer", request=request)
         if kind == "refused":  # no connection: the request was never sent

@@ -63,6 +63,17 @@ def test_text_output_shows_rows_url_and_what_to_try(tmp_path: Path) -> None:
     assert "basedb serve" in out and "agent-tools skill install" in out
 
 
+def test_running_the_demo_again_starts_afresh_beside_the_first(tmp_path: Path) -> None:
+    first = run("demo", "--json", cwd=tmp_path)
+    second = run("demo", "--json", cwd=tmp_path)
+    assert first.exit_code == 0 and second.exit_code == 0, second.stderr
+    assert json.loads(first.stdout)["workspace"] == str((tmp_path / "basedb-demo").resolve())
+    again = json.loads(second.stdout)
+    assert again["workspace"] == str((tmp_path / "basedb-demo-2").resolve())
+    assert again["appToken"] != json.loads(first.stdout)["appToken"]
+    assert (tmp_path / "basedb-demo" / "base-database.jsonc").is_file(), "the first is kept"
+
+
 def test_demo_refuses_a_non_empty_directory_before_creating_anything(tmp_path: Path) -> None:
     target = tmp_path / "busy"
     target.mkdir()

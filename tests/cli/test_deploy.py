@@ -180,6 +180,12 @@ def test_skip_ai_functions_keeps_excludes_only_for_ai_the_site_has(site: Path) -
 def test_a_remote_ai_function_missing_locally_is_never_deleted(site: Path) -> None:
     ok_json("deploy", "-C", str(site))
     shutil.move(site / "ai" / "summarizeLeave", site / "ai" / "summarizeTeamLeave")
+    # a change to another function, which the refused deploy must not write either
+    declaration = site / "database-functions" / "listPeriods" / "function.json"
+    doc = json.loads(declaration.read_text(encoding="utf-8"))
+    declaration.write_text(json.dumps({**doc, "description": doc["description"] + " (new)"},
+                                      ensure_ascii=False), encoding="utf-8")
+    drafts = remote(site, "/draft/hashes")
     before = remote(site, "/deployments")["deployments"]
     result = run("deploy", "-C", str(site), "--json")
     assert result.exit_code == 1
@@ -191,8 +197,10 @@ def test_a_remote_ai_function_missing_locally_is_never_deleted(site: Path) -> No
     assert [item["key"] for item in remote(site, "/draft/ai-functions")["aiFunctions"]] == [
         "summarizeLeave"]
     assert remote(site, "/deployments")["deployments"] == before
+    # upstream checks the AI keys first: no draft was written before the refusal
+    assert remote(site, "/draft/hashes") == drafts
     stages = {s["stage"]: s["status"] for s in error["detail"]["stages"]}
-    assert stages["draft_functions"] == "ok" and stages["ai_sync"] == "failed"
+    assert "draft_functions" not in stages and stages["ai_sync"] == "failed"
 
 
 def test_the_platform_judges_drafts_against_the_live_catalog(site: Path) -> None:

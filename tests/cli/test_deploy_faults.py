@@ -245,3 +245,40 @@ def test_an_unknown_deployment_outcome_claims_nothing_about_previews(site: Path,
     assert "no new deployment was created" not in error["message"]
     assert "production is as it was" in error["message"]
     assert len(deployments(site)) == 1, "it was created; the user is told to check"
+
+
+def test_ctrl_c_during_a_write_exits_130_naming_the_stage(site: Path, faults: Faults) -> None:
+    faults.add("POST", "/deployments", "applied_then_ctrl_c")
+    code, error = deploy(site)
+    assert code == 130
+    assert error["type"] == "interrupted" and error["code"] == "INTERRUPTED"
+    assert error["detail"]["stage"] == "deployment"
+    assert error["detail"]["outcomeKnown"] is False
+    assert "interrupted (Ctrl-C) while its write was in flight" in error["message"]
+    assert "Earlier stages changed the site's drafts" in error["message"]
+    assert "deployments status" in error["hint"]
+    assert stage_of(error, "deployment")["status"] == "unknown"
+    assert faults.count("POST", "/deployments") == 1, "an interrupted write is not re-sent"
+    logged = LocalState(site).stages.entries()
+    assert logged[-1].stage == "deployment" and logged[-1].status == "unknown"
+
+
+def test_ctrl_c_during_a_read_says_nothing_changed(site: Path, faults: Faults) -> None:
+    faults.add("GET", "/draft/hashes", "ctrl_c")
+    code, error = deploy(site)
+    assert code == 130
+    assert error["detail"]["stage"] == "draft_functions"
+    assert error["detail"]["outcomeKnown"] is True
+    assert "this stage changed nothing" in error["message"]
+    assert "No earlier stage had changed anything on the platform." in error["message"]
+
+
+def test_ctrl_c_outside_a_stage_exits_130_not_1(site: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("basedb.deploy.pipeline.check_workspace", interrupted)
+    result = run("deploy", "-C", str(site))
+    assert result.exit_code == 130
+    assert "Interrupted (Ctrl-C)" in result.stderr and "Aborted!" not in result.stderr

@@ -56,6 +56,25 @@ def test_production_promotes_the_preview_with_the_local_fingerprint(site: Path) 
         ("preview", preview["deploymentId"]), ("prod", preview["deploymentId"])]
 
 
+def test_production_hands_over_a_message_for_members(site: Path) -> None:
+    set_exclude = json.dumps({"exclude": ["debugSubmissionIntegrity"]})
+    (site / "agent-tools.json").write_text(set_exclude, encoding="utf-8")
+    ok_json("deploy", "-C", str(site))
+    prod = ok_json("deploy", "-C", str(site), "--production", "--yes")
+    app = app_token_of(site)
+    members = prod["nextAction"]["externalAgent"]["members"]
+    # upstream's member install command, runnable in any directory
+    assert members["command"] == f"base-database-cli agent-tools skill install --site {app}"
+    assert members["command"] in members["message"]
+    assert prod["baseAppUrl"] in members["message"]
+    assert "listPeriods (read)" in members["functions"]
+    assert not any(f.startswith("debugSubmissionIntegrity") for f in members["functions"])
+    text = run("deploy", "-C", str(site), "--production", "--yes")
+    assert text.exit_code == 0, text.stderr
+    assert "Message for site members" in text.stdout
+    assert f"  |   base-database-cli agent-tools skill install --site {app}" in text.stdout
+
+
 def test_production_needs_yes_off_a_terminal(site: Path) -> None:
     ok_json("deploy", "-C", str(site))
     result = run("deploy", "-C", str(site), "--production", "--json")
@@ -296,3 +315,5 @@ def test_an_unreadable_site_skill_is_not_offered_for_installation(site: Path) ->
     assert installation["available"] is False
     assert installation["reason"].startswith("The production Skill could not be read")
     assert installation["command"].endswith(f"--site {app_token_of(site)}")
+    # no member message for a Skill members cannot install yet
+    assert "members" not in json.loads(result.stdout)["nextAction"]["externalAgent"]

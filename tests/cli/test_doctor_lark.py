@@ -134,6 +134,7 @@ def test_lark_cli_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state:
                          env: dict[str, str]) -> None:
     install_fake_lark_cli(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LARK_PROFILES", "work")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     save_profile(Profile("via", OPEN, lark=LarkAccount(
@@ -141,6 +142,23 @@ def test_lark_cli_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state:
     doc = doctor("via")
     assert doc["state"] == state and token_check(doc)["state"] == state
     assert "lark-cli auth login --profile work" in token_check(doc)["fix"]
+
+
+def test_a_lark_cli_profile_lark_cli_does_not_know(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """lark-cli's `profile "X" not found` is a setup to fix with `config init --name X`,
+    naming the profiles it has, not a sign-in that `auth login` (which fails the same
+    way) would fix."""
+    install_fake_lark_cli(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LARK_PROFILES", "home,team")
+    save_profile(Profile("via", OPEN, lark=LarkAccount(
+        brand="feishu", identity="user", via="lark-cli", lark_profile="work")))
+    doc = doctor("via")
+    check = token_check(doc)
+    assert doc["state"] == "not_configured"
+    assert "no profile 'work'" in check["detail"] and "home, team" in check["detail"]
+    assert check["fix"].startswith("Create it with `lark-cli config init --name work`")
 
 
 def test_an_expired_refresh_token_mid_command_asks_for_a_new_sign_in(

@@ -73,6 +73,8 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["secrets unset --json"] = ok_json("secrets", "unset", "API_KEY", "-C", site)
     out["pull --json"] = ok_json("pull", str(tmp_path / "pulled"), "--app-token",
                                  app_token_of(Path(site)))
+    out["init --app-token APP --json"] = ok_json("init", str(tmp_path / "restored"),
+                                                 "--app-token", app_token_of(Path(site)))
     out["demo --json"] = ok_json("demo", str(tmp_path / "demo"))
     out["doctor --json"] = ok_json("doctor", "-C", site)
     out["sites list --json"] = ok_json("sites", "list")
@@ -88,6 +90,7 @@ def outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[s
     out["agent-tools skill install --json"] = ok_json("agent-tools", "skill", "install",
                                                       "-C", site)
     out["skill install --json"] = ok_json("skill", "install")
+    out["sdk pack --json"] = ok_json("sdk", "pack", "--out", str(tmp_path / "vendor"))
     out["api --json"] = ok_json("api", "GET", "/users/me")
     failed = run("deployments", "status", "dplNoSuchDeployment", "-C", site, "--json")
     assert failed.exit_code == 1 and failed.stdout == ""

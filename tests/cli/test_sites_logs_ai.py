@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.cli.deploy_support import app_token_of, error_json, ok_json, platform_data, run
 
 
@@ -62,29 +62,34 @@ def _log_id(text: str) -> str:
     return text[start:].split()[0].strip('".,}')
 
 
-def test_ai_functions_sync_overwrites_and_asks_before_deleting(site: Path) -> None:
+def test_ai_functions_sync_overwrites_at_once_and_prints_what_it_deleted(site: Path) -> None:
     token = app_token_of(site)
     synced = ok_json("ai-functions", "sync", "-C", str(site))
     assert synced == {"appToken": token, "keys": ["summarizeLeave"], "added": ["summarizeLeave"],
-                      "updated": [], "deleted": []}
+                      "updated": [], "deleted": [], "dryRun": False}
     listed = ok_json("ai-functions", "list", "-C", str(site))
     assert [i["key"] for i in listed["aiFunctions"]] == ["summarizeLeave"]
     got = ok_json("ai-functions", "get", "summarizeLeave", "-C", str(site))
     assert got["declaration"]["capability"] == "text"
 
     shutil.rmtree(site / "ai" / "summarizeLeave")
-    refused = run("ai-functions", "sync", "-C", str(site))
-    assert refused.exit_code == 2 and "summarizeLeave" in refused.stderr
-    assert "--yes" in refused.stderr
+    # --dry-run previews the deletion and sends nothing
+    preview = run("ai-functions", "sync", "--dry-run", "-C", str(site))
+    assert preview.exit_code == 0, preview.stderr
+    assert "would be deleted (ai/ lacks them): summarizeLeave" in preview.stdout
+    planned = ok_json("ai-functions", "sync", "--dry-run", "-C", str(site))
+    assert planned["dryRun"] is True and planned["deleted"] == ["summarizeLeave"]
     assert [i["key"] for i in ok_json("ai-functions", "list", "-C", str(site))[
         "aiFunctions"]] == ["summarizeLeave"]
 
-    declined = run("ai-functions", "sync", "-C", str(site), input="n\n")
-    assert declined.exit_code in (1, 2)
-
-    emptied = ok_json("ai-functions", "sync", "--yes", "-C", str(site))
-    assert emptied["deleted"] == ["summarizeLeave"] and emptied["keys"] == []
+    # upstream's rule: an explicit sync overwrites in full at once, off a terminal too
+    emptied = run("ai-functions", "sync", "-C", str(site))
+    assert emptied.exit_code == 0, emptied.stderr
+    assert "deleted (ai/ lacks them): summarizeLeave" in emptied.stdout
     assert ok_json("ai-functions", "list", "-C", str(site))["aiFunctions"] == []
+    # --yes, which earlier versions needed, is still accepted
+    again = ok_json("ai-functions", "sync", "--yes", "-C", str(site))
+    assert again["deleted"] == [] and again["keys"] == []
 
 
 def test_ai_functions_invoke_rejects_params_that_are_not_an_object(site: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from basedb.agent_tools.dev_skill import DEVELOPER_SKILL, developer_skill_dir
-from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.core.skill_spec import DESCRIPTION_MAX, frontmatter_problems, split_frontmatter
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 from tests.cli.deploy_support import error_json, ok_json, run
 
 
@@ -61,6 +61,31 @@ def test_the_skill_covers_the_workflow() -> None:
                     "basedb pull", "basedb catalog pull", "basedb agent-tools skill install",
                     "basedb mcp", "basedb serve", "--profile", "exclude"):
         assert command in text, command
+
+
+def test_the_skill_says_what_upstreams_skill_says_about_ai_faas_and_delivery() -> None:
+    text = " ".join(shipped_files()["SKILL.md"].split())
+    # AI is optional: no ai/ unless the task needs it, and never prompt to enable it
+    assert "otherwise create no `ai/`, run no `ai-functions` command" in text
+    assert "never ask or prompt the user to enable AI" in text
+    assert "`no_local_ai_functions`" in text
+    # server logic when unsure: FaaS
+    assert "When unsure where server logic goes, use a FaaS." in text
+    # the three delivery states, reported without further questions
+    assert "End every task in one of three states, and say which, without asking further " \
+           "questions" in text
+    for state in ("**Done**", "**Partial**", "**Blocked**"):
+        assert state in text, state
+    assert "top-level `baseAppUrl` only" in text
+    assert "sync --dry-run" in text and "base-database-cli" in text
+
+
+def test_the_classic_project_path_is_documented() -> None:
+    declarations = shipped_files()["references/declarations.md"]
+    section = declarations[declarations.index("## Classic projects"):]
+    for step in ("basedb init --app-token APP DIR", "basedb check", "startBaseApp",
+                 "@lark-base-open/base-database-app-sdk/page", "basedb contracts generate"):
+        assert step in section, step
 
 
 def test_every_check_code_is_documented() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.storage.sql_query import prepare_connection
+from basedb.sql.sqlite.query import prepare_connection
 from basedb.workspace.model import Catalog
 from tests.differential import dataset
 from tests.differential.engines import NOW, setup_session

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from basedb.check.sql import pgtypes as T
 from basedb.platform.storage import physical
 from basedb.platform.storage.cells import encode_cell
+from basedb.sql import pgtypes as T
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.model import Catalog, Field, Table
 

@@ -25,13 +25,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgvalues as V
-from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.model import SqlAnalysis
-from basedb.check.sql.scope import is_all_call
 from basedb.platform.storage.sql_compile import compile_for_sqlite
-from basedb.platform.storage.sql_query import read_only_authorizer
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.sql import pgvalues as V
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.model import SqlAnalysis
+from basedb.sql.scope import is_all_call
+from basedb.sql.sqlite.query import read_only_authorizer
 from basedb.workspace.model import Catalog
 
 NOW = datetime(2025, 1, 31, 1, 30, 15, 250000, tzinfo=UTC)

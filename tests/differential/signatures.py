@@ -1,5 +1,5 @@
 """A query for every signature of every function the subset lists (`check`'s own table,
-`basedb.check.sql.functions.FUNCTIONS`), over the dataset's columns.
+`basedb.sql.functions.FUNCTIONS`), over the dataset's columns.
 
 The supported subset is that table: whatever `check` accepts must compile and run on
 the local platform, never fail there for being unsupported. Each signature is called
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.functions import FUNCTIONS, FunctionSpec, Signature
+from basedb.sql import pgtypes as T
+from basedb.sql.functions import FUNCTIONS, FunctionSpec, Signature
 from tests.differential.engines import Case
 
 # Expressions over "Tasks" AS t, by PostgreSQL type. The first of each is in every

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.storage.sql_query import prepare_connection
+from basedb.sql.sqlite.query import prepare_connection
 from basedb.workspace.catalog import build_catalog
 from basedb.workspace.loader import load_workspace
 from basedb.workspace.model import Catalog, DatabaseFunction

@@ -195,16 +195,36 @@ def test_requests_through_lark_cli(feishu: StandIn, tmp_path: Path,
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     for name, value in {"FAKE_LARK_URL": feishu.url, "FAKE_LARK_APP_ID": app_id,
                         "FAKE_LARK_APP_SECRET": secret, "FAKE_LARK_LOG": str(log),
+                        "FAKE_LARK_PROFILES": "work",
                         "FAKE_LARK_USER_TOKEN": answer["access_token"]}.items():
         monkeypatch.setenv(name, value)
     code, out, err = in_process("auth", "login", "--lark-cli", "--lark-profile", "work",
                                 "--profile", "via", "--json")
     assert code == 0, err
     assert json.loads(out)["via"] == "lark-cli"
-    journey(in_process, tmp_path, "via")
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    result = journey(in_process, tmp_path, "via")
+    # check → a no-change redeploy (site.zip left out) → pull, all through lark-cli.
+    site = result["site"]
+    assert in_process("check", "-C", site, "--json")[0] == 0
+    code, out, err = in_process("deploy", "-C", site, "--json", "--profile", "via")
+    assert code == 0, err
+    pulled = tmp_path / "pulled"
+    code, out, err = in_process("pull", str(pulled), "--app-token", result["app"],
+                                "--json", "--profile", "via")
+    assert code == 0, err
+    assert (pulled / "base-database.jsonc").is_file()
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    # Every call ran in a private directory, gone afterwards, and named only relative
+    # paths inside it (lark-cli refuses any other).
+    assert all(e["cwd"] != os.getcwd() and not Path(e["cwd"]).exists() for e in entries
+               if "api" in e["argv"])
+    redeploys = [e["argv"] for e in entries if "--data" in e["argv"] and "deployments" in
+                 e["argv"][e["argv"].index("api") + 2] and "--file" not in e["argv"]]
+    assert redeploys, "the no-change redeploy left site.zip out"
+    assert not (Path.cwd() / "download.bin").exists()
+    calls = [e["argv"] for e in entries]
     api_calls = [c for c in calls if "api" in c]
     assert api_calls and all(c[:2] == ["--profile", "work"] for c in calls)
     assert all(c[c.index("--as") + 1] == "user" for c in api_calls)
     uploads = [c for c in api_calls if "--file" in c]
-    assert uploads and uploads[0][uploads[0].index("--file") + 1].startswith("artifact=")
+    assert uploads and uploads[0][uploads[0].index("--file") + 1] == "artifact=site.zip"

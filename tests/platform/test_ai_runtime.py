@@ -12,8 +12,8 @@ import httpx
 import pytest
 import respx
 
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.runtimes.ai import fill_prompt, run_ai
+from basedb.protocol import ApiFailure, Code
 
 BASE_URL = "http://127.0.0.1:9/v1"
 CHAT_URL = BASE_URL + "/chat/completions"
@@ -74,10 +74,17 @@ def test_blank_base_url_counts_as_not_configured(monkeypatch: pytest.MonkeyPatch
     fail(Code.AI_FUNCTION_NOT_ENABLED)
 
 
-def test_media_capabilities_are_not_enabled_locally(configured: respx.MockRouter) -> None:
+def test_capabilities_the_platform_cannot_run_are_not_enabled(
+        configured: respx.MockRouter) -> None:
     route = configured.post(CHAT_URL).respond(json=completion())
-    failure = fail(Code.AI_FUNCTION_NOT_ENABLED, SUMMARY | {"capability": "image"})
-    assert 'capability "image"' in failure.msg and not route.called
+    failure = fail(Code.AI_FUNCTION_NOT_ENABLED, SUMMARY | {"capability": "video"})
+    assert 'capability "video"' in failure.msg and not route.called
+
+
+def test_a_media_function_is_not_answered_at_once(configured: respx.MockRouter) -> None:
+    route = configured.post(CHAT_URL).respond(json=completion())
+    failure = fail(Code.BAD_REQUEST, SUMMARY | {"capability": "image"})
+    assert "callSiteAIFunction" in failure.msg and not route.called
 
 
 # -------------------------------------------------------------------- configured

@@ -8,9 +8,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from basedb.core.protocol import Code
 from basedb.platform.domain.schemas import param_specs, schema_from_specs
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
+from basedb.protocol import Code
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table
 from tests.platform.conftest import Api, field_id
@@ -200,7 +200,7 @@ def test_legacy_positional_params_need_an_upgrade(site: TaskSite,
 
 
 def test_schemas_for_declarations_directly() -> None:
-    from basedb.check.sql.analysis import analyze_sql
+    from basedb.sql.analysis import analyze_sql
 
     status = Field("fldS", "Status", "select", options=("Open", "Done"))
     catalog = Catalog("basX", (Table("tblT", "Tasks", (Field("fldT", "Title", "text"),

@@ -11,16 +11,18 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
-from basedb.platform.web.http import Call, Endpoint, RequestGate
+from basedb.platform.web.gate import RequestGate
+from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.routes import all_endpoints
+from basedb.protocol import Code
 from tests.platform.conftest import assert_error_shape
 
 BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",
          "record_id": "recNope", "app_token": "PrjNope", "deployment_id": "dplNope",
-         "function_id": "fnNope", "path": "nope.html", "secret_name": "NOPE_SECRET"}
+         "function_id": "fnNope", "path": "nope.html", "secret_name": "NOPE_SECRET",
+         "task_id": "tskNope"}
 # Routes that succeed without any input of the caller's.
 NO_INPUT_NEEDED = {("GET", "/users/me"), ("GET", "/sites/list"), ("GET", "/openapi.json"),
                    ("GET", "/logs"), ("GET", "/"),
@@ -34,6 +36,9 @@ OAUTH_FORMAT = {("POST", "/oauth/v1/device_authorization"),
 # Pages answer browsers with HTML pages (not found, sign in) instead of envelopes.
 HTML_PAGES = {("GET", "/sites/{app_token}/{path:path}"),
               ("GET", "/sites/{app_token}/preview/{path:path}")}
+# The browser's sign-in steps answer HTML pages (not found, code refused) or redirects.
+SIGN_IN_STEPS = {("GET", "/_basedb/sign-in"), ("GET", "/_basedb/session/start"),
+                 ("GET", "/_basedb/session/callback")}
 _PARAMETER_RE = re.compile(r"\{(\w+)(?::\w+)?\}")
 ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
@@ -83,6 +88,11 @@ def test_error_envelope_on_every_route(endpoint: Endpoint, client: TestClient,
                               headers={"Authorization": f"Bearer {platform.owner_token}"})
         assert page.status_code == 404 and page.headers["x-tt-logid"]
         assert page.headers["content-type"].startswith("text/html")
+    elif (endpoint.method, endpoint.path) in SIGN_IN_STEPS:
+        answer = client.request(endpoint.method, url, follow_redirects=False)
+        assert answer.status_code in (303, 401, 404) and answer.headers["x-tt-logid"]
+        assert answer.status_code == 303 or \
+            answer.headers["content-type"].startswith("text/html")
     elif (endpoint.method, endpoint.path) in OAUTH_FORMAT:
         pass
     elif (endpoint.method, endpoint.path) not in NO_INPUT_NEEDED:

@@ -19,7 +19,6 @@ import pytest
 
 from basedb.core import node
 from basedb.core.node import node_version
-from basedb.core.protocol import MAX_MSG_CHARS, ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, records, sites
 from basedb.platform.domain.runtimes.faas import (
@@ -29,6 +28,7 @@ from basedb.platform.domain.runtimes.faas import (
     FaasRuntime,
     effective_timeout_ms,
 )
+from basedb.protocol import MAX_MSG_CHARS, ApiFailure, Code
 from tests.platform.conftest import Api, make_table
 
 needs_node = pytest.mark.skipif(
@@ -115,12 +115,14 @@ def test_code_zero_returns_data_and_ctx_describes_the_call(site: FaasSite) -> No
     data = site.run("""
         export default async function (input, ctx) {
           return {code: 0, msg: "ok", data: {echo: input, caller: ctx.caller, site: ctx.site,
-                                              env: ctx.env, logId: ctx.logId}};
+                                              env: ctx.env, logId: ctx.logId,
+                                              projectId: ctx.projectId}};
         }""", {"n": 3, "text": "中文"})
+    # projectId is upstream's name for the app token: a handler written for it runs as is
     assert data == {"echo": {"n": 3, "text": "中文"},
                     "caller": {"userId": site.member.user_id, "name": "Mia"},
                     "site": {"appToken": site.app_token, "timezone": "UTC"}, "env": "prod",
-                    "logId": LOG_ID}
+                    "logId": LOG_ID, "projectId": site.app_token}
 
 
 @needs_node

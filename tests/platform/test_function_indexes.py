@@ -7,12 +7,12 @@ import re
 import sqlite3
 from typing import Any
 
-from basedb.check.sql.analysis import analyze_sql
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import bases
 from basedb.platform.storage import indexes, physical
 from basedb.platform.storage.sql_compile import compile_for_sqlite
-from basedb.platform.storage.sql_query import CompiledQuery
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.sqlite.query import CompiledQuery
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (

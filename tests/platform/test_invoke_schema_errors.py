@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 
@@ -91,7 +91,9 @@ def test_a_value_no_case_accepts_is_merged_even_without_a_top_level_enum(
 
 
 def test_errors_outside_the_cases_come_first(api: Api, site: TaskSite) -> None:
-    msg = refusal(api, site, {"action": "close", "periodId": 7})
+    msg = api.fail("POST", f"/sites/{site.app_token}/functions/managePeriod/invoke",
+                   json={"params": {"action": "close", "periodId": 7}},
+                   params={"env": "prod"}, code=Code.BAD_REQUEST)  # a type: 9499
     assert msg.startswith('Parameter "periodId" must be text (a JSON string). Parameter: '
                           "/params/periodId (received 7).")
 

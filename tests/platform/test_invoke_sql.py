@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.storage import physical
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site
 
@@ -106,16 +106,23 @@ def test_numbers_and_booleans_bind_as_values(site: TaskSite) -> None:
     assert titles(site.invoke("heavyPoints", {"above": 4, "done": False})) == ["Draw pages",
                                                                               "Fix bug"]
     assert titles(site.invoke("heavyPoints", {"above": 4.5, "done": True})) == []
+    # A value of the wrong JSON type is a malformed request (9499), as upstream's
+    # troubleshooting says; the message still names the parameter and the fix.
     msg = site.invoke_fails("heavyPoints", {"above": "4", "done": False},
-                            code=Code.PARAMETER_INVALID)
+                            code=Code.BAD_REQUEST)
     assert 'Parameter "above" must be a number' in msg and "not a string" in msg
     msg = site.invoke_fails("heavyPoints", {"above": 4, "done": "false"},
-                            code=Code.PARAMETER_INVALID)
+                            code=Code.BAD_REQUEST)
     assert "true or false" in msg
     msg = site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 2**70},
                             code=Code.PARAMETER_INVALID)
     assert "64-bit integer" in msg
-    site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 1.5}, code=Code.PARAMETER_INVALID)
+    site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": 1.5}, code=Code.BAD_REQUEST)
+    msg = site.invoke_fails("tasksWithTags", {"tags": ["ui"], "limit": "3"},
+                            code=Code.BAD_REQUEST)
+    assert msg.startswith('Parameter "limit" must be a whole number. Parameter: /params/limit '
+                          '(received "3"). Fix: send a JSON integer such as 3')
+    assert "Executed: no." in msg
     assert titles(site.invoke("tasksWithTags", {"tags": ["ui"], "limit": 1.0})) == [
         "Draw pages"]
 
@@ -130,7 +137,7 @@ def test_validation_messages_name_the_parameter(site: TaskSite) -> None:
     msg = site.invoke_fails("listTasks", {"status": "Open", "stauts": 1},
                             code=Code.PARAMETER_INVALID)
     assert "Unknown parameter \"stauts\"" in msg and "Candidates: status" in msg
-    msg = site.invoke_fails("listTasks", {"status": None}, code=Code.PARAMETER_INVALID)
+    msg = site.invoke_fails("listTasks", {"status": None}, code=Code.BAD_REQUEST)
     assert "Parameter: /params/status (received null)" in msg
     long_value = "x" * 500
     msg = site.invoke_fails("listTasks", {"status": long_value}, code=Code.PARAMETER_INVALID)

@@ -29,7 +29,10 @@ PUBLIC_OPERATIONS = {
     ("get", "/openapi.json"),
     ("get", "/"),
     ("get", "/_basedb/runtime.js"),
-    ("post", "/_basedb/session"),
+    ("get", "/_basedb/sign-in"),
+    ("post", "/_basedb/sign-in"),
+    ("get", "/_basedb/session/start"),
+    ("get", "/_basedb/session/callback"),
     ("get", "/sites/{app_token}/{path}"),
     ("get", "/sites/{app_token}/preview/{path}"),
     # The Lark stand-in's sign-in endpoints authenticate with app credentials instead.
@@ -38,6 +41,9 @@ PUBLIC_OPERATIONS = {
     ("post", "/open-apis/authen/v2/oauth/token"),
     ("get", "/oauth/v1/device/verify"),
 }
+# The sign-in steps that send the browser on: the form without its state, and the page
+# host's start (basedb.platform.web.sign_in).
+SIGN_IN_REDIRECTS = {("get", "/_basedb/sign-in"), ("get", "/_basedb/session/start")}
 
 
 def app_routes(platform: LocalPlatform) -> set[tuple[str, str]]:
@@ -74,13 +80,26 @@ def test_served_document_needs_no_token(client: TestClient) -> None:
     assert documented(document) == documented(current_document())
 
 
+def test_every_server_named_is_where_the_document_was_served(platform: LocalPlatform) -> None:
+    # Served on another port than the default, no operation names 127.0.0.1:8787 or
+    # {site}.localhost:8787.
+    with TestClient(platform.app, base_url="http://127.0.0.1:9123") as served:
+        document = served.get("/openapi.json").json()
+    urls = {server["url"] for server in document["servers"]}
+    for item in document["paths"].values():
+        for operation in item.values():
+            urls |= {server["url"] for server in operation.get("servers", [])}
+    assert urls == {"http://127.0.0.1:9123", "http://{site}.localhost:9123"}
+
+
 def test_every_operation_is_described() -> None:
     document = current_document()
     for path, item in document["paths"].items():
         for method, operation in item.items():
             where = f"{method.upper()} {path}"
             assert operation["summary"] and operation["tags"], where
-            redirects = {"3XX"} if path.startswith("/sites/") else set()
+            redirects = {"3XX"} if path.startswith("/sites/") or \
+                (method, path) in SIGN_IN_REDIRECTS else set()
             assert set(operation["responses"]) == {"200", *redirects, *error_statuses(
                 endpoint_of(method, path))}, where
             assert "default" not in operation["responses"], where

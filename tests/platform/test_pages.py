@@ -13,15 +13,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
+from basedb.core.page_sdk import inject_import_map
 from basedb.platform import LocalPlatform
 from basedb.platform.web import pages
 from basedb.platform.web.sessions import COOKIE_NAME
+from basedb.platform.web.sign_in import STATE_COOKIE
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import (
     SITE_FILES,
@@ -30,6 +33,7 @@ from tests.platform.release_support import (
     functions_body,
     task_site,
 )
+from tests.platform.sign_in_support import post_sign_in, sign_in, sign_in_redirect
 
 # What the runtime's same-origin fetch carries: the page header, and what a browser adds.
 PAGE = {"X-Basedb-Page": "1", "Sec-Fetch-Site": "same-origin"}
@@ -53,13 +57,6 @@ def page(platform: LocalPlatform, site: TaskSite) -> Iterator[TestClient]:
         yield tab
 
 
-def sign_in(client: TestClient, token: str) -> str:
-    """Sign the test client in; returns the session cookie's value."""
-    response = client.post("/_basedb/session", json={"token": token}, headers=PAGE)
-    assert response.status_code == 200 and response.json()["code"] == 0, response.text
-    return str(response.cookies[COOKIE_NAME])
-
-
 def new_member(api: Api, site: TaskSite, role: str) -> str:
     created = api.ok("POST", "/users", json={"name": f"a {role}"})
     api.ok("POST", f"/sites/{site.app_token}/members",
@@ -70,15 +67,26 @@ def new_member(api: Api, site: TaskSite, role: str) -> str:
 # ------------------------------------------------------------------- sign in
 
 
-def test_pages_need_a_session_and_show_the_sign_in_page(page: TestClient, api: Api,
-                                                        site: TaskSite) -> None:
+def test_pages_need_a_session_and_send_the_browser_to_the_platform(
+        page: TestClient, api: Api, site: TaskSite) -> None:
     deploy(api, site.app_token)
-    response = page.get(f"/sites/{site.app_token}/preview/")
+    response = page.get(f"/sites/{site.app_token}/preview/?x=1")
     assert response.status_code == 401
     assert response.headers["content-type"].startswith("text/html")
     assert response.headers["cache-control"] == "no-store"
-    assert 'id="sign-in"' in response.text and "basedb auth token" in response.text
+    assert "<form" not in response.text and "<input" not in response.text
+    assert "/_basedb/session/start?next=%2Fsites%2F" in response.text
     assert "Tasks" not in response.text  # nothing about the site before signing in
+    start = page.get(f"/_basedb/session/start?next=/sites/{site.app_token}/preview/",
+                     follow_redirects=False)
+    assert start.status_code == 303
+    location = start.headers["location"]
+    assert location.startswith(f"http://localhost/_basedb/sign-in?site={site.app_token.lower()}"
+                               "&state=")
+    form = page.get(location)
+    assert form.status_code == 200 and 'id="sign-in"' in form.text
+    assert "basedb auth token" in form.text and "Tasks" not in form.text
+    assert "frame-ancestors 'none'" in form.headers["content-security-policy"]
 
 
 def test_page_urls_on_the_api_host_move_to_the_page_host(client: TestClient,
@@ -93,44 +101,55 @@ def test_sign_in_sets_a_strict_http_only_cookie(page: TestClient, api: Api,
                                                 platform: LocalPlatform,
                                                 site: TaskSite) -> None:
     deploy(api, site.app_token)
-    response = page.post("/_basedb/session", json={"token": platform.owner_token},
-                         headers=PAGE)
-    cookie = response.headers["set-cookie"]
-    assert f"{COOKIE_NAME}=" in cookie and "HttpOnly" in cookie and "Path=/" in cookie
+    next_path = f"/sites/{site.app_token}/preview/"
+    redirect = sign_in_redirect(page, platform.owner_token, next_path=next_path)
+    assert redirect.startswith(f"http://{page_host(site.app_token)}/_basedb/session/callback?")
+    response = page.get(redirect, follow_redirects=False)
+    cookies = response.headers.get_list("set-cookie")
+    cookie = next(c for c in cookies if c.startswith(f"{COOKIE_NAME}="))
+    assert "HttpOnly" in cookie and "Path=/" in cookie
     assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
     assert "domain" not in cookie.lower()  # this page host only
-    assert platform.owner_token not in cookie
+    assert platform.owner_token not in response.text + "".join(cookies)
+    assert f'href="{next_path}"' in response.text  # where the page's script goes next
     me = api.ok("GET", "/users/me")
-    assert response.json()["data"] == {"userId": me["user_id"], "name": me["name"]}
-    shown = page.get(f"/sites/{site.app_token}/preview/")
-    assert shown.status_code == 200 and shown.text == SITE_FILES["src/index.html"].decode()
+    assert page.get("/_basedb/session", headers=PAGE).json()["data"] == {
+        "userId": me["user_id"], "name": me["name"]}
+    shown = page.get(next_path)
+    assert shown.status_code == 200
+    assert shown.content == inject_import_map(SITE_FILES["src/index.html"])
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
-def test_the_sign_in_script_parses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["SIGN_IN_SCRIPT", "SIGNED_OUT_SCRIPT", "SIGNED_IN_SCRIPT"])
+def test_the_sign_in_scripts_parse(tmp_path: Path, name: str) -> None:
     script = tmp_path / "sign-in.mjs"
-    script.write_text(pages.SIGN_IN_SCRIPT)
-    assert pages.SIGN_IN_SCRIPT in pages.sign_in_page()
+    script.write_text(getattr(pages, name))
     done = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
 
 
 def test_sign_in_refusals(page: TestClient, api: Api, site: TaskSite) -> None:
-    without_header = page.post("/_basedb/session", json={"token": "bdb_x"})
+    without_header = page.post("http://localhost/_basedb/sign-in", json={"token": "bdb_x"})
     assert_error_shape(without_header)
     assert "X-Basedb-Page" in without_header.json()["msg"]
-    wrong = page.post("/_basedb/session", json={"token": "bdb_wrongwrong"}, headers=PAGE)
+    wrong = post_sign_in(page, "bdb_wrongwrong")
     assert_error_shape(wrong)
     assert wrong.json()["code"] == Code.TOKEN_INVALID and "set-cookie" not in wrong.headers
     assert "wrongwrong" not in wrong.text
-    empty = page.post("/_basedb/session", json={"token": " "}, headers=PAGE)
+    empty = post_sign_in(page, " ")
     assert "/token" in empty.json()["msg"]
+    no_state = post_sign_in(page, "bdb_x", state="")
+    assert "/state" in no_state.json()["msg"]
     outsider = api.ok("POST", "/users", json={"name": "outsider"})["token"]
-    refused = page.post("/_basedb/session", json={"token": outsider}, headers=PAGE)
+    refused = post_sign_in(page, outsider)
     assert_error_shape(refused)
     assert refused.json()["code"] == Code.PERMISSION_DENIED and "set-cookie" not in \
         refused.headers
+    # The page host takes no token at all any more.
+    gone = page.post("/_basedb/session", json={"token": api.token}, headers=PAGE)
+    assert gone.status_code in (404, 405) and "set-cookie" not in gone.headers
 
 
 def test_the_cookie_needs_the_page_header(page: TestClient, platform: LocalPlatform,
@@ -206,8 +225,9 @@ def test_prod_and_preview_serve_their_own_snapshots(page: TestClient, api: Api,
     first = deploy(api, site.app_token)["deploymentId"]
     api.ok("POST", f"/sites/{site.app_token}/deployments/{first}/promote")
     deploy(api, site.app_token, {**SITE_FILES, "src/index.html": b"<p>second</p>"})
-    assert page.get(prod).content == SITE_FILES["src/index.html"]
-    assert page.get(preview).text == "<p>second</p>"
+    # HTML pages carry the page SDK's import map (tests/platform/test_page_sdk.py).
+    assert page.get(prod).content == inject_import_map(SITE_FILES["src/index.html"])
+    assert page.get(preview).content == inject_import_map(b"<p>second</p>")
 
 
 def test_who_may_see_which_pages(page: TestClient, api: Api, site: TaskSite) -> None:
@@ -355,6 +375,23 @@ def server(platform: LocalPlatform) -> Iterator[str]:
         sock.close()
 
 
+def _sign_in_over_http(http: httpx.Client, origin: str, token: str) -> str:
+    """The sign-in flow against a real server, each request's Host set as a browser
+    would (this machine need not resolve `*.localhost`); returns the session cookie."""
+    page_host = origin.split("//")[1]
+    start = http.get("/_basedb/session/start", headers={"Host": page_host})
+    form = urlsplit(start.headers["location"])
+    asked = dict(parse_qsl(form.query))
+    answer = http.post("/_basedb/sign-in", json={"token": token, **asked},
+                       headers={**PAGE, "Host": form.netloc})
+    callback = urlsplit(answer.json()["data"]["redirect"])
+    assert callback.netloc == page_host
+    done = http.get(f"{callback.path}?{callback.query}", headers={
+        "Host": page_host, "Cookie": f"{STATE_COOKIE}={asked['state']}"})
+    assert done.status_code == 200, done.text
+    return str(done.cookies[COOKIE_NAME])
+
+
 NODE_PAGE = """
 import http from "node:http";
 import { pathToFileURL } from "node:url";
@@ -419,11 +456,10 @@ def test_runtime_calls_functions_from_node(server: str, api: Api, platform: Loca
     origin = server.replace("127.0.0.1", page_host(site.app_token))
     with httpx.Client(base_url=server, timeout=10) as http:
         runtime = http.get("/_basedb/runtime.js")
-        signed_in = http.post("/_basedb/session", json={"token": platform.owner_token},
-                              headers={**PAGE, "Host": origin.split("//")[1]})
+        cookie_value = _sign_in_over_http(http, origin, platform.owner_token)
     (tmp_path / "runtime.mjs").write_bytes(runtime.content)
     (tmp_path / "page.mjs").write_text(NODE_PAGE)
-    cookie = f"{COOKIE_NAME}={signed_in.cookies[COOKIE_NAME]}"
+    cookie = f"{COOKIE_NAME}={cookie_value}"
     page_url = f"{origin}/sites/{site.app_token}/preview/index.html"
     done = subprocess.run(["node", str(tmp_path / "page.mjs"), str(tmp_path / "runtime.mjs"),
                            page_url, cookie], capture_output=True, text=True, timeout=60)

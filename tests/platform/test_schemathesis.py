@@ -95,7 +95,7 @@ class AsBrowsersAddressIt:
             host = "localhost"
             if len(parts) > 2 and parts[1] == "sites" and _DNS_LABEL.fullmatch(parts[2]):
                 host = f"{parts[2].lower()}.localhost"
-            elif scope["path"] == "/_basedb/session" and self.session_site:
+            elif scope["path"].startswith("/_basedb/session") and self.session_site:
                 host = f"{self.session_site.lower()}.localhost"
             scope = {**scope, "headers": [
                 (name, host.encode("latin-1") if name == b"host" else value)
@@ -173,7 +173,8 @@ STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
         "Every id in exclude must be a draft function", re.compile(r"^800004030 ")),),
     ("POST", "/sites/{app_token}/functions/{function_id}/invoke"): (StatedRule(
         "params must match the function's inputSchema",
-        re.compile(r"^800004002 |^800004011 ai function feature is not enabled")),),
+        re.compile(r"^800004002 |^9499 .*Parameter: /params|"
+                   r"^800004011 ai function feature is not enabled")),),
 }
 
 

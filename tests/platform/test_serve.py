@@ -66,11 +66,15 @@ def test_serve_over_http(tmp_path: Path) -> None:
         token = (data / "owner.token").read_text().strip()
         assert "owner.token" in banner and token not in banner
         assert "basedb faas: sandbox" in banner  # what FaaS handlers run inside
-        # Each site's URLs, on its page origin at the port actually served (here a free
-        # one, not 8787).
+        # The URLs are data, on stdout: the platform's, then each site's, on its page
+        # origin at the port actually served (here a free one, not 8787).
+        assert process.stdout is not None
+        assert _read_line(process.stdout, deadline) == f"platform: {url}\n"
+        urls = "".join(_read_line(process.stdout, deadline) for _ in range(4))
         page = url.replace("127.0.0.1", f"{app_token.lower()}.localhost")
-        assert f"prod:    {page}/sites/{app_token}/\n" in banner
-        assert f"preview: {page}/sites/{app_token}/preview/\n" in banner
+        assert f"prod:    {page}/sites/{app_token}/\n" in urls
+        assert f"preview: {page}/sites/{app_token}/preview/\n" in urls
+        assert "prod:" not in banner, "stderr carries the status, not the URLs"
 
         with httpx.Client(base_url=url + API_PREFIX, timeout=10) as http:
             assert http.get("/users/me").json()["code"] == 99991661
@@ -97,7 +101,7 @@ def test_serve_over_http(tmp_path: Path) -> None:
             process.kill()
             process.wait()
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""
-    assert process.stdout is not None and process.stdout.read() == ""
+    assert process.stdout is not None and process.stdout.read() == "", "nothing but URLs"
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "example.com", "::"])

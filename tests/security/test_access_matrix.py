@@ -22,16 +22,19 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
+from basedb.platform.domain import identity
+from basedb.platform.web import sign_in
 from basedb.platform.web.http import Endpoint
 from basedb.platform.web.routes import all_endpoints
 from basedb.platform.web.sessions import PAGE_HEADER
+from basedb.protocol import Code
 from tests.platform.conftest import Api, make_table
 from tests.platform.functions_support import TaskSite, build_site, deploy, save_drafts, site_zip
 
 ROLES = ("owner", "admin", "member", "removed", "outsider")
-OK, HIDDEN, FORBIDDEN = "ok", "hidden", "forbidden"
+OK, HIDDEN, FORBIDDEN, REDIRECT = "ok", "hidden", "forbidden", "redirect"
+PAST_ACCESS = "past access"
 
 # What each rule answers each role: allowed, refused as if the object did not exist
 # (404, the same answer as for an unknown id), or refused for the role (403).
@@ -49,8 +52,15 @@ RULES: dict[str, dict[str, str]] = {
                      "outsider": HIDDEN},
     "site owner": {"owner": OK, "admin": FORBIDDEN, "member": FORBIDDEN, "removed": HIDDEN,
                    "outsider": HIDDEN},
+    # Past the access check to the call's own refusal: the stream of a function that is
+    # not an AI Function, or a media task that does not exist (see `outcome`).
+    "site member, then refused": {"owner": PAST_ACCESS, "admin": PAST_ACCESS,
+                                  "member": PAST_ACCESS, "removed": HIDDEN,
+                                  "outsider": HIDDEN},
     "sign in": {"owner": OK, "admin": OK, "member": OK, "removed": FORBIDDEN,
                 "outsider": FORBIDDEN},
+    # A browser's step to the platform's sign-in form: the same for everyone.
+    "public redirect": dict.fromkeys(ROLES, REDIRECT),
     # The Lark stand-in's sign-in endpoints: the caller shows an app's credentials (or a
     # device code), not a user token, so every role gets the same answer.
     "app credentials": dict.fromkeys(ROLES, OK),
@@ -122,6 +132,8 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", _SITE + "/functions"): "site member",
     ("GET", _SITE + "/functions/{function_id}"): "site member",
     ("POST", _SITE + "/functions/{function_id}/invoke"): "site member",
+    ("POST", _SITE + "/functions/{function_id}/stream"): "site member, then refused",
+    ("GET", _SITE + "/ai-tasks/{task_id}"): "site member, then refused",
     ("GET", _SITE + "/skill"): "site member",
     ("GET", _SITE + "/secrets"): "site manager",
     ("PUT", _SITE + "/secrets/{secret_name}"): "site manager",
@@ -130,7 +142,10 @@ RULE_OF: dict[tuple[str, str], str] = {
     ("GET", "/sites/{app_token}/preview/{path:path}"): "site manager",
     ("GET", "/sites/{app_token}/{path:path}"): "site member",
     ("GET", "/_basedb/runtime.js"): "public",
-    ("POST", "/_basedb/session"): "sign in",
+    ("GET", "/_basedb/sign-in"): "public",
+    ("POST", "/_basedb/sign-in"): "sign in",
+    ("GET", "/_basedb/session/start"): "public redirect",
+    ("GET", "/_basedb/session/callback"): "sign in",
     ("GET", "/_basedb/session"): "any user",
     ("DELETE", "/_basedb/session"): "any user",
 }
@@ -368,11 +383,18 @@ PREPARE: dict[tuple[str, str], Prepare] = {
         path={"deployment_id": w.first_deployment}),
     ("POST", _SITE + "/functions/{function_id}/invoke"): lambda w, r: Request(
         json={"params": {"status": "Open"}}, params={"env": "prod"}),
+    ("POST", _SITE + "/functions/{function_id}/stream"): lambda w, r: Request(
+        json={"params": {"status": "Open"}}, params={"env": "prod"}),
     ("GET", "/sites/{app_token}/preview/{path:path}"): lambda w, r: Request(
         on_page_host=True),
     ("GET", "/sites/{app_token}/{path:path}"): lambda w, r: Request(on_page_host=True),
-    ("POST", "/_basedb/session"): lambda w, r: Request(
-        on_page_host=True, json={"token": w.tokens[r]}, headers=PAGE, bearer=False),
+    ("GET", "/_basedb/sign-in"): lambda w, r: Request(
+        params={"site": w.site.app_token.lower(), "state": "s"}, bearer=False),
+    ("POST", "/_basedb/sign-in"): lambda w, r: Request(
+        json={"token": w.tokens[r], "site": w.site.app_token.lower(), "state": "s"},
+        headers=PAGE, bearer=False),
+    ("GET", "/_basedb/session/start"): lambda w, r: Request(on_page_host=True, bearer=False),
+    ("GET", "/_basedb/session/callback"): lambda w, r: _sign_in_callback(w, r),
     ("GET", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("DELETE", "/_basedb/session"): lambda w, r: Request(on_page_host=True),
     ("PUT", _SITE + "/secrets/{secret_name}"): lambda w, r: Request(
@@ -402,7 +424,8 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
     values = {"base_token": site.base_token, "table_id": site.tasks_table,
               "field_id": _first_field(world), "record_id": site.tasks["Write API"],
               "app_token": site.app_token, "deployment_id": world.first_deployment,
-              "function_id": "listTasks", "path": "index.html", "secret_name": "API_KEY",
+              "function_id": "listTasks", "task_id": "tskNoSuchTask", "path": "index.html",
+              "secret_name": "API_KEY",
               **request.path}
     url = endpoint.full_path
     for name, value in values.items():
@@ -415,6 +438,17 @@ def _send(world: World, endpoint: Endpoint, role: str) -> Any:
     return client.request(endpoint.method, url, json=request.json, params=request.params,
                           data=request.data, files=request.files, headers=headers,
                           follow_redirects=False)
+
+
+def _sign_in_callback(world: World, role: str) -> Request:
+    """A code issued to `role` for the site (as the platform's form issues one, here
+    also to roles the form refuses): the callback checks membership again."""
+    with world.platform.store.write() as conn:
+        user = identity.user_for_token(conn, world.tokens[role])
+        assert user is not None
+        code = sign_in.issue_code(conn, user, world.site.app_token, "state")
+    return Request(on_page_host=True, params={"code": code}, bearer=False,
+                   headers={"Cookie": f"{sign_in.STATE_COOKIE}=state"})
 
 
 def _first_field(world: World) -> str:
@@ -431,11 +465,16 @@ def outcome(response: Any) -> str:
     code = body.get("code") if isinstance(body, dict) else None
     if response.status_code == 200 and code in (None, 0):
         return OK
+    if response.status_code == 303 and response.headers.get("location"):
+        return REDIRECT
     if response.status_code == 404 and ((code == Code.BAD_REQUEST and "was not found" in
                                         body["msg"]) or "No such site" in response.text):
         return HIDDEN
     if response.status_code == 403 and (code == Code.PERMISSION_DENIED or not is_json):
         return FORBIDDEN
+    if (code == Code.BAD_REQUEST and "only AI Functions stream" in body["msg"]) or (
+            code == Code.FUNCTION_NOT_FOUND and "No media AI task" in body["msg"]):
+        return PAST_ACCESS
     return f"{response.status_code} {code} {response.text[:300]}"
 
 

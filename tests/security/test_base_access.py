@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
+from basedb.protocol import Code
 from tests.platform.conftest import Api, make_table
 from tests.platform.functions_support import sql_function
 from tests.platform.release_support import deploy
+from tests.platform.sign_in_support import sign_in
 
 
 def user(api: Api, name: str) -> tuple[Api, str]:
@@ -153,8 +154,7 @@ def test_leaving_a_site_ends_its_page_sessions(api: Api, olivias: dict[str, Any]
     olivia.ok("POST", f"/sites/{site}/members", json={"userId": mo_id})
     headers = {"X-Basedb-Page": "1", "Sec-Fetch-Site": "same-origin"}
     with TestClient(platform.app, base_url=f"http://{site.lower()}.localhost") as page:
-        signed = page.post("/_basedb/session", json={"token": mo.token}, headers=headers)
-        assert signed.json()["code"] == 0
+        sign_in(page, str(mo.token))
         assert page.get("/_basedb/session", headers=headers).json()["code"] == 0
         mo.ok("DELETE", f"/sites/{site}/members", json={"userId": mo_id})
         after = page.get("/_basedb/session", headers=headers).json()

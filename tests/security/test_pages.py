@@ -16,13 +16,15 @@ from dataclasses import dataclass
 import pytest
 from starlette.testclient import TestClient
 
+from basedb.core.page_sdk import inject_import_map
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.sessions import COOKIE_NAME
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import TaskSite, add_member, released_site
 from tests.platform.release_support import SITE_FILES, deploy
+from tests.platform.sign_in_support import sign_in
 
 SAME_ORIGIN = {"X-Basedb-Page": "1", "Sec-Fetch-Site": "same-origin"}
 
@@ -57,9 +59,7 @@ def scene(api: Api, platform: LocalPlatform) -> Scene:
 def tab_on_b(scene: Scene) -> Iterator[TestClient]:
     """Mo's browser on B's page, signed in there."""
     with TestClient(scene.platform.app, base_url=scene.host(scene.b)) as tab:
-        signed = tab.post("/_basedb/session", json={"token": scene.mo_token},
-                          headers=SAME_ORIGIN)
-        assert signed.json()["code"] == 0
+        sign_in(tab, scene.mo_token)
         yield tab
 
 
@@ -106,7 +106,7 @@ def test_another_sites_page_cannot_call_a_site_as_its_viewer(
 
 def test_a_sites_own_page_still_calls_it(scene: Scene) -> None:
     with TestClient(scene.platform.app, base_url=scene.host(scene.a.app_token)) as tab:
-        tab.post("/_basedb/session", json={"token": scene.mo_token}, headers=SAME_ORIGIN)
+        sign_in(tab, scene.mo_token)
         origin = scene.host(scene.a.app_token)
         ok = tab.post(scene.invoke_path("listTasks"), json={"params": {"status": "Open"}},
                       headers={"X-Basedb-Page": "1", "Origin": origin})
@@ -128,13 +128,13 @@ def test_a_session_is_good_for_its_own_site_only(scene: Scene, tab_on_b: TestCli
         assert tab.get("/_basedb/session", headers=SAME_ORIGIN).json()["code"] == \
             Code.PERMISSION_DENIED
         page = tab.get(f"/sites/{scene.a.app_token}/")
-        assert page.status_code == 401 and 'id="sign-in"' in page.text
+        assert page.status_code == 401 and "/_basedb/session/start" in page.text
 
 
 def test_pages_and_sign_in_refuse_to_be_framed(scene: Scene, tab_on_b: TestClient) -> None:
     site_page = tab_on_b.get(f"/sites/{scene.b}/")
-    assert site_page.status_code == 200 and site_page.text == \
-        SITE_FILES["src/index.html"].decode()
+    assert site_page.status_code == 200 and site_page.content == \
+        inject_import_map(SITE_FILES["src/index.html"])
     assert "frame-ancestors 'self'" in site_page.headers["content-security-policy"]
     assert site_page.headers["x-frame-options"] == "SAMEORIGIN"
     tab_on_b.cookies.clear()

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from basedb.check.run import check_workspace
-from basedb.check.sql.analysis import analyze_sql
 from basedb.contracts import stale_findings
 from basedb.platform.storage import physical
 from basedb.platform.storage.sql_compile import compile_for_sqlite
-from basedb.platform.storage.sql_query import prepare_connection, read_only_authorizer
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.sqlite.query import prepare_connection, read_only_authorizer
 from basedb.workspace import Workspace, load_workspace
 from basedb.workspace.model import FIELD_TYPES, DatabaseFunction, FaaS, FunctionKind, Mutation
 from bench.floor_check import measure as measure_floor

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from basedb.check.declarations import check_declarations, suggest_kind, value_fits_kind
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.model import MUTATION_PARAM_KINDS, SQL_PARAM_KINDS
 from tests.unit._builders import check_context
 
@@ -136,6 +136,13 @@ def test_kind_invalid(tmp_path: Path) -> None:
     assert 'Use "TEXT"' in errors[0].fix
     assert "RECORD_ID" not in errors[1].message.split("legal kinds are")[1]
     assert "has no kind" in errors[2].message
+
+
+def test_kind_missing_names_the_key_written_instead(tmp_path: Path) -> None:
+    errors = run_sql(tmp_path, [p("a", ..., type="integer")])
+    assert codes(errors) == [("PARAM_KIND_INVALID", "/meta/params/0/kind")]
+    assert "has no kind (it has 'type', which basedb does not read" in errors[0].message
+    assert errors[0].fix.startswith('Rename \'type\' to "kind" and set it to "INT".')
 
 
 def test_mutation_kinds_include_ids(tmp_path: Path) -> None:

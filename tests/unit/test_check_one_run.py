@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 from basedb.check.run import check_workspace
-from basedb.check.sql.analysis import analyze_sql
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
+from basedb.sql.analysis import analyze_sql
 from basedb.workspace import load_workspace
 from basedb.workspace.model import Catalog
 
@@ -129,3 +129,18 @@ def test_every_read_only_violation_of_a_query_is_reported() -> None:
                            resolve=False).problems
     assert [p.code for p in problems] == ["SQL_NOT_READ_ONLY", "SQL_NOT_READ_ONLY"]
     assert "INTO" in problems[0].message and "FOR UPDATE" in problems[1].message
+
+
+def test_the_library_entry_point_finds_what_a_loaded_check_finds(tmp_path: Path) -> None:
+    # basedb check calls check_directory; it loads, checks, and leaves the collector as
+    # it found it.
+    import gc
+
+    from basedb.check.run import check_directory
+
+    root = workspace_from("enum_out_of_domain", tmp_path)
+    assert gc.isenabled()
+    result = check_directory(root, cache=False)
+    assert gc.isenabled()
+    assert result.to_dict() == check_workspace(load_workspace(root)).to_dict()
+    assert [f.code for f in result.errors] == ["ENUM_OUT_OF_DOMAIN"]

@@ -193,7 +193,10 @@ def test_faas_schema_gives_every_property_a_description_and_oneof_branches() -> 
 
 def test_page_calls_only_declared_functions_of_the_right_kind() -> None:
     app = (EXAMPLE / "src" / "app.js").read_text(encoding="utf-8")
-    assert re.search(r'from "/_basedb/runtime\.js"', app)
+    # Upstream's module name (served pages resolve it through their import map), and
+    # upstream's entry.
+    assert re.search(r'from "@lark-base-open/base-database-app-sdk/page"', app)
+    assert re.search(r"^startBaseApp\(", app, re.M)
     calls = {
         "query": DATABASE_FUNCTIONS,
         "invokeDatabaseFunction": DATABASE_FUNCTIONS,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from basedb.check.sql.model import OutputColumn
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes import sql_inline, sql_worker
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped, json_size
-from basedb.platform.storage.sql_query import CompiledQuery, StatementConnection
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.sql.model import OutputColumn
+from basedb.sql.sqlite.query import CompiledQuery, StatementConnection
 from basedb.workspace.model import Field
 
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from basedb.check.sql import functions
-from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.model import SqlAnalysis
+from basedb.sql import functions
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.model import SqlAnalysis
 from basedb.workspace.model import EMPTY_CATALOG
 from tests.unit._sql_fixture import make_catalog
 
@@ -486,3 +486,19 @@ def test_analysing_twice_gives_equal_results() -> None:
     assert first is not again
     assert (again.problems, again.params, again.columns, again.bindings) == (
         first.problems, first.params, first.columns, first.bindings)
+
+
+def test_a_cte_sees_those_before_it_and_itself_only_when_recursive() -> None:
+    # PostgreSQL's scoping of WITH, walked once for the resolver and the typer.
+    assert "SQL_UNKNOWN_TABLE" in codes(
+        "WITH a AS (SELECT x FROM b), b AS (SELECT 标题 AS x FROM 任务) SELECT x FROM a")
+    assert "SQL_UNKNOWN_TABLE" in codes(
+        "WITH r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+        "SELECT n, 标题 FROM r, 任务")
+    analysis = ok("WITH RECURSIVE r(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM r WHERE k < 3)"
+                  " SELECT k, 标题 FROM r, 任务")
+    assert [c.type for c in analysis.columns] == ["integer", "text"]
+    widened = analyze("WITH RECURSIVE r(k) AS (SELECT 1 UNION ALL SELECT k + 0.5 FROM r "
+                      "WHERE k < 3) SELECT k, 标题 FROM r, 任务").problems
+    assert [p.code for p in widened] == ["SQL_INVALID"]
+    assert "recursive query column 1" in widened[0].message

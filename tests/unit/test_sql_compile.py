@@ -8,9 +8,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from basedb.check.sql.analysis import analyze_sql
 from basedb.platform.storage.sql_compile import compile_for_sqlite
-from basedb.platform.storage.sql_query import (
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.sqlite.query import (
     CompiledQuery,
     CompileError,
     prepare_connection,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.storage.sql_query import prepare_connection
+from basedb.sql.sqlite.query import prepare_connection
 from tests.differential import dataset
 from tests.differential.engines import Case, analyse, run_local
 from tests.differential.known import KNOWN_DIFFERENCES, Expected

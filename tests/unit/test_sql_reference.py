@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from basedb.check.sql.analysis import analyze_sql
-from basedb.check.sql.constructs import CONSTRUCTS
-from basedb.check.sql.functions import FUNCTIONS
-from basedb.check.sql.reference import render_sql_reference
+from basedb.sql.analysis import analyze_sql
+from basedb.sql.constructs import CONSTRUCTS
+from basedb.sql.functions import FUNCTIONS
+from basedb.sql.reference import render_sql_reference
 from tests.unit._sql_fixture import make_catalog
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "sql.md"

@@ -4,8 +4,8 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.context import CheckContext
-from basedb.check.sql.model import SqlAnalysis
 from basedb.check.sql.rules import RELEASE_EVERY, check_database_functions
+from basedb.sql.model import SqlAnalysis
 from basedb.workspace.declarations import build_database_function
 from basedb.workspace.model import EMPTY_CATALOG, AgentToolsConfig, Catalog, Workspace
 from tests.unit._sql_fixture import make_catalog

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from basedb.check.sql.functions import FUNCTIONS
-from basedb.platform.storage.sql_query import prepare_connection
+from basedb.sql.functions import FUNCTIONS
+from basedb.sql.sqlite.query import prepare_connection
 from tests.differential import dataset
 from tests.differential.engines import Case, analyse, run_local
 from tests.differential.signatures import signature_cases

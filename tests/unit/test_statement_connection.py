@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from basedb.platform.storage.sql_query import Authorizer, StatementConnection, authorizing
+from basedb.sql.sqlite.query import Authorizer, StatementConnection, authorizing
 
 _READ = 20
 

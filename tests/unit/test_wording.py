@@ -34,7 +34,7 @@ OTHER_PROGRAMS = {"--max-old-space-size", "--permission", "--experimental-permis
                   "--allow-fs-read", "--allow-fs-write", "--disable-warning", "--strict",
                   "--write", "--check", "--path",
                   # lark-cli's, which a lark-cli profile runs (basedb.client.lark.larkcli)
-                  "--file", "--output", "--device-code", "--no-wait"}
+                  "--file", "--output", "--device-code", "--no-wait", "--new", "--name"}
 BUBBLEWRAP = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
               "--as-pid-1", "--new-session", "--clearenv", "--setenv", "--ro-bind",
               "--ro-bind-try", "--symlink", "--proc", "--dev", "--size", "--perms", "--tmpfs",

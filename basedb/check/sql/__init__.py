@@ -1,7 +1,7 @@
-"""SQL analysis for Database Functions.
+"""`check`'s rules over the SQL engine's analyses of Database Functions.
 
-`analysis.analyze_sql` checks one main.sql; `rules.check_database_functions` turns the
-analyses of a workspace into findings; `functions` lists the SQL functions the subset
-allows (the platform's compiler, `basedb.platform.storage.sql_compile`, maps the same
-table to SQLite). This package imports nothing heavy: sqlglot loads with `analysis`.
+`rules.check_database_functions` analyses every main.sql of a workspace with
+`basedb.sql.analysis.analyze_sql` and turns the analyses into findings; `cache` keeps
+analyses on disk between runs; `workers` spreads the analysis of a large workspace over
+processes. This package imports nothing heavy: sqlglot loads with the analysis.
 """

@@ -32,20 +32,21 @@ except ImportError:  # an interpreter built without it
     from hashlib import blake2b
 
 from basedb import __version__
-from basedb.check.bindings import ParamBinding
-from basedb.check.sql.problems import SqlProblem
+from basedb.sql.model import ParamBinding
+from basedb.sql.problems import SqlProblem
 from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import Catalog
 
 if TYPE_CHECKING:
-    from basedb.check.sql.model import SqlAnalysis
+    from basedb.sql.model import SqlAnalysis
 
 FORMAT = 1
 CACHE_DIR = Path(".base-database-cli") / "cache"
 CACHE_FILE = "sql-analysis.json"
 # The modules whose behaviour a cached result reflects.
 _CODE_DIRS = ("check/sql", "check")
-_CODE_FILES = ("core/findings.py", "workspace/model.py", "workspace/catalog.py")
+_CODE_FILES = ("protocol/findings.py", "protocol/codes.py", "workspace/model.py",
+               "workspace/catalog.py")
 
 
 @frozen_dataclass

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.sql.cache import CACHE_DIR, CACHE_FILE, CachedAnalysis
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:
     from basedb.check.sql import workers
     from basedb.check.sql.cache import AnalysisCache
-    from basedb.check.sql.model import SqlAnalysis
+    from basedb.sql.model import SqlAnalysis
 
 
 # Problems that leave the rest of the query understood: a misspelt field or an extra $n
@@ -186,7 +186,7 @@ def _check_all(ctx: CheckContext, cache: AnalysisCache | None, processes: int,
         analysis: SqlAnalysis | CachedAnalysis | None = cached or ahead.get(position)
         if analysis is None:
             # Lazy: sqlglot loads only when a query is not in the analysis cache.
-            from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
+            from basedb.sql.analysis import analyze_sql  # noqa: PLC0415
 
             analysis = analyze_sql(str(decl.sql), ws.catalog, param_count,
                                    resolve=ws.catalog_loaded, param_kinds=kinds)

@@ -23,9 +23,8 @@ import signal
 import struct
 from collections.abc import Sequence
 
-from basedb.check.bindings import ParamBinding
 from basedb.check.sql.cache import CachedAnalysis
-from basedb.check.sql.model import SqlAnalysis, SqlProblem
+from basedb.sql.model import ParamBinding, SqlAnalysis, SqlProblem
 from basedb.workspace.model import EMPTY_CATALOG, RECORD_ID_FIELD, Catalog, Field, Table
 
 Query = tuple[str, int, Sequence[str | None]]  # main.sql, declared params, their kinds
@@ -310,7 +309,7 @@ _SIZE = struct.Struct("=q")
 def _summary(query: Query, catalog: Catalog, resolve: bool) -> CachedAnalysis:
     # Lazy: sqlglot loads only in a process that analyses (a forked worker has it already;
     # an early worker loads it while the parent loads the workspace).
-    from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
+    from basedb.sql.analysis import analyze_sql  # noqa: PLC0415
 
     sql, param_count, kinds = query
     return summarize(analyze_sql(sql, catalog, param_count, resolve=resolve,

@@ -27,6 +27,7 @@ from basedb.core import environment
 from basedb.core.errors import AuthError
 
 NOT_CONFIGURED = "not_configured"
+NOT_CONFIGURED_CODE = "LARK_NOT_CONFIGURED"
 
 
 def secret_key(profile: str) -> str:
@@ -48,7 +49,7 @@ def not_configured(profile: Profile) -> AuthError:
     lark = profile.lark
     what = f"app {lark.app_id}" if lark is not None and lark.app_id else "an app"
     error = AuthError(
-        f"Profile {profile.name!r} has no app secret for {what}.", code=0,
+        f"Profile {profile.name!r} has no app secret for {what}.", code=NOT_CONFIGURED_CODE,
         error_type="config",
         hint=f"Set {APP_ID_ENV} and {APP_SECRET_ENV}, or sign in with "
              f"`{profile.login_command}`.")

@@ -19,7 +19,8 @@ from typing import Any
 from basedb.client.lark.accounts import app_secret, oauth_for, secret_key
 from basedb.client.lark.brands import hosts
 from basedb.client.lark.http import AuthHttp
-from basedb.client.lark.larkcli import error_envelope, run_lark_cli, state_error
+from basedb.client.lark.larkcli import error_envelope, run_lark_cli
+from basedb.client.lark.larkcli_states import NOT_SIGNED_IN, login_command, state_error
 from basedb.client.lark.oauth import (
     DeviceAuthorization,
     load_token,
@@ -90,28 +91,36 @@ def sign_in_lark_cli(profile: Profile, *, timeout: float) -> dict[str, Any]:
     """Check that lark-cli knows its profile (`lark-cli auth status`), then store ours."""
     lark = profile.lark
     assert lark is not None
-    status = lark_cli_status(lark, timeout=timeout)
+    status, found = _lark_cli_status(lark, timeout=timeout)
+    if found is not None:
+        raise found
     if status.get("state") not in (None, "ok"):
-        error = AuthError(f"lark-cli is not signed in: {status.get('detail')}", code=0,
-                          error_type="config" if status["state"] == "not_configured" else "auth",
-                          hint=f"Run `{profile.login_command}` first.")
+        error = AuthError(f"lark-cli is not signed in: {status.get('detail')}",
+                          code=NOT_SIGNED_IN, error_type="auth",
+                          hint=f"Run `{login_command(lark.lark_profile)}` first.")
         raise error.with_context(detail={"state": status["state"]})
     save_profile(profile)
     return status
 
 
 def lark_cli_status(lark: LarkAccount, *, timeout: float = 30.0) -> dict[str, Any]:
-    """`lark-cli auth status` as {state, detail, appId?, brand?, identity?, userName?,
-    tokenStatus?}; state is None when the wanted identity is usable."""
+    """`lark-cli auth status` as {state, detail, fix?, appId?, brand?, identity?,
+    userName?, tokenStatus?}; state is None when the wanted identity is usable."""
+    return _lark_cli_status(lark, timeout=timeout)[0]
+
+
+def _lark_cli_status(lark: LarkAccount, *,
+                     timeout: float) -> tuple[dict[str, Any], AuthError | None]:
     args = (["--profile", lark.lark_profile] if lark.lark_profile else []) + ["auth", "status"]
     done = run_lark_cli(args, timeout=timeout)
-    login = "lark-cli auth login" + (f" --profile {lark.lark_profile}"
-                                     if lark.lark_profile else "")
     if done.returncode != 0:
-        error = state_error(done.stderr, error_envelope(done.stderr), login=login)
-        state = error.detail.get("state") if error is not None else "not_configured"
-        return {"state": state, "detail": (error.message if error else
-                                          done.stderr.decode(errors="replace").strip())}
+        error = state_error(done.stderr, error_envelope(done.stderr),
+                            lark_profile=lark.lark_profile)
+        if error is None:
+            return {"state": "not_configured",
+                    "detail": done.stderr.decode(errors="replace").strip()}, None
+        return {"state": error.detail.get("state"), "detail": error.message,
+                "fix": error.hint}, error
     try:
         report = json.loads(done.stdout)
     except ValueError:
@@ -125,8 +134,9 @@ def lark_cli_status(lark: LarkAccount, *, timeout: float = 30.0) -> dict[str, An
         state = ("token_missing" if not report.get("userOpenId")
                  or report.get("tokenStatus") is None else "need_user_authorization")
         return {**found, "state": state, "detail": str(report.get("note") or
-                                                       "no user is signed in to lark-cli")}
-    return {**found, "state": None, "detail": "lark-cli is signed in"}
+                                                       "no user is signed in to lark-cli"),
+                "fix": f"Sign in with `{login_command(lark.lark_profile)}`."}, None
+    return {**found, "state": None, "detail": "lark-cli is signed in"}, None
 
 
 def status(profile: Profile, *, store: SecretStore) -> dict[str, Any]:

@@ -31,7 +31,7 @@ MANIFEST_PATH = ".basedb/manifest.json"
 # What one deployment may ship.
 MAX_INPUT_FILES = 25_000  # MAX_FUNCTIONS functions of two files each, and the site
 MAX_INPUT_BYTES = 100 * MIB
-FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 1024
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")

@@ -11,10 +11,11 @@ their key, so that listing, describing and invoking do not rebuild them.
                basedb.platform.domain.resolved)
     tokens     the rows of bearer tokens in use, likewise
     tables     a Base's table with its fields, by (base token, table id, catalog revision)
+    ai_tasks   the media AI tasks started on this platform (held only here)
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
-recently used. Each platform app has its own (`basedb.platform.web.http.AppContext`).
+recently used. Each platform app has its own (`basedb.platform.web.context.AppContext`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from basedb.platform.domain.dev_drafts import DevDrafts
 from basedb.platform.domain.records import TableMemo
 from basedb.platform.domain.resolved import ResolvedMemo
 from basedb.platform.domain.revision import CatalogMemo
+from basedb.platform.domain.runtimes.ai_media import MediaTasks
 from basedb.platform.domain.snapshots import SnapshotMemo
 
 if TYPE_CHECKING:
@@ -52,3 +54,5 @@ class DomainCaches:
     targets: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
     tokens: ResolvedMemo[Any] = field(default_factory=ResolvedMemo)
     tables: TableMemo = field(default_factory=lambda: TableMemo(TABLES_KEPT))
+    # Media AI tasks (held only here: see basedb.platform.domain.runtimes.ai_media).
+    ai_tasks: MediaTasks = field(default_factory=MediaTasks)

@@ -31,7 +31,6 @@ from typing import Any
 from basedb.check.agent_tools import validate_exclude
 from basedb.check.sql.rules import declared_param_count, declared_param_kinds
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
@@ -51,8 +50,9 @@ from basedb.platform.domain.snapshots import (
     prod_deployment_id,
 )
 from basedb.platform.storage import ids, indexes
-from basedb.platform.storage.sql_query import CompileError
 from basedb.platform.storage.store import Store
+from basedb.protocol import ApiFailure, Code, unexecuted_message
+from basedb.sql.sqlite.query import CompileError
 from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import FUNCTION_KINDS, Catalog, DatabaseFunction
 
@@ -248,8 +248,8 @@ def _index_specs(decl: DatabaseFunction, catalog: Catalog,
     just now, or its judgement found by content), so it is compiled without judging it
     again; a query that does not compile gets no index."""
     # Lazy: sqlglot loads with the first deployment that plans indexes, not with the app.
-    from basedb.check.sql.analysis import analyze_sql  # noqa: PLC0415
     from basedb.platform.storage.sql_compile import compile_for_sqlite  # noqa: PLC0415
+    from basedb.sql.analysis import analyze_sql  # noqa: PLC0415
 
     if decl.sql is None:
         return []

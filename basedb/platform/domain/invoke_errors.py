@@ -1,4 +1,9 @@
-"""Turn jsonschema validation errors into upstream's "not executed" message (800004002).
+"""Turn jsonschema validation errors into upstream's "not executed" message.
+
+The code follows upstream's troubleshooting: a value whose JSON type does not match the
+inputSchema (`"3"` for an integer, a JSON string where an object belongs) is a malformed
+request, 9499; every other rule a value breaks (required, enum, pattern, bounds) is
+800004002. Both carry the same message, so the details stay in `msg`.
 
 The message names the parameter by JSON Pointer relative to the request body
 (`/params/periodId`, `/params/tags/1`), echoes at most 64 characters of what was
@@ -18,11 +23,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from basedb.core.findings import pointer
-from basedb.core.protocol import ApiFailure, Code, clip, quote, unexecuted_message
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import DATE_PATTERN, DATETIME_PATTERN
 from basedb.platform.storage.cells import closest
+from basedb.protocol import ApiFailure, Code, clip, quote, unexecuted_message
+from basedb.protocol.findings import pointer
 
 _MISSING = object()
 _TYPE_WORDS = {"string": "text (a JSON string)", "integer": "a whole number",
@@ -44,8 +49,8 @@ _DISCRIMINATING = frozenset({"const", "enum", "type"})
 
 
 def parameter_failure(errors: Iterable[Any], plan: FunctionPlan) -> ApiFailure | None:
-    """The 800004002 failure for the most relevant of a validation's errors; None when
-    there are none."""
+    """The failure for the most relevant of a validation's errors (9499 for a value of
+    the wrong type, else 800004002); None when there are none."""
     chosen = relevant_error(list(errors))
     if chosen is None:
         return None
@@ -54,7 +59,8 @@ def parameter_failure(errors: Iterable[Any], plan: FunctionPlan) -> ApiFailure |
     if case:
         reason = f"{reason.rstrip('. ')} (when {case})"
     kwargs: dict[str, Any] = {} if received is _MISSING else {"received": received}
-    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
+    code = Code.BAD_REQUEST if error.validator == "type" else Code.PARAMETER_INVALID
+    return ApiFailure(code, unexecuted_message(
         reason, parameter=at, fix=fix, candidates=candidates, **kwargs))
 
 

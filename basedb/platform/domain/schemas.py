@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
-from basedb.check.bindings import OPTION_SUMMARY_LIMIT, ParamBinding
+from basedb.check.bindings import OPTION_SUMMARY_LIMIT
 from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.records import MAX_BATCH
+from basedb.sql.model import ParamBinding
 from basedb.workspace.model import AnyDeclaration, Catalog, Field, Mutation
 
 # JSON Schema type of each param kind (of each element, for arrays).

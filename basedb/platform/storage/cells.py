@@ -18,14 +18,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from basedb.check.sql.pgvalues import zone_info
-from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.storage.ids import DATETIME_FORMAT
+from basedb.protocol import ApiFailure, Code, quote, unexecuted_message
+from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import Field
 
 MAX_TEXT_CHARS = 100_000
 MAX_JSON_CHARS = 100_000
-_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2})?$")
+_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2})?\Z")
 _MISSING = object()
 
 

@@ -11,7 +11,7 @@ import secrets
 import time
 from datetime import UTC, datetime
 
-from basedb.check.sql.pgvalues import zone_info
+from basedb.sql.pgvalues import zone_info
 
 # prefix -> number of random characters after it
 BASE_TOKEN = ("bas", 20)

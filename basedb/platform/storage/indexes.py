@@ -32,12 +32,12 @@ from basedb.core.frozen import frozen_dataclass
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from basedb.platform.storage.sql_query import CompiledQuery
+    from basedb.sql.sqlite.query import CompiledQuery
 
 INDEX_PREFIX = "bdx_"
 MAX_COLUMNS = 4  # past a few equality columns an index only grows
-_PHYSICAL_TABLE_RE = re.compile(r"^t_[A-Za-z0-9_]{1,64}$")
-_PHYSICAL_COLUMN_RE = re.compile(r"^c_[A-Za-z0-9_]{1,64}$")
+_PHYSICAL_TABLE_RE = re.compile(r"^t_[A-Za-z0-9_]{1,64}\Z")
+_PHYSICAL_COLUMN_RE = re.compile(r"^c_[A-Za-z0-9_]{1,64}\Z")
 
 
 @frozen_dataclass

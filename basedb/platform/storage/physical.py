@@ -34,7 +34,7 @@ import re
 
 from basedb.workspace.model import Field
 
-_ID_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+_ID_RE = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
 
 JSON_TYPES = frozenset({"link", "attachment", "location"})
 

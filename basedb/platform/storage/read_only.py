@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from basedb.platform.storage.sql_query import StatementConnection, connect_read_only
 from basedb.platform.storage.store import BUSY_TIMEOUT_S, Store
+from basedb.sql.sqlite.query import StatementConnection, connect_read_only
 
 
 class _ReadOnlyConnection(StatementConnection):

@@ -344,6 +344,23 @@ CREATE TABLE indexed_functions (
 # needs no new plan to choose them.
 
 
+_SIGN_IN_CODES = """
+DELETE FROM page_sessions;
+CREATE TABLE sign_in_codes (
+    code_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
+    app_token TEXT NOT NULL REFERENCES sites(app_token) ON DELETE CASCADE,
+    state_hash TEXT NOT NULL,      -- the browser's sign-in state cookie, hashed
+    expires_at INTEGER NOT NULL    -- unix seconds
+);
+CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes(expires_at);
+"""
+# A browser signs in on the platform's own origin and carries a one-time code to the
+# site's page origin (basedb.platform.web.sign_in). Sessions opened by the sign-in form
+# that page origins used to serve end: a service worker of the site may have seen the
+# token typed there.
+
+
 def _draft_content_hashes(conn: sqlite3.Connection) -> None:
     """Each draft function keeps its content hash (basedb.core.content_hash), so that a
     redeploy can name the functions the site already holds instead of sending them."""
@@ -371,6 +388,8 @@ MIGRATIONS: list[Migration] = [
     Migration(10, "time zones of Bases, site drafts and deployments", _TIME_ZONES),
     Migration(11, "judged drafts and indexed functions, by content", _DRAFT_JUDGEMENTS),
     Migration(13, "draft functions keep their content hash", _draft_content_hashes),
+    Migration(14, "one-time sign-in codes from the platform origin to page origins",
+              _SIGN_IN_CODES),
 ]
 
 

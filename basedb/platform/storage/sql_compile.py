@@ -3,8 +3,8 @@
     analysis = analyze_sql(sql, catalog, len(params), param_kinds=kinds)
     compiled = compile_for_sqlite(analysis, catalog, timezone="Asia/Shanghai")
 
-The result (`sql_query.CompiledQuery`) runs with PostgreSQL's semantics in the site's
-time zone; run it as `basedb.platform.storage.sql_query` says.
+The result (`basedb.sql.sqlite.query.CompiledQuery`) runs with PostgreSQL's semantics in the site's
+time zone; run it as `basedb.sql.sqlite.query` says.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from basedb.check.sql.model import SqlAnalysis
 from basedb.platform.storage import physical
-from basedb.platform.storage.sql_query import CompiledQuery, CompileError, Slot
 from basedb.platform.storage.sql_rewrite import Rewriter
+from basedb.sql.model import SqlAnalysis
+from basedb.sql.sqlite.query import CompiledQuery, CompileError, Slot
 from basedb.workspace.model import Catalog
 
 DEFAULT_TIMEZONE = "UTC"

@@ -16,9 +16,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.model import OutputColumn
 from basedb.platform.storage import physical
+from basedb.sql import pgtypes as T
+from basedb.sql.model import OutputColumn
 
 
 def plain(cell: Any) -> Any:

@@ -3,10 +3,10 @@
 Base names become physical names (`basedb.platform.storage.physical`), multi-valued
 fields get "any element" semantics through json_each, `= ANY($n)` / `<> ALL($n)` read an
 array parameter bound as JSON text, and every expression is translated by its
-PostgreSQL type (`sql_translate`). The query's structure is kept, with what SQLite lacks
-spelled out: DISTINCT ON becomes a row_number() filter, NATURAL JOIN and USING become
-ON, a scalar subquery fails on a second row, ORDER BY puts NULLs where PostgreSQL does,
-and LIMIT / OFFSET refuse negative values. Parameters become named markers that the
+PostgreSQL type (`basedb.sql.sqlite.translate`). The query's structure is kept, with
+what SQLite lacks spelled out: DISTINCT ON becomes a row_number() filter, NATURAL JOIN
+and USING become ON, a scalar subquery fails on a second row, ORDER BY puts NULLs where
+PostgreSQL does, and LIMIT / OFFSET refuse negative values. Parameters become named markers that the
 compiler turns into `?`; string interpolation is never used.
 """
 
@@ -16,14 +16,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.model import ColumnRef, SqlAnalysis, StarColumn
-from basedb.check.sql.scope import is_all_call, strip_casts
-from basedb.check.sql.typing_base import ANY, function_name
 from basedb.platform.storage import physical
-from basedb.platform.storage.sql_nodes import call, string
-from basedb.platform.storage.sql_query import CompileError
 from basedb.platform.storage.sql_rewrite_multi import MultiValuedRewriter, first_output
+from basedb.sql import pgtypes as T
+from basedb.sql.model import ColumnRef, SqlAnalysis, StarColumn
+from basedb.sql.scope import is_all_call, strip_casts
+from basedb.sql.sqlite.nodes import call, string
+from basedb.sql.sqlite.query import CompileError
+from basedb.sql.typing_base import ANY, function_name
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.In, exp.Is, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Pow)

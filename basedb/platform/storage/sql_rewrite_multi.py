@@ -12,12 +12,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from basedb.check.sql import pgtypes as T
-from basedb.check.sql.model import ColumnRef
-from basedb.check.sql.scope import is_all_call, strip_casts
-from basedb.platform.storage.sql_nodes import call
-from basedb.platform.storage.sql_query import CompileError
-from basedb.platform.storage.sql_translate import ExpressionRewriter
+from basedb.sql import pgtypes as T
+from basedb.sql.model import ColumnRef
+from basedb.sql.scope import is_all_call, strip_casts
+from basedb.sql.sqlite.nodes import call
+from basedb.sql.sqlite.query import CompileError
+from basedb.sql.sqlite.translate import ExpressionRewriter
 
 
 def quoted(name: str) -> exp.Identifier:

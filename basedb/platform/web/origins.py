@@ -2,7 +2,8 @@
 browser origin for its pages.
 
     API hosts    localhost, IP literals, the host of $BASEDB_PUBLIC_URL (and, for the
-                 in-process app only, its private name): the Open API, /openapi.json
+                 in-process app only, its private name): the Open API, /openapi.json,
+                 the sign-in form (the platform token is typed there and nowhere else)
     page hosts   <site>.localhost and <site>.<public host>, where <site> is the app token
                  in lower case (host names are case-insensitive): that site's pages
                  under /sites/<appToken>/, the page runtime, the page sign-in session
@@ -36,7 +37,7 @@ from basedb.core.frozen import frozen_dataclass
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8787"
 PUBLIC_URL_ENV = environment.PUBLIC_URL
 PAGE_DOMAIN = "localhost"
-_LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}\Z")
 
 HostKind = Literal["api", "page"]
 
@@ -113,6 +114,19 @@ def page_origin(app_token: str, *, base: PublicUrl | None = None) -> str:
     base = base or public_url()
     domain = base.host if base.is_name else PAGE_DOMAIN
     return base.origin(f"{site_label(app_token)}.{domain}")
+
+
+def platform_origin(connection: HTTPConnection) -> str:
+    """The platform's own origin as seen from a request to a page host: the origin of
+    $BASEDB_PUBLIC_URL when set, else the page host without its site label (the page
+    host `<app>.localhost:8787` belongs to the platform at `localhost:8787`)."""
+    if os.environ.get(PUBLIC_URL_ENV):
+        return public_url().origin()
+    host = request_host(connection)
+    if host is None or host.kind == "api":
+        return request_base(connection).origin()
+    name = host.name.partition(".")[2]  # a site label holds no dot
+    return RequestHost("api", name, host.port).origin(connection.url.scheme)
 
 
 def page_url(app_token: str, env: str, *, base: PublicUrl | None = None) -> str:

@@ -225,36 +225,25 @@ def index_page(user_name: str, rows: list[tuple[str, str, str, bool, str]]) -> s
 
 
 SIGN_IN_SCRIPT = """
-// A link from another site arrives without the SameSite=Strict cookie; if a session
-// exists after all, reload once (a same-site navigation, which carries it).
-if (!sessionStorage.getItem("basedb-session-reload")) {
-  fetch("/_basedb/session", {credentials: "same-origin", headers: {"X-Basedb-Page": "1"}})
-    .then((response) => response.json())
-    .then((body) => {
-      if (body.code === 0) {
-        sessionStorage.setItem("basedb-session-reload", "1");
-        location.reload();
-      }
-    })
-    .catch(() => {});
-}
+// The platform's sign-in form: the token goes to this origin only; the answer is the
+// page origin's URL with a one-time code for the site named in this page's address.
 const form = document.getElementById("sign-in");
 const error = document.getElementById("error");
-async function post(token) {
-  const response = await fetch("/_basedb/session", {
-    method: "POST", credentials: "same-origin",
-    headers: {"Content-Type": "application/json", "X-Basedb-Page": "1"},
-    body: JSON.stringify({token}),
-  });
-  const body = await response.json().catch(() => ({}));
-  if (body.code !== 0) throw new Error(body.msg || `HTTP ${response.status}`);
-}
+const asked = new URLSearchParams(location.search);
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   error.textContent = "";
   try {
-    await post(form.elements.token.value.trim());
-    location.reload();
+    const response = await fetch("/_basedb/sign-in", {
+      method: "POST", credentials: "omit",
+      headers: {"Content-Type": "application/json", "X-Basedb-Page": "1"},
+      body: JSON.stringify({token: form.elements.token.value.trim(),
+                            site: asked.get("site") || "", state: asked.get("state") || "",
+                            next: asked.get("next") || ""}),
+    });
+    const body = await response.json().catch(() => ({}));
+    if (body.code !== 0) throw new Error(body.msg || `HTTP ${response.status}`);
+    location.assign(body.data.redirect);
   } catch (failure) {
     error.textContent = failure.message;
   }
@@ -262,18 +251,72 @@ form.addEventListener("submit", async (event) => {
 """
 
 
-def sign_in_page() -> str:
-    """The page shown instead of a site page to a browser that is not signed in (it
-    names no site: who may not sign in may not learn what the site is either)."""
+def sign_in_page(page_origin: str) -> str:
+    """The platform's sign-in form, on its own origin only, for the pages of the site at
+    `page_origin` (it names no site title: who may not sign in may not learn it)."""
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>Sign in</title><style>{_STYLE}</style></head><body>"
         "<h1>Sign in</h1>"
-        "<p>Paste your platform token. Print it with <code>basedb auth token</code>; the "
-        "page keeps a session in a cookie, never the token.</p>"
+        f"<p>To open the pages at <code>{html.escape(page_origin)}</code>, paste your "
+        "platform token. Print it with <code>basedb auth token</code>. Type it on this "
+        "address only: a site's own pages never ask for it.</p>"
         "<form id=\"sign-in\"><label for=\"token\">Token</label>"
         "<input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\" required>"
         "<button type=\"submit\">Sign in</button></form>"
         "<p id=\"error\" class=\"error\" role=\"alert\"></p>"
         f"<script type=\"module\">{SIGN_IN_SCRIPT}</script></body></html>")
+
+
+SIGNED_OUT_SCRIPT = """
+// A link from another site arrives without the SameSite=Strict cookie: if a session
+// exists after all, load the page again from here (a same-origin navigation carries
+// it); else sign in on the platform's origin.
+const here = location.pathname + location.search;
+const start = "/_basedb/session/start?next=" + encodeURIComponent(here);
+const retried = sessionStorage.getItem("basedb-session-reload") === here;
+fetch("/_basedb/session", {credentials: "same-origin", headers: {"X-Basedb-Page": "1"}})
+  .then((response) => response.json())
+  .then((body) => {
+    if (body.code === 0 && !retried) {
+      sessionStorage.setItem("basedb-session-reload", here);
+      location.replace(here);
+    } else {
+      sessionStorage.removeItem("basedb-session-reload");
+      location.replace(start);
+    }
+  })
+  .catch(() => location.replace(start));
+"""
+
+
+def signed_out_page(start_url: str) -> str:
+    """What a page origin shows a browser that is not signed in: no form, only the way
+    to the platform's sign-in (a site's scripts may run on this origin)."""
+    link = html.escape(start_url)
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Sign in</title><style>{_STYLE}</style></head><body>"
+        "<h1>Sign in</h1>"
+        f"<p>This page needs you signed in. <a id=\"sign-in\" href=\"{link}\">Sign in on "
+        "the platform</a>; you come back here afterwards.</p>"
+        f"<script type=\"module\">{SIGNED_OUT_SCRIPT}</script></body></html>")
+
+
+SIGNED_IN_SCRIPT = """
+// Leave the code's URL for the page (replace: it stays out of the history).
+location.replace(document.getElementById("next").getAttribute("href"));
+"""
+
+
+def signed_in_page(next_path: str) -> str:
+    """The page origin's answer to a redeemed code: on to the page asked for, by a
+    navigation from this origin (which carries the new SameSite=Strict cookie)."""
+    link = html.escape(next_path)
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>Signed in</title><style>{_STYLE}</style></head><body>"
+        f"<p>Signed in. <a id=\"next\" href=\"{link}\">Continue</a></p>"
+        f"<script type=\"module\">{SIGNED_IN_SCRIPT}</script></body></html>")

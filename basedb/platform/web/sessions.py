@@ -1,8 +1,9 @@
 """Page sign-in sessions: how a browser calls the platform as a signed-in user.
 
-A page cannot hold a bearer token safely, so the sign-in page exchanges one (pasted from
-`basedb auth token`) for a session: a random secret in an HttpOnly, SameSite=Strict
-cookie, stored here only as a SHA-256 hash, expiring after `SESSION_SECONDS`.
+A page cannot hold a bearer token safely, so a browser signs in on the platform's own
+origin and brings a one-time code to the page origin (basedb.platform.web.sign_in), which
+exchanges it for a session: a random secret in an HttpOnly, SameSite=Strict cookie,
+stored here only as a SHA-256 hash, expiring after `SESSION_SECONDS`.
 
 A session belongs to one site. It is opened on that site's page host
 (`<app>.localhost`, see `basedb.platform.web.origins`), whose cookie no other site's
@@ -28,10 +29,10 @@ import time
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain.identity import User
 from basedb.platform.storage import ids
 from basedb.platform.web.origins import request_host
+from basedb.protocol import ApiFailure, Code, permission_denied
 
 COOKIE_NAME = "basedb_session"
 PAGE_HEADER = "X-Basedb-Page"

@@ -5,7 +5,8 @@ import {
   invokeDatabaseFunction,
   invokeFaaS,
   invokeMutation,
-} from "/_basedb/runtime.js";
+  startBaseApp,
+} from "@lark-base-open/base-database-app-sdk/page";
 
 const PAGE_SIZE = 200; // listTeamLeave returns at most this many rows per call
 const OPEN = "开放";
@@ -359,6 +360,10 @@ function wire() {
   $("close-period").addEventListener("click", closePeriod);
 }
 
-wire();
-syncIntentFields();
-busy(null, () => loadPeriods(null));
+// The page's entry: wires the form once the document is ready, loads the periods, then
+// reports ready to a frame that holds the page.
+startBaseApp(async () => {
+  wire();
+  syncIntentFields();
+  await busy(null, () => loadPeriods(null));
+});

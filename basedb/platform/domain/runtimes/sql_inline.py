@@ -51,7 +51,7 @@ from cachetools import LRUCache, TTLCache
 
 from basedb.platform.domain.runtimes.sql_worker import fetch_capped
 from basedb.platform.storage.budget import TimeBudget
-from basedb.platform.storage.sql_query import CompiledQuery, authorizing, read_only_authorizer
+from basedb.sql.sqlite.query import CompiledQuery, authorizing, read_only_authorizer
 
 BUDGET_S = 0.02
 LOOP_BUDGET_S = 0.002

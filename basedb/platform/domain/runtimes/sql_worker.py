@@ -42,7 +42,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.storage.sql_query import (
+from basedb.sql.sqlite.query import (
     CompiledQuery,
     StatementConnection,
     authorizing,

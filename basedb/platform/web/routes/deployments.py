@@ -10,20 +10,23 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from basedb.core.protocol import bad_request
+from basedb.core.site_zip.read import MAX_ZIP_SIZE
 from basedb.platform.domain import deployment_results, deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
 from basedb.platform.domain.draft_content import HeldArtifact
 from basedb.platform.domain.identity import User
 from basedb.platform.web import origins
-from basedb.platform.web.http import MIB, Call, Endpoint
+from basedb.platform.web.http import MIB, Call, Endpoint, parse_json_body, read_body
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.platform.web.uploads import read_form
+from basedb.protocol import bad_request
 
 ZIP = "application/zip"
 # The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
-MAX_UPLOAD_BYTES = 64 * MIB
+# Every site.zip the format allows (what `basedb check` and a deploy let through), and
+# the multipart form around it.
+MAX_UPLOAD_BYTES = MAX_ZIP_SIZE + MIB
 
 
 def base_app_url(call: Call, app_token: str, env: str) -> str:
@@ -42,6 +45,13 @@ def _manage(call: Call) -> sites.SiteRow:
 async def create_deployment(call: Call) -> dict[str, Any]:
     # Refuse non-managers before reading a body of up to 64 MB.
     await run_in_threadpool(_manage, call)
+    if _media_type(call) == "application/json":
+        # Without site.zip the fields may come as a JSON object: a client that can send a
+        # form only with a file in it (lark-cli's `api --file`) redeploys this way.
+        fields = _json_fields(parse_json_body(await read_body(call.request, MIB)))
+        return await run_in_threadpool(
+            _create, call, None, check_fingerprint_field(fields.get("fingerprint")),
+            _revision_field(fields.get("draftRevision")))
     form = await read_form(call.request, limit=MAX_UPLOAD_BYTES,
                            texts=("fingerprint", "draftRevision"), files=("artifact",))
     try:
@@ -53,6 +63,35 @@ async def create_deployment(call: Call) -> dict[str, Any]:
     finally:
         await form.close()
     return await run_in_threadpool(_create, call, content, fingerprint, revision)
+
+
+def _media_type(call: Call) -> str:
+    return call.request.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+def _json_fields(body: Any) -> dict[str, str | None]:
+    """fingerprint and draftRevision of a JSON deploy request, as the form would carry
+    them (text), refusing anything else by name."""
+    if not isinstance(body, dict):
+        raise bad_request("The request body must be a JSON object", parameter="/",
+                          fix='send {"fingerprint": "sha256:…"}, or a multipart form with '
+                          "site.zip")
+    allowed = ("fingerprint", "draftRevision")
+    for name in body:
+        if name not in allowed:
+            raise bad_request(f"Unknown field {name}", parameter=f"/{name}",
+                              fix="send only fingerprint and draftRevision; site.zip goes in "
+                              "a multipart form", candidates=list(allowed))
+    found: dict[str, str | None] = {}
+    for name in allowed:
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and name == "draftRevision":
+            value = str(value)
+        if value is not None and not isinstance(value, str):
+            raise bad_request(f"{name} must be a string", parameter=f"/{name}",
+                              received=value, fix=f"send {name} as a JSON string")
+        found[name] = value
+    return found
 
 
 def _revision_field(value: str | None) -> int | None:
@@ -158,7 +197,8 @@ ENDPOINTS = [
              "site.zip must be a zip archive carrying .basedb/manifest.json whose fingerprint "
              "equals the form field (9499). site.zip may be left out when one of the site's "
              "deployments has this fingerprint (GET draft/hashes lists the newest): its "
-             "site.zip is reused; otherwise 9499 with data.resend [\"/artifact\"]. With "
+             "site.zip is reused; otherwise 9499 with data.resend [\"/artifact\"]. Without "
+             "site.zip the fields may also come as a JSON object (application/json). With "
              "draftRevision, refused (800004020) unless "
              "the drafts are still at that revision: another deploy of the site wrote them "
              "meanwhile.",
@@ -174,7 +214,8 @@ ENDPOINTS = [
                                                            "enum": ["preview"]},
                            "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
                            "functionHints": _HINTS, "createdAt": STRING,
-                           "draftRevision": {"type": "integer"}},
+                           "draftRevision": {"type": "integer"},
+                           "timezone": _SUMMARY_PROPERTIES["timezone"]},
                           ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
                            "functionHints", "createdAt")),
              errors=(409,)),

@@ -17,7 +17,7 @@ from basedb.platform.domain import draft_results, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import INTEGER, STRING, STRINGS, Schema, array, obj
-from basedb.workspace.model import FUNCTION_ID_RE
+from basedb.workspace.model import FUNCTION_ID_PATTERN
 
 MAX_REVISION = 2**62
 
@@ -99,7 +99,7 @@ def get_draft_agent_tools(call: Call) -> dict[str, Any]:
 
 # ------------------------------------------------------------------- schemas
 
-FUNCTION_ID: Schema = {"type": "string", "pattern": FUNCTION_ID_RE.pattern}
+FUNCTION_ID: Schema = {"type": "string", "pattern": FUNCTION_ID_PATTERN}
 
 _DOC: Schema = {"type": "object", "description": "The function.json document."}
 _NON_BLANK: Schema = {"type": "string", "pattern": r"\S"}

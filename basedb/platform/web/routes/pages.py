@@ -5,7 +5,8 @@ Each site's pages are served on the site's own page host (`<app>.localhost`, see
 `basedb.platform.web.origins`) at `/sites/<appToken>/` (prod) and
 `/sites/<appToken>/preview/`; the same paths on an API host redirect there. A page needs
 a signed-in viewer (the site's session cookie, or a bearer token for tools such as
-curl); without one the sign-in page is served in its place. Prod pages are open to
+curl); without one a page that sends the browser to sign in on the platform's own
+origin (basedb.platform.web.sign_in) is served in its place. Prod pages are open to
 every site member, preview pages to owners and admins; to anyone else a site is not
 there at all (the same page as for a site that does not exist).
 """
@@ -14,19 +15,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denied
+from basedb.core import page_sdk
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
-from basedb.platform.web import origins, pages, sessions
-from basedb.platform.web.http import KIB, Call, Endpoint, QueryParam, envelope
+from basedb.platform.web import origins, pages, sessions, sign_in
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.responses import envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
-RUNTIME_FILE = Path(__file__).resolve().parents[3] / "_data" / "runtime.js"
 JAVASCRIPT = "text/javascript; charset=utf-8"
 HTML = "text/html; charset=utf-8"
 # A page route answers any file of the site, typed by its extension (pages.content_type).
@@ -60,9 +61,7 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
     with call.store.read() as conn:
         viewer = _viewer(call, app_token)
         if viewer is None:
-            return HTMLResponse(pages.sign_in_page(), status_code=401,
-                                headers=pages.platform_page_headers(
-                                    script=pages.SIGN_IN_SCRIPT))
+            return _signed_out(call)
         site = sites.get_site(conn, app_token)
         role = sites.role_of(conn, app_token, viewer.user_id) if site else None
         if site is None or role is None:
@@ -85,6 +84,16 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
     if resolved.file is None:
         return _redirect(call, "/")
     return _file_response(call, resolved.file)
+
+
+def _signed_out(call: Call) -> Response:
+    """No form here: the token is typed on the platform's origin only (a site's own
+    scripts and service workers run on this one); this page moves on to it."""
+    url = call.request.url
+    here = url.path + ("?" + url.query if url.query else "")
+    start = sign_in.START_PATH + "?" + urlencode({"next": here})
+    return HTMLResponse(pages.signed_out_page(start), status_code=401,
+                        headers=pages.platform_page_headers(script=pages.SIGNED_OUT_SCRIPT))
 
 
 def _to_page_host(call: Call, app_token: str) -> Response:
@@ -131,11 +140,15 @@ def _viewer(call: Call, app_token: str) -> identity.User | None:
 
 
 def _file_response(call: Call, file: pages.SiteFile) -> Response:
-    etag = f'"{file.sha256}"'
+    """The file; an HTML page with the page SDK's import map (`basedb.core.page_sdk`),
+    whose version is part of the page's ETag."""
+    html = file.content_type.startswith("text/html")
+    etag = f'"{file.sha256}-{page_sdk.IMPORT_MAP_DIGEST}"' if html else f'"{file.sha256}"'
     headers = {"ETag": etag, "Cache-Control": "no-cache", **pages.SITE_FILE_HEADERS}
     if etag in _etags(call.request.headers.get("if-none-match", "")):
         return Response(status_code=304, headers=headers)
-    return Response(file.data, media_type=file.content_type, headers=headers)
+    data = page_sdk.inject_import_map(file.data) if html else file.data
+    return Response(data, media_type=file.content_type, headers=headers)
 
 
 def _etags(header: str) -> set[str]:
@@ -171,7 +184,7 @@ def _nothing_deployed(env: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _runtime() -> tuple[bytes, str]:
-    source = RUNTIME_FILE.read_bytes()
+    source = page_sdk.runtime_source()
     return source, f'"{hashlib.sha256(source).hexdigest()}"'
 
 
@@ -184,32 +197,6 @@ def get_runtime(call: Call) -> Response:
 
 
 # ------------------------------------------------------------------------ sessions
-
-
-def sign_in(call: Call) -> Response:
-    # Only a script of this page host can send this request (see
-    # basedb.platform.web.sessions), so no other page signs a browser in here.
-    sessions.require_page_request(call.request)
-    token = call.body_object({"token"}).get("token")
-    if not isinstance(token, str) or not token.strip():
-        raise bad_request("token is missing", parameter="/token",
-                          fix="paste the output of `basedb auth token`")
-    host = origins.request_host(call.request)
-    label = host.site if host is not None else None
-    with call.store.write() as conn:
-        user = identity.user_for_token(conn, token.strip())
-        if user is None:
-            raise ApiFailure(Code.TOKEN_INVALID, "Invalid access token: it is unknown to this "
-                             "platform. Fix: paste the output of `basedb auth token`. "
-                             "Executed: no. Retry: retry after fixing.", status=401)
-        site = sites.site_for_label(conn, label) if label else None
-        if site is None or sites.role_of(conn, site.app_token, user.user_id) is None:
-            raise permission_denied(f"User {user.user_id} cannot sign in here: "
-                                    f"{NO_SUCH_SITE}", "sign in with the token of a member")
-        secret = sessions.open_session(conn, user, site.app_token)
-    response = envelope(_user(user))
-    sessions.set_session_cookie(response, secret, secure=call.request.url.scheme == "https")
-    return response
 
 
 def get_session(call: Call) -> dict[str, Any]:
@@ -234,7 +221,8 @@ _USER = obj({"userId": STRING, "name": STRING}, ("userId", "name"))
 _PAGE_DESCRIPTION = ("On the site's page host (<app>.localhost, or <app>.<public host>): "
                      "serves src/<path> of the deployment's site.zip (index.html for a "
                      "directory). Needs the site's page session cookie or a bearer token; "
-                     "without one, answers 401 with the sign-in page. On an API host, "
+                     "without one, answers 401 with a page (no form) that sends the browser "
+                     "to sign in on the platform's origin. On an API host, "
                      "redirects (308) to the same path on the site's page host.")
 _MOVED = ("A redirect (Location): 308 on an API host to the same path on the site's page "
           "host; 307 from a directory's path to the path with a closing slash.")
@@ -259,21 +247,12 @@ ENDPOINTS = [
              redirect=_MOVED, response_media_type=SITE_FILE, error_page_media_type=HTML,
              errors=(401, 403)),
     Endpoint("GET", "/_basedb/runtime.js", get_runtime,
-             "The page runtime (an ES module): invokeDatabaseFunction, invokeMutation, "
-             "invokeFaaS, callSiteAIFunction.", "pages", auth=False, absolute=True,
+             "The page SDK (an ES module), which served HTML pages import as "
+             "@lark-base-open/base-database-app-sdk/page or database-runtime through the "
+             "import map in their <head>: startBaseApp, invokeDatabaseFunction, "
+             "invokeMutation, invokeFaaS, callSiteAIFunction, invokeSiteAIFunctionStream, "
+             "the media-task helpers and siteToken.", "pages", auth=False, absolute=True,
              hosts="any", response_media_type=JAVASCRIPT),
-    Endpoint("POST", "/_basedb/session", sign_in,
-             "Sign a browser in to this page host's site with a platform token.",
-             "pages", description=_SESSION + " The token's user must be a member of the "
-             "site. Sets an HttpOnly, SameSite=Strict session cookie for this host, which "
-             "endpoints marked for pages accept for this site only.",
-             auth=False, absolute=True, hosts="page",
-             headers=(QueryParam(sessions.PAGE_HEADER, {"type": "string", "enum": ["1"]},
-                                 "1: the call comes from a platform page's script.",
-                                 required=True),),
-             body=obj({"token": {"type": "string", "pattern": r"\S"}}, ("token",)),
-             body_limit=16 * KIB, response=_USER,
-             errors=(401, 403)),
     Endpoint("GET", "/_basedb/session", get_session, "The signed-in user of the page.",
              "pages", description=_SESSION, absolute=True, hosts="page", page_session=True,
              response=_USER),

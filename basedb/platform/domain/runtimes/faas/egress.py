@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import os
 import socket
 import threading
@@ -27,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from basedb.platform.domain.runtimes.faas.addresses import is_global_unicast
 from basedb.platform.domain.runtimes.faas.logs import write_note
 from basedb.platform.storage import platform_log
 from basedb.workspace.faas_access import HostRule
@@ -34,25 +34,15 @@ from basedb.workspace.faas_access import HostRule
 HEADER_LIMIT = 8192
 CONNECT_TIMEOUT_S = 10.0
 MAX_TUNNELS = 16  # open at once, per worker
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 _Opened = tuple[asyncio.StreamReader, asyncio.StreamWriter] | None
 
 
 def is_public(address: str) -> bool:
-    """Whether connecting to `address` leaves this machine's networks: not loopback,
-    private, link-local, shared, reserved, multicast, nor an IPv6 form of one."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (
-            ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
-        if embedded is not None and not is_public(str(embedded)):
-            return False
-    return ip.is_global and not ip.is_multicast
+    """Whether connecting to `address` leaves this machine's networks: global unicast
+    only (the rules and their sources are in the addresses module)."""
+    return is_global_unicast(address)
 
 
 async def system_resolver(host: str, port: int) -> list[str]:

@@ -18,12 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from basedb.core.protocol import quote
-from basedb.core.redact import REDACTED
+from basedb.platform.domain.runtimes.faas.masking import hide_secrets
 from basedb.platform.domain.runtimes.faas.outcome import Outcome
 from basedb.platform.storage import platform_log
+from basedb.protocol import quote
 
-MIN_HIDDEN_SECRET_CHARS = 4  # shorter values would blank out ordinary words
 # C0 but tab and newline, DEL, C1, and bidi/zero-width/line-separator format characters.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
                      "\u2060-\u2069\ufeff]")
@@ -44,18 +43,10 @@ def tagged_lines(log_id: str, label: str, text: str) -> list[str]:
             for line in text.rstrip("\n").split("\n")]
 
 
-def hide_secrets(text: str, secret_values: Iterable[str]) -> str:
-    """`text` with every secret value the call was given replaced by ***."""
-    for value in sorted(secret_values, key=len, reverse=True):
-        if len(value) >= MIN_HIDDEN_SECRET_CHARS:
-            text = text.replace(value, REDACTED)
-    return text
-
-
 def write_call_log(function_id: str, log_id: str, outcome: Outcome,
                    secret_values: Iterable[str] = ()) -> None:
     """The handler's output and any failure detail, as one platform log entry (the
-    call's secret values shown as ***)."""
+    call's secret values shown as ***; the output was masked before it was cut)."""
     values = list(secret_values)
     output = hide_secrets(outcome.log.text().strip("\n"), values)
     detail = hide_secrets(outcome.detail, values)

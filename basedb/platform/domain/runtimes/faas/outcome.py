@@ -13,10 +13,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
 from basedb.core.wording import plural
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
+from basedb.platform.domain.runtimes.faas.masking import hide_secrets, longest_bytes
+from basedb.protocol import ApiFailure, Code, clip, quote
 
 MAX_AUTHOR_MSG_CHARS = 400
 MAX_MSG_CHARS = 500
@@ -30,29 +31,47 @@ _MEMORY_SIGNS = ("javascript heap out of memory", "fatal process out of memory",
 @dataclass(slots=True)
 class CallLog:
     """The handler's output during one call: the first bytes and the last bytes, with a
-    count of what was dropped between."""
+    count of what was dropped between, and the call's secret values shown as ***.
+
+    Each end keeps as many bytes beyond its cap as the longest secret has, so a secret
+    printed across a cut is still whole when masked; the cut comes after."""
 
     head_limit: int
     tail_limit: int
+    secrets: tuple[str, ...] = ()
     head: bytearray = field(default_factory=bytearray)
     tail: bytearray = field(default_factory=bytearray)
-    dropped: int = 0
+    dropped: int = 0  # bytes between what head and tail hold
+    slack: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.slack = longest_bytes(self.secrets)
 
     def add(self, chunk: bytes) -> None:
-        room = self.head_limit - len(self.head)
+        room = self.head_limit + self.slack - len(self.head)
         self.head += chunk[:max(room, 0)]
         rest = chunk[room:] if room > 0 else chunk
         if rest:
             self.tail += rest
-            if len(self.tail) > self.tail_limit:
-                cut = len(self.tail) - self.tail_limit
+            keep = self.tail_limit + self.slack
+            if len(self.tail) > keep:
+                cut = len(self.tail) - keep
                 self.dropped += cut
                 del self.tail[:cut]
 
     def text(self) -> str:
-        gap = f"\n… {self.dropped} bytes of output dropped …\n" if self.dropped else ""
-        return (bytes(self.head).decode("utf-8", "replace") + gap
-                + bytes(self.tail).decode("utf-8", "replace"))
+        if not self.dropped:
+            return hide_secrets(bytes(self.head + self.tail).decode("utf-8", "replace"),
+                                self.secrets)
+        head = hide_secrets(bytes(self.head).decode("utf-8", "replace"), self.secrets)
+        tail = hide_secrets(bytes(self.tail).decode("utf-8", "replace"), self.secrets)
+        head_bytes, tail_bytes = head.encode("utf-8"), tail.encode("utf-8")
+        kept_head = head_bytes[:self.head_limit].decode("utf-8", "ignore")
+        kept_tail = tail_bytes[max(len(tail_bytes) - self.tail_limit, 0):].decode(
+            "utf-8", "ignore")
+        gone = (len(self.head) + self.dropped + len(self.tail)
+                - min(len(self.head), self.head_limit) - min(len(self.tail), self.tail_limit))
+        return f"{kept_head}\n… {gone} bytes of output dropped …\n{kept_tail}"
 
 
 @dataclass(slots=True)

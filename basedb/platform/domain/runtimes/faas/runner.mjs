@@ -6,7 +6,7 @@
 // platform keeps it. Protocol, one JSON document per line:
 //   stdin (platform -> runner):
 //     {"type":"load","module":"/code/index.mjs","env":{…},"egress":"/code/egress.sock"|null}
-//     {"type":"call","call":n,"input":…,"context":{caller,site,env,logId}}
+//     {"type":"call","call":n,"input":…,"context":{caller,site,env,logId,projectId}}
 //     {"type":"reply","call":n,"id":k,"ok":true,"value":…}
 //     {"type":"reply","call":n,"id":k,"ok":false,"error":{code,message}}
 //   channel fd (runner -> platform):
@@ -54,8 +54,16 @@ function send(message) {
   writeLine(JSON.stringify(message));
 }
 
+// The function's secret values (the platform's list of those worth hiding): a failure's
+// detail shows them as *** before it is cut, since half a value cut at the limit would
+// escape the platform's own masking.
+let hiddenValues = [];
+
 function describe(error) {
-  const text = error instanceof Error ? (error.stack || String(error)) : safeString(error);
+  let text = error instanceof Error ? (error.stack || String(error)) : safeString(error);
+  for (const value of hiddenValues) {
+    text = text.split(value).join("***");
+  }
   return text.slice(0, MAX_DETAIL_CHARS);
 }
 
@@ -297,12 +305,13 @@ async function runCall(message) {
   }
   activeCall = call;
   holdStdin(false);  // from now on only the handler's own work keeps the worker busy
-  const { caller, site, env, logId } = context;
+  const { caller, site, env, logId, projectId } = context;
   const ctx = Object.freeze({
     caller: Object.freeze({ ...caller }),
     site: Object.freeze({ ...site }),
     env,
     logId,
+    projectId,
     records: recordRoutes(call),
   });
   let result;
@@ -327,6 +336,7 @@ async function load(message) {
   for (const [name, value] of Object.entries(message.env ?? {})) {
     process.env[name] = value;
   }
+  hiddenValues = message.hide ?? [];
   let module;
   try {
     if (message.egress) {

@@ -30,6 +30,7 @@ from typing import Any
 
 from basedb.platform.domain.runtimes.faas.cgroups import WorkerGroup
 from basedb.platform.domain.runtimes.faas.egress import EgressGrant
+from basedb.platform.domain.runtimes.faas.masking import hidden
 from basedb.platform.domain.runtimes.faas.outcome import CallLog, Outcome
 from basedb.platform.domain.runtimes.faas.records import RecordCallError, RecordRoutes
 from basedb.platform.domain.runtimes.faas.sandbox import Sandbox, WorkerPaths
@@ -197,6 +198,7 @@ class Worker:
         handler.chmod(0o644)
         code = self.sandbox.code_dir(self.paths)
         self._queue({"type": "load", "module": f"{code}/{HANDLER_NAME}", "env": env,
+                     "hide": list(hidden(env.values())),
                      "egress": f"{code}/{EGRESS_NAME}" if egress else None})
 
     def call(self, call_id: int, input: Any, context: dict[str, Any], routes: RecordRoutes,

@@ -1,0 +1,130 @@
+"""Render docs/sql.md: the SQL subset of Database Functions, from the tables `check` uses.
+
+The constructs (`constructs.CONSTRUCTS`), the functions (`functions.FUNCTIONS`) and the
+types of fields and parameters (`pgtypes`) are the very tables the typer judges a query
+with, so the document cannot promise what `check` refuses or leave out what it accepts.
+`python -m basedb.cli.reference --write` regenerates it; a test fails when it is stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from basedb.sql import pgtypes as T
+from basedb.sql.constructs import CONSTRUCTS
+from basedb.sql.functions import FUNCTIONS, FunctionSpec
+
+_INTRO = """\
+# SQL in Database Functions
+
+A Database Function is one read-only `SELECT` in PostgreSQL's SQL, over the bound tables
+and fields by their Base names. Everything in the subset below runs with PostgreSQL's
+semantics on the local platform, as it does in the cloud: the same rows, the same types,
+NULLs, rounding and errors. `basedb check` refuses the rest before anything is deployed:
+
+- `SQL_UNSUPPORTED`: valid PostgreSQL outside the subset; the finding says what to write
+  instead (listed under [Not supported](#not-supported)).
+- `SQL_INVALID`: a query PostgreSQL itself would refuse, such as `WHERE 1`,
+  `'a' + 1`, a selected column that is neither grouped nor aggregated, or a literal
+  that is not a valid value of its type (`'2024-02-30'::date`).
+
+The local platform is held to this by tests/differential, which runs thousands of
+queries on a real PostgreSQL and on the local platform and compares the results.
+
+Generated from the tables `check` uses (`python -m basedb.cli.reference --write`).
+"""
+
+_TYPES = """\
+## Types
+
+Fields and parameters have these PostgreSQL types; untyped literals (`'…'`, NULL) take
+the type their context needs, and mixing types follows PostgreSQL's rules (implicit
+conversions between numbers, from dates to timestamps; none between text and numbers).
+"""
+
+_ZONE = """\
+## Time zone
+
+A site's `timezone` (base-database.jsonc, an IANA name; UTC when it is not set) is sent
+with every deploy and kept by each deployment: production runs in the zone of the
+release it points at, whatever the machine's zone. It works as PostgreSQL's
+`SET TIME ZONE`: `now()`, `CURRENT_TIMESTAMP` and `CURRENT_DATE` are the site's time,
+datetime fields and DATETIME parameters hold the site's wall-clock time (an ISO 8601
+value with an offset or `Z` is converted to it), and a `timestamptz` shows as the site's
+local time. Mutations, FaaS record calls and created/updated times write in it too; the
+Base API writes in its Base's zone (`basedb init` creates the Base in the template's).
+"""
+
+_RESULTS = """\
+## Results
+
+Each row of `rows` maps the column names (as PostgreSQL names them; alias columns with
+`AS`) to values by type: booleans `true` / `false`, numbers as JSON numbers (a numeric
+to 15 significant digits, a whole number without a fraction), text, dates
+`YYYY-MM-DD`, timestamps `YYYY-MM-DD HH:MM:SS[.ffffff]`, jsonb and arrays as JSON. A
+column that reads a field directly shows it as the field holds it (a multi-valued field
+as a list, null when empty). Sums of double precision values may differ from
+PostgreSQL's in the last digits when rows are added in another order.
+"""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _written(spec: FunctionSpec) -> str:
+    if spec.written:
+        return spec.written
+    forms = []
+    for sig in spec.signatures:
+        args = ", ".join(sig.args)
+        forms.append(f"{spec.name}({args})")
+    return "; ".join(dict.fromkeys(forms)) or f"{spec.name}()"
+
+
+def _signatures(spec: FunctionSpec) -> str:
+    return "; ".join(f"({', '.join(s.args)}) → {s.result}" for s in spec.signatures)
+
+
+def render_sql_reference() -> str:
+    lines = [_INTRO, _TYPES]
+    kinds = sorted(T.FIELD_TYPES.items(), key=lambda item: item[0])
+    lines += _table(("field type", "PostgreSQL type"),
+                    [(f"`{name}`", T.describe(t) if t != T.TIMESTAMP else
+                      "timestamp (without time zone)") for name, t in kinds])
+    lines.append("Multi-valued fields (select or user with `multiple`, link) are "
+                 "`text[]`; `record_id` is `text`.\n")
+    lines += _table(("param kind", "PostgreSQL type"),
+                    [(f"`{kind}`", T.describe(t) if t != T.TIMESTAMP else
+                      "timestamp (without time zone)")
+                     for kind, t in T.PARAM_TYPES.items()])
+    lines.append(_ZONE)
+    lines.append("## Constructs\n")
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for construct in CONSTRUCTS:
+        if construct.supported:
+            groups.setdefault(construct.group, []).append((construct.title, construct.note))
+    for group, rows in groups.items():
+        lines.append(f"### {group}\n")
+        lines += _table(("construct", "as in PostgreSQL, and worth knowing"), rows)
+    lines.append("## Functions\n")
+    by_group: dict[str, list[FunctionSpec]] = {}
+    for spec in FUNCTIONS.values():
+        by_group.setdefault(spec.group, []).append(spec)
+    for group, specs in by_group.items():
+        lines.append(f"### {group}\n")
+        lines += _table(("function", "signatures", "what it does"),
+                        [(f"`{_written(s)}`", _signatures(s), s.summary) for s in specs])
+    lines.append("## Not supported\n")
+    lines.append("`check` refuses these with `SQL_UNSUPPORTED`, and says what to write "
+                 "instead. So does any function not listed above.\n")
+    lines += _table(("construct", "write instead"),
+                    [(c.title, c.note) for c in CONSTRUCTS if not c.supported])
+    lines.append(_RESULTS)
+    return "\n".join(lines).rstrip() + "\n"
