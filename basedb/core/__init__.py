@@ -12,5 +12,5 @@
 
 Codes, envelopes and findings are the wire's, in `basedb.protocol` (the layer above).
 
-Imports nothing of basedb outside itself (DESIGN §1; `lint-imports` checks it).
+Imports nothing of basedb outside itself (docs/architecture.md; `lint-imports` checks it).
 """
