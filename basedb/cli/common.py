@@ -219,9 +219,10 @@ def render_error(error: BasedbError) -> str:
 def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     """The error on stderr: an envelope in JSON mode (or when `as_json`), else a paragraph."""
     from basedb.core.redact import redact
+    from basedb.protocol.envelope import error_envelope
 
     if in_json_mode() if as_json is None else as_json:
-        text = json.dumps(error.to_envelope(_meta(IDENTITY_KEY)), ensure_ascii=False)
+        text = json.dumps(error_envelope(error, _meta(IDENTITY_KEY)), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)

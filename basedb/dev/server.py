@@ -45,6 +45,7 @@ from basedb.core import page_sdk
 from basedb.core.frozen import frozen_dataclass
 from basedb.dev import files
 from basedb.dev.events import Broadcaster
+from basedb.protocol import Code, api_envelope
 
 API_PREFIX = "/open-apis/base/v3"
 PAGE_HEADER = "x-basedb-page"
@@ -212,19 +213,19 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def invoke(request: Request) -> Response:
         if request.path_params["app_token"] != config.app_token:
-            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
-                             "only.")
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
         if request.headers.get(PAGE_HEADER) != "1":
-            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
-                             "runtime sends it).")
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
         body = await _read_body(request)
         if body is None:
-            return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
-                             "bytes.")
+            return _envelope(413, Code.BAD_REQUEST,
+                             f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
         try:
             document = json.loads(body) if body.strip() else None
         except ValueError:
-            return _envelope(400, 9499, "The call's body is not JSON: send "
+            return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
                              "{\"params\": {…}}.")
         answer = await asyncio.to_thread(config.invoke, request.path_params["function_id"],
                                          document)
@@ -234,21 +235,21 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def forwarded(request: Request) -> Response:
         if request.path_params["app_token"] != config.app_token or config.forward is None:
-            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
-                             "only.")
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
         if request.headers.get(PAGE_HEADER) != "1":
-            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
-                             "runtime sends it).")
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
         document = None
         if request.method == "POST":
             body = await _read_body(request)
             if body is None:
-                return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
-                                 "bytes.")
+                return _envelope(413, Code.BAD_REQUEST,
+                                 f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
             try:
                 document = json.loads(body) if body.strip() else {}
             except ValueError:
-                return _envelope(400, 9499, "The call's body is not JSON: send "
+                return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
                                  "{\"params\": {…}}.")
         suffix = request.url.path.split(f"/sites/{request.path_params['app_token']}/", 1)[1]
         answer = await asyncio.to_thread(config.forward, request.method, suffix, document)
@@ -258,8 +259,8 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def session(request: Request) -> Response:
         if request.method == "DELETE":
-            return _envelope(200, 0, "success", {"signedOut": False})
-        return _envelope(200, 0, "success", await asyncio.to_thread(config.viewer))
+            return _envelope(200, Code.SUCCESS, "success", {"signedOut": False})
+        return _envelope(200, Code.SUCCESS, "success", await asyncio.to_thread(config.viewer))
 
     routes = [
         Route("/", root, methods=["GET"]),
@@ -305,8 +306,5 @@ def _text(status: int, text: str) -> Response:
 
 
 def _envelope(status: int, code: int, msg: str, data: Any = None) -> Response:
-    body: dict[str, Any] = {"code": code, "msg": msg}
-    if data is not None:
-        body["data"] = data
-    return Response(json.dumps(body, ensure_ascii=False), status_code=status,
-                    media_type="application/json", headers=_SECURITY_HEADERS)
+    return Response(json.dumps(api_envelope(code, msg, data=data), ensure_ascii=False),
+                    status_code=status, media_type="application/json", headers=_SECURITY_HEADERS)

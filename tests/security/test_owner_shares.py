@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import quotas
 from basedb.platform.domain.quotas import OwnerQuotas
@@ -30,6 +29,7 @@ from basedb.platform.domain.runtimes.faas import FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
 from basedb.platform.domain.runtimes.sql_pool import QueryPool, default_settings
 from basedb.platform.web.app import build_app
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

@@ -36,10 +36,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
-from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
@@ -59,6 +57,15 @@ from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store, WriteBusy, WriteOutOfTime
+from basedb.protocol import (
+    CALLABLE_STATUSES,
+    ApiFailure,
+    Code,
+    permission_denied,
+    quote,
+    unexecuted_message,
+)
+from basedb.protocol.findings import pointer
 from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import FaaS
 
@@ -173,7 +180,7 @@ def _excluded(function_id: str, app_token: str, env: str) -> ApiFailure:
 
 def require_callable(plan: FunctionPlan) -> None:
     """Refuse a function whose schema is not ready (missing still runs, unvalidated)."""
-    if plan.status in ("ready", "missing"):
+    if plan.status in CALLABLE_STATUSES:
         return
     raise ApiFailure(Code.SCHEMA_NOT_READY, f"Function {quote(plan.function_id)} cannot be called: "
                      f"its schemaStatus is {plan.status}. Fix: {plan.status_hint} "

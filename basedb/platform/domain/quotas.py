@@ -19,7 +19,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, permission_denied
+from basedb.protocol import ApiFailure, permission_denied
 
 if TYPE_CHECKING:  # `basedb serve` reads the defaults at start-up: this module stays light
     from basedb.platform.domain.identity import User

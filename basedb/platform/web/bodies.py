@@ -12,8 +12,8 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive
 
-from basedb.core import protocol
-from basedb.core.protocol import ApiFailure, bad_request
+from basedb import protocol
+from basedb.protocol import ApiFailure, bad_request
 
 
 def too_large(limit: int) -> ApiFailure:

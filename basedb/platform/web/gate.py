@@ -23,9 +23,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from basedb.core import protocol
+from basedb import protocol
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure
 from basedb.platform.storage import platform_log, server_output
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.web.context import AppContext
@@ -36,6 +35,7 @@ from basedb.platform.web.responses import (
     report_unexpected,
     unexpected_response,
 )
+from basedb.protocol import ApiFailure
 
 LOG_ID_KEY = "basedb.log_id"
 USER_ID_KEY = "basedb.user_id"

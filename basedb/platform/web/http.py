@@ -7,7 +7,7 @@ A handler is a plain function `handler(call: Call) -> data`; the layer authentic
 the JSON body within the endpoint's size limit (`bodies`), runs sync handlers in the
 thread pool (SQLite calls block; an `async` handler keeps to what cannot), wraps the
 result as `{"code": 0, "msg": "success", "data": …}` and turns an `ApiFailure` (or
-anything unexpected) into the error envelope of `basedb.core.protocol` (`responses`). A
+anything unexpected) into the error envelope of `basedb.protocol` (`responses`). A
 handler may also return a Starlette `Response` (files, pages, the OpenAPI document) or
 be `async`. Before any of this, every request passed the gate (`gate.RequestGate`: log
 id, host and body guards, access log).
@@ -35,7 +35,6 @@ from starlette.types import Receive, Scope, Send
 
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import ApiFailure, bad_request, quote
 from basedb.platform.domain import identity
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.storage import platform_log
@@ -54,6 +53,7 @@ from basedb.platform.web.responses import (
     unexpected_response,
 )
 from basedb.platform.web.sessions import page_session_user
+from basedb.protocol import ApiFailure, bad_request, quote
 
 _DECIMAL_RE = re.compile(r"-?[0-9]+")
 HostScope = Literal["api", "page", "any"]

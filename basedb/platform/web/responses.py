@@ -1,5 +1,5 @@
 """How the platform answers: JSON written one way, the success envelope
-`{"code": 0, "msg": "success", "data": …}`, the error envelope of `basedb.core.protocol`
+`{"code": 0, "msg": "success", "data": …}`, the error envelope of `basedb.protocol`
 for an `ApiFailure`, Starlette's routing errors (404, 405) as envelopes, and the safe 500
 (or 503 when SQLite was busy) for what a handler did not expect, whose traceback goes to
 the platform log and never to the caller.
@@ -16,10 +16,10 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import Send
 
-from basedb.core import protocol
-from basedb.core.protocol import ApiFailure
+from basedb import protocol
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import is_busy_error
+from basedb.protocol import ApiFailure
 
 JSON = "application/json"
 
@@ -40,11 +40,11 @@ def json_response(body: Any, status: int = 200,
 
 def envelope_bytes(data: Any) -> bytes:
     """The success envelope `{"code": 0, "msg": "success", "data": …}` as bytes."""
-    return json_bytes({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
+    return json_bytes(protocol.success_body(data))
 
 
 def envelope(data: Any) -> Response:
-    return json_response({"code": protocol.Code.SUCCESS, "msg": "success", "data": data})
+    return json_response(protocol.success_body(data))
 
 
 async def send_json_200(send: Send, content: bytes) -> None:

@@ -1,7 +1,7 @@
 """Database Functions: run a compiled query on a read-only connection, within limits.
 
 Defence in depth, each layer enough on its own: the SQL was checked read-only and
-compiled with every value a bound parameter (`basedb.check.sql`); the connection is
+compiled with every value a bound parameter (`basedb.sql`); the connection is
 opened read-only (`mode=ro`) with `PRAGMA query_only`; and while the function's
 statement is prepared and run, an authorizer allows only SELECT, reads of the physical
 tables the statement was compiled against (plus json_each) and the allow-listed
@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, FailureMessage
 from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
 from basedb.platform.domain.runtimes.sql_pool import (
     Outcome,
@@ -54,6 +53,7 @@ from basedb.platform.domain.runtimes.sql_pool import (
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.protocol import ApiFailure, Code, FailureMessage
 from basedb.sql.model import OutputColumn
 from basedb.sql.sqlite.query import CompiledQuery
 

@@ -6,7 +6,7 @@ these lists, so a route cannot exist without being documented. To add a group (d
 deployments, functions, invoke, skill, pages):
 
 1. write `basedb/platform/web/routes/<group>.py` with handlers `def handler(call: Call)
-   -> data` (return the envelope's `data`, raise `basedb.core.protocol.ApiFailure` or
+   -> data` (return the envelope's `data`, raise `basedb.protocol.ApiFailure` or
    `bad_request`; open `call.store.read()` / `call.store.write()` around database work,
    and call the domain for the rest) and its `ENDPOINTS`,
    giving each endpoint a summary, a tag, query parameters and JSON Schemas for the

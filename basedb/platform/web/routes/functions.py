@@ -24,7 +24,6 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
 from basedb.platform.domain import identity
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
@@ -61,6 +60,7 @@ from basedb.platform.web.responses import (
     unexpected_response,
 )
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
+from basedb.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, SchemaStatus, bad_request
 
 _BODY_KEYS = frozenset({"params"})
 DEFAULT_PAGE_SIZE = 50
@@ -284,8 +284,7 @@ _INTERNAL = QueryParam("includeInternal", {"type": "boolean", "default": False},
                        "Owners and admins only: also show and allow functions that "
                        "agent-tools.json excludes. Ignored for members.")
 _NULLABLE_STRING: Schema = {"type": ["string", "null"]}
-_STATUS: Schema = {"type": "string", "enum": ["ready", "missing", "needs_upgrade",
-                                              "unavailable"]}
+_STATUS: Schema = {"type": "string", "enum": [status.value for status in SchemaStatus]}
 _ITEM_PROPERTIES: dict[str, Schema] = {
     "functionId": STRING, "name": STRING, "description": STRING,
     "functionType": {"type": "string", "enum": ["database_function", "mutation", "faas",

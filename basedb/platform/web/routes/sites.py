@@ -12,7 +12,6 @@ import binascii
 import json
 from typing import Any
 
-from basedb.core.protocol import bad_request, not_found, permission_denied
 from basedb.platform.domain import bases, grants, identity, quotas, sites
 from basedb.platform.domain.access import require_base, require_site
 from basedb.platform.web.http import Call, Endpoint, QueryParam
@@ -29,6 +28,7 @@ from basedb.platform.web.routes.schemas import (
     obj,
 )
 from basedb.platform.web.sessions import close_member_sessions
+from basedb.protocol import bad_request, not_found, permission_denied
 from basedb.workspace.catalog import catalog_to_dict
 
 MAX_BOUND_TABLES = 100

@@ -39,7 +39,6 @@ from typing import Any
 from basedb.core import environment
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, version_of, version_tuple
-from basedb.core.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.runtimes.faas.egress import EgressGrant, EgressProxy
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
@@ -57,6 +56,7 @@ from basedb.platform.domain.runtimes.faas.worker import EGRESS_NAME, Worker, Wor
 from basedb.platform.domain.sites import SiteRow
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import Store
+from basedb.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.workspace.faas_access import host_rules
 from basedb.workspace.model import Catalog
 
