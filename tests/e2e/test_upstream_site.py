@@ -222,8 +222,32 @@ def sign_in_and_open(page: Any, url: str, token: str) -> None:
     page.wait_for_url(url)
 
 
+WITHOUT_AI = """async () => {
+  const sdk = await import("@lark-base-open/base-database-app-sdk/page");
+  const calls = [
+    () => sdk.callSiteAIFunction("answerQuestion", { topic: "x" }),
+    async () => {
+      for await (const chunk of sdk.invokeSiteAIFunctionStream("answerQuestion",
+                                                               { topic: "x" })) {}
+    },
+    () => sdk.runSiteAIMediaTask("drawCover", { title: "x" }),
+  ];
+  const refusals = [];
+  for (const call of calls) {
+    try {
+      await call();
+      refusals.push(null);
+    } catch (error) {
+      refusals.push([error.code, error.msg.includes("Fix:"), Boolean(error.logId)]);
+    }
+  }
+  return refusals;
+}"""
+
+
 def test_an_upstream_site_runs_unchanged_under_dev_preview_and_production(
-        tmp_path: Path, isolated_dirs: dict[str, Path], stub: OpenAIStub) -> None:
+        tmp_path: Path, isolated_dirs: dict[str, Path], stub: OpenAIStub,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     root = init_site(tmp_path / "site")
     write_upstream_site(root)
     app_token = app_token_of(root)
@@ -234,6 +258,10 @@ def test_an_upstream_site_runs_unchanged_under_dev_preview_and_production(
     with dev_session(root) as dev, chromium_page() as page:
         page.goto(dev.page_url + "host.html")
         check_result(page, app_token, "dev")
+        # Without an AI endpoint, each way of calling AI is refused with its Fix.
+        monkeypatch.delenv("BASEDB_AI_BASE_URL")
+        assert page.evaluate(WITHOUT_AI) == [[800004011, True, True]] * 3
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
 
     # A preview, then production, on basedb serve.
     deployed = run("deploy", "-C", str(root), "--json")
