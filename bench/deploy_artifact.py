@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.core.site_zip import build_site_zip, fingerprint
-from basedb.deploy.manifest import collect_inputs
+from basedb.workspace.inputs import collect_inputs
 
 _FIELDS = [("Title", "text"), ("Status", "select"), ("Owner", "user"), ("Due", "datetime"),
            ("Points", "number"), ("Done", "checkbox")]

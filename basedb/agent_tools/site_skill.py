@@ -29,7 +29,6 @@ from basedb.agent_tools.install import (
     plan_install,
 )
 from basedb.client import endpoints
-from basedb.client.sites import APP_TOKEN_RE
 from basedb.core.errors import InputError, WorkspaceNotFound
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.skill_spec import (
@@ -40,7 +39,7 @@ from basedb.core.skill_spec import (
     render_frontmatter,
     split_frontmatter,
 )
-from basedb.workspace.config import workspace_app_token
+from basedb.workspace.config import APP_TOKEN_RE, workspace_app_token
 from basedb.workspace.loader import find_root
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ def parse_site(value: str) -> str:
     """The app token named by --site: a token, or a site link (its baseAppUrl or any
     URL whose path holds /sites/<token>/)."""
     text = value.strip()
-    if APP_TOKEN_RE.match(text):
+    if APP_TOKEN_RE.fullmatch(text):
         return text
     try:
         path = urlsplit(text).path if "://" in text else text

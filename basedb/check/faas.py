@@ -17,7 +17,7 @@ from typing import Any
 from basedb.check.context import CheckContext
 from basedb.check.declarations import SHORT_DESCRIPTION_CHARS
 from basedb.check.messages import clip, did_you_mean, show_json
-from basedb.core.findings import Finding, Hint, pointer
+from basedb.protocol.findings import Finding, Hint, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.faas_access import (
     MAX_HOST_RULES,

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from basedb.check.context import CheckContext
-from basedb.core.findings import Finding, pointer
+from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.model import FaaS
 
 PACKAGE_FILE = "package.json"

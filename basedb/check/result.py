@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.core.findings import Finding, Hint, sort_findings, sort_hints
+from basedb.protocol.findings import Finding, Hint, sort_findings, sort_hints
 
 SKIP_AI_NOTICE = (
     "AI Functions are not synced this time (--skip-ai-functions): the AI part of the "

@@ -16,7 +16,9 @@ from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
-from basedb.core.findings import Finding
+from basedb.core.errors import InputError, WorkspaceNotFound
+from basedb.protocol.findings import Finding
+from basedb.workspace.inputs import check_inputs
 from basedb.workspace.loader import load_workspace
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
 
@@ -31,7 +33,8 @@ layer sits above check, so a caller that has generated files to compare hands it
 def check_directory(root: Path, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None, cache: bool = True,
                     ) -> CheckResult:
-    """Load the workspace at `root` and check it, as `basedb check` does: the SQL
+    """Load the workspace at `root` and check it, as `basedb check` does (the files as
+    a whole included, as a deploy collects them: `check_workspace`'s `inputs`): the SQL
     analysis runs in as many processes as the machine has idle CPUs for
     (`sql.rules.available_processes`), one of them started before the workspace loads so
     that its start overlaps the loading. It forks: call it from a process without
@@ -52,7 +55,7 @@ def check_directory(root: Path, *, skip_ai: bool = False,
                 early.close()
             raise
         return check_workspace(workspace, skip_ai=skip_ai, contracts=contracts,
-                               cache=cache, processes=processes, early=early)
+                               cache=cache, processes=processes, early=early, inputs=True)
     finally:
         if collecting:
             gc.enable()
@@ -61,8 +64,12 @@ def check_directory(root: Path, *, skip_ai: bool = False,
 def check_workspace(ws: Workspace, *, skip_ai: bool = False,
                     contracts: ContractsCheck | None = None,
                     cache: bool | AnalysisCache = False, processes: int = 1,
-                    early: EarlyWorker | None = None) -> CheckResult:
+                    early: EarlyWorker | None = None, inputs: bool = False) -> CheckResult:
     """Validate a loaded workspace. Never raises on bad input: problems become findings.
+
+    `inputs` also applies the rules a deploy applies to the workspace's files as a whole
+    (names, count, total size, symlinks; `basedb.workspace.inputs.check_inputs`), so
+    that a workspace that passes check can be deployed.
 
     `contracts`, when given, compares generated contract files on disk with what
     `contracts generate` would write; it runs only when nothing else is wrong (stale
@@ -80,6 +87,11 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     finally:
         if early is not None:
             early.close()
+    if inputs:
+        # A file the loader already found fault with (a declaration that is a symlink
+        # loop) is reported once.
+        reported = {finding.file for finding in ctx.errors}
+        ctx.extend(f for f in input_findings(ws.root) if f.file not in reported)
     mutations.check_mutations(ctx)
     faas.check_faas(ctx)
     faas_deps.check_faas_dependencies(ctx)
@@ -109,3 +121,16 @@ def _check_declarations_and_sql(ws: Workspace, skip_ai: bool, cache: bool | Anal
     else:
         sql_rules.check_database_functions(ctx, processes=processes, early=early)
     return ctx
+
+
+def input_findings(root: Path) -> list[Finding]:
+    """What a deploy would refuse about the workspace's files, as findings."""
+    try:
+        check_inputs(root)
+    except WorkspaceNotFound:
+        return []  # the config's own finding says so
+    except InputError as error:
+        path = error.detail.get("path")
+        return [Finding(error.code or "INPUT_INVALID", error.message,
+                        path if isinstance(path, str) else ".", "", None, error.hint)]
+    return []

@@ -177,7 +177,7 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
     secret = profile_token(resolved, embedded=embedded_platform)
     if not secret:
         from basedb.core.errors import AuthError
-        from basedb.core.protocol import Code
+        from basedb.protocol import Code
 
         raise AuthError(f"Profile {resolved.name!r} has no token.", code=Code.TOKEN_MISSING,
                         hint="Log in again with `basedb auth login --endpoint URL --token "

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from basedb.check.result import CheckResult
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.core.findings import Finding
+    from basedb.protocol.findings import Finding
     from basedb.workspace.model import Workspace
 
 # The formats of basedb.check.reporters, repeated so that --help needs no import.
@@ -113,7 +113,7 @@ def _report_missing_workspace(ctx: click.Context, missing: WorkspaceNotFound, fm
     report_error(missing)  # the readable paragraph (or JSON envelope) on stderr
     if fmt != "text":
         from basedb.check.result import CheckResult
-        from basedb.core.findings import Finding
+        from basedb.protocol.findings import Finding
         from basedb.workspace.config import CONFIG_FILE
         from basedb.workspace.model import FUNCTION_KINDS
 

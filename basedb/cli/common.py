@@ -100,9 +100,9 @@ def check_app_token(_ctx: click.Context, param: click.Parameter, value: str | No
                     ) -> str | None:
     """Callback of `--app-token` options: a value that cannot be an app token would only
     reach the platform as a confusing "not found"."""
-    from basedb.client.sites import APP_TOKEN_RE
+    from basedb.workspace.config import APP_TOKEN_RE
 
-    if value is not None and not APP_TOKEN_RE.match(value):
+    if value is not None and not APP_TOKEN_RE.fullmatch(value):
         raise click.BadParameter(
             f"{value!r} is not an app token: use the site's appToken (letters, digits, '_' "
             "and '-', e.g. Prj…) as in the workspace's base-database.jsonc.", param=param)
@@ -219,9 +219,10 @@ def render_error(error: BasedbError) -> str:
 def report_error(error: BasedbError, *, as_json: bool | None = None) -> None:
     """The error on stderr: an envelope in JSON mode (or when `as_json`), else a paragraph."""
     from basedb.core.redact import redact
+    from basedb.protocol.envelope import error_envelope
 
     if in_json_mode() if as_json is None else as_json:
-        text = json.dumps(error.to_envelope(_meta(IDENTITY_KEY)), ensure_ascii=False)
+        text = json.dumps(error_envelope(error, _meta(IDENTITY_KEY)), ensure_ascii=False)
     else:
         text = render_error(error)
     click.echo(redact(text), err=True)

@@ -1,8 +1,6 @@
 """The core: what every layer of basedb may use.
 
     errors      the exceptions basedb raises and the exit code of each
-    findings    `Finding` and `Hint`, what validators report; JSON Pointers
-    protocol    the platform's business codes, error envelope and message template
     site_zip    the site.zip format: manifest, fingerprint, build, verified read
     content_hash the content hash of a draft function (client and platform alike)
     skill_spec  the Agent Skills format rules (names, descriptions, frontmatter)
@@ -11,6 +9,8 @@
     page_sdk    the page SDK module, its names and the import map served pages carry
     paths, atomic, redact, resources
                 user directories, atomic private writes, token redaction, shipped files
+
+Codes, envelopes and findings are the wire's, in `basedb.protocol` (the layer above).
 
 Imports nothing of basedb outside itself (DESIGN §1; `lint-imports` checks it).
 """

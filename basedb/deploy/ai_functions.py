@@ -16,9 +16,10 @@ from typing import Any
 
 from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi
-from basedb.deploy import manifest, payloads
+from basedb.deploy import payloads
 from basedb.deploy.pipeline import findings_error
 from basedb.workspace.declarations import KIND_DIRS
+from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
 AI_DIR = KIND_DIRS["ai_function"]
@@ -57,7 +58,7 @@ def local_ai_body(root: Path) -> tuple[str, list[str], dict[str, list[dict[str, 
     if ai_errors or workspace.config is None:
         raise findings_error(result)
     keys = payloads.ids_of_kind(workspace.ids, "ai_function")
-    inputs = [item for item in manifest.collect_inputs(root)
+    inputs = [item for item in collect_inputs(root)
               if item.path.startswith(f"{AI_DIR}/")]
     return workspace.config.app_token, keys, payloads.ai_body(inputs, keys)
 

@@ -37,11 +37,10 @@ from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list, draft_revision
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
-from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
 from basedb.core.wording import plural
-from basedb.deploy import manifest, payloads
+from basedb.deploy import payloads
 from basedb.deploy.results import (
     AgentToolsPolicy,
     AiSync,
@@ -51,13 +50,15 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
+from basedb.protocol import Code
+from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
-    from basedb.core.findings import Finding
     from basedb.core.site_zip import InputFile
+    from basedb.protocol.findings import Finding
     from basedb.workspace.model import Workspace
 
 T = TypeVar("T")
@@ -152,14 +153,16 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
     sent."""
     runner.start("check")
     try:
-        collected: list[InputFile] | BasedbError = manifest.collect_inputs(root)
+        collected: list[InputFile] | BasedbError = collect_inputs(root)
     except BasedbError as error:
         collected = error
     known = ({item.path: item.data for item in collected}
              if isinstance(collected, list) else None)
     workspace = load_workspace(root, skip_ai=skip_ai, known=known)
+    # The files as a whole were collected above; when that failed, check reports why
+    # among its findings (as `basedb check` does), before anything is sent.
     result = check_workspace(workspace, skip_ai=skip_ai, contracts=stale_contracts,
-                             cache=not dry_run)
+                             cache=not dry_run, inputs=isinstance(collected, BasedbError))
     if not result.ok or workspace.config is None:
         runner.finish("check", "failed", {"errors": len(result.errors)})
         raise findings_error(result)

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
-from basedb.core.protocol import Code
-from basedb.deploy import manifest
 from basedb.deploy.pipeline import record_locally
 from basedb.deploy.results import (
     MemberHandoff,
@@ -29,7 +27,9 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
+from basedb.protocol import Code
 from basedb.workspace.config import workspace_app_token
+from basedb.workspace.inputs import collect_inputs
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -81,7 +81,7 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> PreviewCa
 def plan_production(root: Path, client: Client) -> ProductionPlan:
     """What `deploy --production` would promote (reads only; sends no write)."""
     app_token = workspace_app_token(root)
-    inputs = manifest.collect_inputs(root)
+    inputs = collect_inputs(root)
     fingerprint = site_zip.fingerprint(inputs)
     api = SiteApi(client, app_token)
     candidate = find_preview(api, LocalState(root), fingerprint)
@@ -96,7 +96,7 @@ def deploy_production(root: Path, client: Client, *,
     runner = StageRunner(state, new_attempt_id(), on_stage=on_stage)
     app_token = workspace_app_token(root)
     runner.start("build")
-    inputs = runner.run("build", lambda: manifest.collect_inputs(root))
+    inputs = runner.run("build", lambda: collect_inputs(root))
     fingerprint = site_zip.fingerprint(inputs)
     runner.ok("build", {"files": len(inputs), "fingerprint": fingerprint})
 

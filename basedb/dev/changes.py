@@ -6,11 +6,15 @@
     changes.workspace   # base-database.jsonc, catalog.json or agent-tools.json changed
 
 Local state (.base-database-cli/), version control, dependencies and editors' swap and
-backup files are ignored, so saving a file produces one batch with what it touched.
+backup files are ignored, so saving a file produces one batch with what it touched. So
+are the temporary files of a save that writes a new file and renames it over the old one
+(`sed -i`, many editors): a path created within a batch and gone by its end
+(`settled_paths`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -25,7 +29,12 @@ WORKSPACE_FILES = frozenset({CONFIG_FILE, CATALOG_FILE, AGENT_TOOLS_FILE})
 _FUNCTION_DIRS = frozenset(KIND_DIRS.values())
 _IGNORED_TOP = frozenset({".base-database-cli", ".git", ".hg", ".svn", "node_modules",
                           ".venv", "__pycache__"}) | frozenset(IGNORED_DIRS)
-_EDITOR_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".part", ".crdownload")
+_EDITOR_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".part", ".crdownload",
+                    ".kate-swp", "___jb_tmp___", "___jb_old___")
+# Temporary files named by their writer: sed -i's `sedXXXXXX`, GIO's (gedit, GNOME)
+# `.goutputstream-XXXXXX`. Usually gone by the end of their batch (`settled_paths`), but
+# a batch can end between the write and the rename.
+_TEMPORARY_NAME = re.compile(r"sed[A-Za-z0-9]{6}|\.goutputstream-[A-Za-z0-9]{6}")
 
 
 @dataclass(slots=True)
@@ -53,13 +62,31 @@ def relevant(root: Path, path: str | Path) -> str | None:
     if not parts or parts[0] in _IGNORED_TOP:
         return None
     name = parts[-1]
-    if name.startswith(".#") or name.endswith(_EDITOR_SUFFIXES) or name == "4913":
+    if (name.startswith(".#") or name.endswith(_EDITOR_SUFFIXES) or name == "4913"
+            or _TEMPORARY_NAME.fullmatch(name)):
         return None  # Emacs lock files, Vim's swap and write-test files, backups
     if len(parts) == 1:
         return str(rel) if name in WORKSPACE_FILES else None
     if parts[0] == PAGE_DIR or parts[0] in _FUNCTION_DIRS:
         return str(rel)
     return None
+
+
+def settled_paths(batch: Iterable[tuple[str, str | Path]]) -> list[str | Path]:
+    """The paths of a batch of (change, path) events, less those created within it and
+    gone by its end: a save's temporary file, written and then renamed over the file
+    it replaces. A file that existed before the batch and was deleted stays (its
+    deletion is a change); `change` is watchfiles' name for it ("added", "modified",
+    "deleted"), or its enum."""
+    added: set[str] = set()
+    paths: dict[str, str | Path] = {}
+    for change, path in batch:
+        key = str(path)
+        paths.setdefault(key, path)
+        if getattr(change, "name", change) == "added":
+            added.add(key)
+    return [path for key, path in paths.items()
+            if key not in added or Path(path).exists()]
 
 
 def classify(root: Path, paths: Iterable[str | Path]) -> Changes:

@@ -18,7 +18,7 @@ from typing import Any
 import uvicorn
 import watchfiles
 
-from basedb.dev.changes import PAGE_DIR, classify, relevant
+from basedb.dev.changes import PAGE_DIR, classify, relevant, settled_paths
 from basedb.dev.server import DevServerConfig, allowed_hosts, build_dev_app
 from basedb.dev.session import DevSession
 
@@ -90,7 +90,7 @@ class DevRunner:
         async for batch in watchfiles.awatch(root, watch_filter=wanted, step=STEP_MS,
                                              debounce=DEBOUNCE_MS, stop_event=self._stop,
                                              recursive=True):
-            changes = classify(root, [Path(path) for _, path in batch])
+            changes = classify(root, [Path(path) for path in settled_paths(batch)])
             if changes:
                 await asyncio.to_thread(self.session.apply, changes)
             self.rounds_done += 1

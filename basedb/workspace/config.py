@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basedb.core.errors import InputError
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import Binding, WorkspaceConfig
 
 CONFIG_FILE = "base-database.jsonc"
+APP_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
+"""What an app token looks like (the platform's Prj…, Lark's alphanumeric tokens), whole:
+use `fullmatch`."""
 
 
 def build_config(doc: Any, *, file: str = CONFIG_FILE,
@@ -37,6 +41,12 @@ def build_config(doc: Any, *, file: str = CONFIG_FILE,
                 f"Set \"{key}\" in {file}.")
             continue
         strings[key] = value
+    if "appToken" in strings and not APP_TOKEN_RE.fullmatch(strings["appToken"]):
+        shown = strings.pop("appToken")
+        bad("/appToken", f"/appToken {shown[:64]!r} is not an app token: it is letters, "
+            "digits, '_' and '-' (at most 128), such as the Prj… token `basedb init` writes.",
+            "Set \"appToken\" to the site's token (`basedb sites list` shows them), or run "
+            "`basedb link --create` to make a site for this workspace.")
     if "timezone" in strings and not is_timezone(strings["timezone"]):
         bad("/timezone", f"/timezone {strings['timezone']!r} is not an IANA time zone.",
             "Use a zone such as \"Asia/Shanghai\" or \"UTC\".")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from basedb.core.site_zip import fingerprint
-from basedb.deploy.manifest import collect_inputs
+from basedb.workspace.inputs import collect_inputs
 from tests.cli.deploy_support import (
     app_token_of,
     error_json,

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
+from basedb.protocol import Code
 from tests.ai_stub import IMAGE_URL, MODEL, PIECES, OpenAIStub
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
@@ -82,6 +82,25 @@ def test_a_stream_is_relayed_as_the_model_writes_it(
                                  "usage": {"total_tokens": 9}})
     sent = stub.requests[-1][1]
     assert sent["stream"] is True and sent["messages"][0]["content"] == "Summarize: ship"
+
+
+def test_a_stream_cut_short_ends_with_an_error_event(
+        server: str, api: Api, platform: LocalPlatform, released: TaskSite,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with OpenAIStub(cut=True) as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        url = f"{server}/open-apis/base/v3{path(released, 'summarize', 'stream')}"
+        with httpx.stream("POST", url, params={"env": "prod"},
+                          json={"params": {"text": "ship"}}, timeout=GUARD_S,
+                          headers={"Authorization": f"Bearer {platform.owner_token}"}
+                          ) as response:
+            seen = list(events(response.iter_lines()))
+            log_id = response.headers["x-tt-logid"]
+    assert seen[0] == ("delta", {"delta": PIECES[0]})
+    name, error = seen[-1]
+    assert name == "error" and len(seen) == 2
+    assert error["code"] == Code.EXECUTION_FAILED and error["logId"] == log_id
+    assert "Fix:" in error["msg"] and log_id in error["msg"]
 
 
 def test_aggregate_answers_the_whole_text(api: Api, released: TaskSite,

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.snapshots import (
     SnapshotMemo,
@@ -19,6 +18,7 @@ from basedb.platform.domain.snapshots import (
     load_snapshot,
     snapshot_catalog,
 )
+from basedb.protocol import Code
 from basedb.workspace.model import DatabaseFunction, FaaS, Mutation
 from tests.platform.conftest import Api, assert_error_shape, field_id
 from tests.platform.release_support import (

@@ -173,7 +173,8 @@ STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
         "Every id in exclude must be a draft function", re.compile(r"^800004030 ")),),
     ("POST", "/sites/{app_token}/functions/{function_id}/invoke"): (StatedRule(
         "params must match the function's inputSchema",
-        re.compile(r"^800004002 |^800004011 ai function feature is not enabled")),),
+        re.compile(r"^800004002 |^9499 .*Parameter: /params|"
+                   r"^800004011 ai function feature is not enabled")),),
 }
 
 

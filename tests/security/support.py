@@ -16,14 +16,16 @@ from basedb.platform.web import serving
 
 
 @contextmanager
-def served(app: Any, *, head_timeout_s: float = serving.HEAD_TIMEOUT_S) -> Iterator[int]:
+def served(app: Any, *, head_timeout_s: float = serving.HEAD_TIMEOUT_S,
+           forwarded_allow_ips: str | None = None) -> Iterator[int]:
     """Serve `app` as `basedb serve` does (uvicorn with the guarded protocol) on a free
     loopback port; yields the port."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
-    instance = serving.server(app, head_timeout_s=head_timeout_s)
+    instance = serving.server(app, head_timeout_s=head_timeout_s,
+                              forwarded_allow_ips=forwarded_allow_ips)
     thread = threading.Thread(target=serving.run, args=(instance, sock), daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -35,12 +35,12 @@ import pytest
 
 from basedb.core.node import node_version
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas.sandbox import Sandbox
 from basedb.platform.domain.runtimes.faas.workdirs import clean_stale, runtime_root
+from basedb.protocol import ApiFailure, Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 

@@ -27,7 +27,7 @@ from basedb.core.site_zip import (
     read_manifest,
 )
 from basedb.deploy.artifact import safe_extract
-from basedb.deploy.manifest import collect_inputs
+from basedb.workspace.inputs import collect_inputs
 from tests.unit._builders import write_workspace
 
 MIB = 1024 * 1024

@@ -18,12 +18,15 @@ import pytest
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.contracts import stale_findings
-from basedb.core.findings import ERROR_CODES, HINT_CODES
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
-# Tested through the CLI instead: a workspace that cannot be found cannot be a case.
-CODES_WITHOUT_CASE = {"WORKSPACE_NOT_FOUND"}
+# Tested through the CLI instead: a workspace that cannot be found cannot be a case, and
+# the files as a whole (names that are not UTF-8, symlinks, a workspace over the size
+# limit) cannot be committed as one: tests/cli/test_check_inputs.py makes them.
+CODES_WITHOUT_CASE = {"WORKSPACE_NOT_FOUND", "INPUT_INVALID", "INPUT_SYMLINK",
+                      "INPUT_UNREADABLE", "INPUT_TOO_MANY_FILES", "INPUT_TOO_LARGE"}
 
 
 def case_dirs(kind: str) -> list[Path]:
@@ -110,7 +113,7 @@ def test_the_suite_has_the_planned_positive_cases() -> None:
 
 
 def test_mismatches_are_reported_readably(tmp_path: Path) -> None:
-    from basedb.core.findings import Finding, Hint
+    from basedb.protocol.findings import Finding, Hint
 
     result = CheckResult(
         errors=[Finding("SQL_UNKNOWN_FIELD", "Tasks has no field 'Points'.",

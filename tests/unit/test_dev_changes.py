@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from basedb.dev.changes import classify, relevant
+from basedb.dev.changes import classify, relevant, settled_paths
 from basedb.dev.server import allowed_hosts, inject_client
 
 
@@ -27,6 +27,30 @@ def test_local_state_editors_and_strangers_are_ignored(tmp_path: Path) -> None:
         assert relevant(tmp_path, tmp_path / path) is None, path
     assert relevant(tmp_path, "/elsewhere/src/app.js") is None
     assert not classify(tmp_path, [tmp_path / ".git" / "HEAD"])
+
+
+def test_a_save_through_a_temporary_file_reports_only_the_file_saved(tmp_path: Path) -> None:
+    # `sed -i` writes src/sedAb12Cd and renames it over src/app.js, all in one batch.
+    saved = tmp_path / "src" / "app.js"
+    saved.parent.mkdir()
+    saved.write_text("x", encoding="utf-8")
+    temporary = tmp_path / "src" / "sedAb12Cd"
+    batch = [("added", temporary), ("modified", temporary), ("deleted", temporary),
+             ("added", saved)]
+    assert settled_paths(batch) == [saved]
+    assert classify(tmp_path, settled_paths(batch)).paths == ["src/app.js"]
+
+
+def test_a_deleted_file_is_still_a_change(tmp_path: Path) -> None:
+    gone = tmp_path / "src" / "old.js"
+    assert settled_paths([("deleted", gone)]) == [gone]
+
+
+def test_writers_temporary_names_are_ignored_even_across_batches(tmp_path: Path) -> None:
+    for name in ("sedAb12Cd", ".goutputstream-X1Y2Z3", "app.js___jb_tmp___",
+                 "app.js.kate-swp"):
+        assert relevant(tmp_path, tmp_path / "src" / name) is None, name
+    assert relevant(tmp_path, tmp_path / "src" / "sediment.js") == "src/sediment.js"
 
 
 def test_a_page_only_save_does_not_sync(tmp_path: Path) -> None:

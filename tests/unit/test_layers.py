@@ -106,3 +106,14 @@ def test_every_package_says_what_it_may_import() -> None:
         docstring = doc.split('"""')[1]
         assert "import" in docstring.lower(), f"basedb/{layer}/__init__.py says nothing " \
             "about what it may import"
+
+
+def test_every_module_of_the_sql_front_end_is_held_to_opening_no_database() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if c["name"] == "The SQL engine's front end opens no database")
+    front_end = {f"basedb.sql.{path.stem}" for path in (PACKAGE_DIR / "sql").glob("*.py")
+                 if path.stem != "__init__"}
+    assert set(contract["source_modules"]) == front_end

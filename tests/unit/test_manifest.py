@@ -16,8 +16,8 @@ from basedb.core import site_zip
 from basedb.core.errors import InputError, InternalError, WorkspaceNotFound
 from basedb.core.site_zip import InputFile, fingerprint, fingerprint_hex, path_problem
 from basedb.core.site_zip.manifest import _path_rule_broken
-from basedb.deploy import manifest
-from basedb.deploy.manifest import collect_inputs, is_excluded_name
+from basedb.workspace import inputs as manifest
+from basedb.workspace.inputs import collect_inputs, is_excluded_name
 from tests.unit._builders import write_workspace
 
 SQL = "SELECT \"Title\" FROM \"Tasks\"\n"

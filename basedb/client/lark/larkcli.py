@@ -50,6 +50,7 @@ from basedb.client.trace import RequestTrace
 from basedb.core import environment
 from basedb.core.errors import UsageError
 from basedb.core.redact import redact
+from basedb.protocol import api_envelope
 
 EXECUTABLE_ENV = environment.LARK_CLI
 MULTIPART_KEY = "basedb.multipart"
@@ -199,9 +200,8 @@ class LarkCliTransport(httpx.BaseTransport):
         if not isinstance(code, int):
             raise httpx.ReadError(f"lark-cli: {message}", request=request)
         http_status = 429 if kind == "rate_limit" else 401 if kind == "auth" else 400
-        envelope_body = {"code": code, "msg": _PREFIX.sub("", message),
-                         "error": error.get("detail") or {}}
-        return httpx.Response(http_status, json=envelope_body, request=request)
+        answer = api_envelope(code, _PREFIX.sub("", message), error=error.get("detail") or {})
+        return httpx.Response(http_status, json=answer, request=request)
 
 
 def wire_path(request: httpx.Request) -> str:

@@ -26,12 +26,13 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from basedb.client.lark import codes, policy
+from basedb.client.lark import policy
 from basedb.client.lark.brands import Hosts
 from basedb.client.lark.http import AuthHttp
 from basedb.client.secrets import SecretStore, locked
 from basedb.core.errors import AuthError, BasedbError, NetworkError
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.codes import RefreshCode
 
 DEVICE_PATH = "/oauth/v1/device_authorization"
 TOKEN_PATH = "/open-apis/authen/v2/oauth/token"
@@ -231,7 +232,7 @@ class OAuth:
             failed = (code not in (-1, 0)) or bool(data.get("error"))
             if not failed and data.get("access_token"):
                 break
-            if code == codes.REFRESH_SERVER_ERROR and attempt == 1:
+            if code == RefreshCode.SERVER_ERROR and attempt == 1:
                 continue
             return None
         answer = {**data, "refresh_token": data.get("refresh_token") or stored.refreshToken}

@@ -17,15 +17,17 @@ import json
 import time
 from collections.abc import Callable
 
-from basedb.client.lark import codes
 from basedb.client.lark.http import AuthHttp
 from basedb.client.retry import parse_reset
 from basedb.client.secrets import SecretStore
 from basedb.core.errors import AuthError, BasedbError, RateLimited
+from basedb.protocol import lark_errors
+from basedb.protocol.codes import Code
 
 TENANT_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 REFRESH_AHEAD = 300.0
-CREDENTIAL_CODES = frozenset({10003, 10014, codes.APP_CREDENTIALS_INVALID})
+CREDENTIAL_CODES = frozenset({Code.AUTH_PARAM_INVALID, Code.APP_SECRET_INVALID,
+                              Code.APP_CREDENTIALS_INVALID})
 """Answers that mean the app id or secret is wrong (config: exit 3)."""
 
 
@@ -102,15 +104,15 @@ class TenantCredentials:
                                                "app_secret": self._secret})
         code = data.get("code")
         msg = str(data.get("msg") or "")
-        if code == codes.RATE_LIMITED or status == 429:
+        if code == Code.RATE_LIMITED or status == 429:
             reset = parse_reset(headers.get("x-ogw-ratelimit-reset"))
             raise RateLimited(f"Getting a tenant access token was rate limited: {msg}",
-                              code=codes.RATE_LIMITED, http_status=status,
+                              code=Code.RATE_LIMITED, http_status=status,
                               hint="Retry later" + (f" (in {reset:g}s)." if reset else "."))
         token = data.get("tenant_access_token")
         if code != 0 or not isinstance(token, str) or not token:
             number = code if isinstance(code, int) and not isinstance(code, bool) else 0
-            kind = "config" if number in CREDENTIAL_CODES else codes.classify(number).type
+            kind = "config" if number in CREDENTIAL_CODES else lark_errors.classify(number).type
             said = f": {msg}" if msg else "."
             raise AuthError(
                 f"Lark refused the app credentials of {self.app_id}{said}",

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.declarations import check_declarations
 from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
 from basedb.core.memo import Memo
-from basedb.core.protocol import clip
 from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
@@ -39,6 +38,7 @@ from basedb.platform.domain.schemas import (
     schema_from_specs,
 )
 from basedb.platform.domain.snapshots import Snapshot
+from basedb.protocol import SchemaStatus, clip
 from basedb.sql.sqlite.query import CompiledQuery, CompileError
 from basedb.workspace.model import (
     AgentToolsConfig,
@@ -51,8 +51,6 @@ from basedb.workspace.model import (
     Mutation,
     Workspace,
 )
-
-SchemaStatus = Literal["ready", "missing", "needs_upgrade", "unavailable"]
 
 # Findings that mean "params cannot be passed by name": the declaration predates names.
 UPGRADE_CODES = frozenset({"PARAM_NAME_MISSING", "PARAM_NAME_INVALID", "PARAM_NAME_DUPLICATE",
@@ -94,7 +92,7 @@ class FunctionPlan:
 
     @property
     def ready(self) -> bool:
-        return self.status == "ready"
+        return self.status == SchemaStatus.READY
 
 
 PlanMemo = Memo[tuple[str, str, int], FunctionPlan]
@@ -117,7 +115,7 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
     if decl is None:
         raw_name = item.declaration.get("name") if isinstance(item.declaration, dict) else None
         return FunctionPlan(**base, name=raw_name if isinstance(raw_name, str) else function_id,
-                            description="", status="unavailable",
+                            description="", status=SchemaStatus.UNAVAILABLE,
                             status_hint=UNAVAILABLE_HINT.format(
                                 reason="its deployed declaration cannot be read"))
     base.update(name=decl.name, description=decl.description_str)
@@ -131,7 +129,7 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
 
 
 def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
-    return FunctionPlan(**base, status="unavailable",
+    return FunctionPlan(**base, status=SchemaStatus.UNAVAILABLE,
                         status_hint=UNAVAILABLE_HINT.format(reason=clip(reason.rstrip(". "),
                                                                         _REASON_CHARS)))
 
@@ -139,7 +137,7 @@ def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
 def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> FunctionPlan:
     schema = decl.input_schema
     if schema is None:
-        return FunctionPlan(**base, status="missing", status_hint=MISSING_HINT)
+        return FunctionPlan(**base, status=SchemaStatus.MISSING, status_hint=MISSING_HINT)
     if not isinstance(schema, dict):
         return _unavailable(base, "its inputSchema is not a JSON Schema object")
     try:
@@ -147,7 +145,7 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
     except Exception as exc:  # jsonschema raises several kinds for a broken schema
         return _unavailable(base, f"its inputSchema is not a valid JSON Schema "
                             f"({type(exc).__name__})")
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=validator)
 
 
@@ -183,7 +181,7 @@ def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[li
 def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
     """A not-ready plan when the re-validation found errors, else None."""
     if any(error.code in UPGRADE_CODES for error in errors):
-        return FunctionPlan(**base, status="needs_upgrade", status_hint=UPGRADE_HINT)
+        return FunctionPlan(**base, status=SchemaStatus.NEEDS_UPGRADE, status_hint=UPGRADE_HINT)
     if not errors:
         return None
     # Findings about the catalog name what changed (a field, an option); others describe
@@ -213,7 +211,7 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
     bounded = analysis.typing.bound_params if analysis.typing is not None else frozenset()
     specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, compiled=compiled,
                         output_schema=query_output_schema(compiled.columns))
 
@@ -229,6 +227,6 @@ def _mutation_plan(base: dict[str, Any], decl: Mutation, catalog: Catalog) -> Fu
         return _unavailable(base, str(exc))
     specs = param_specs(decl, catalog, mutation_bindings(decl, catalog))
     schema = schema_from_specs(decl, specs)
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, mutation=mutation,
                         output_schema=MUTATION_OUTPUT_SCHEMA)

@@ -36,16 +36,15 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
-from basedb.core.protocol import ApiFailure, Code, permission_denied, quote, unexecuted_message
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
 from basedb.platform.domain.invoke_errors import parameter_failure
+from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.resolved import data_version
 from basedb.platform.domain.revision import LiveCatalog, live_catalog
 from basedb.platform.domain.runtimes import sql as sql_runtime
@@ -58,6 +57,15 @@ from basedb.platform.storage.cells import closest
 from basedb.platform.storage.ids import DATETIME_FORMAT
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store, WriteBusy, WriteOutOfTime
+from basedb.protocol import (
+    CALLABLE_STATUSES,
+    ApiFailure,
+    Code,
+    permission_denied,
+    quote,
+    unexecuted_message,
+)
+from basedb.protocol.findings import pointer
 from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import FaaS
 
@@ -172,7 +180,7 @@ def _excluded(function_id: str, app_token: str, env: str) -> ApiFailure:
 
 def require_callable(plan: FunctionPlan) -> None:
     """Refuse a function whose schema is not ready (missing still runs, unvalidated)."""
-    if plan.status in ("ready", "missing"):
+    if plan.status in CALLABLE_STATUSES:
         return
     raise ApiFailure(Code.SCHEMA_NOT_READY, f"Function {quote(plan.function_id)} cannot be called: "
                      f"its schemaStatus is {plan.status}. Fix: {plan.status_hint} "
@@ -314,6 +322,7 @@ class InvokeCall:
     from_page: bool
     log_id: str
     faas: FaasRuntime
+    quotas: OwnerQuotas = OwnerQuotas()
 
 
 @frozen_dataclass
@@ -413,10 +422,12 @@ def _run_in_worker(call: InvokeCall, target: Target, values: list[Any], *,
     compiled = target.plan.compiled
     assert compiled is not None
     try:
+        site = target.deployed.site
         return sql_runtime.run_query(call.store.path, compiled, values,
                                      catalog_revision=target.live.revision,
                                      user_id=call.caller.user_id, function_id=call.function_id,
-                                     log_id=call.log_id, site=target.deployed.site.app_token)
+                                     log_id=call.log_id, site=site.app_token,
+                                     owner=site.owner_id, slow_per_owner=call.quotas.slow_queries)
     except sql_runtime.StaleCatalog:
         if retried:
             raise ApiFailure(Code.PLATFORM_BUSY, "The site's tables changed while the "
@@ -433,7 +444,7 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
         return _run_mutation(call.store, call.caches, call.caller, target, checked)
     if plan.kind == "faas":
         return _run_faas(call.store, call.faas, call.caller, target, checked,
-                         log_id=call.log_id, env=call.env)
+                         log_id=call.log_id, env=call.env, owner_limit=call.quotas.faas_calls)
     item = target.deployed.snapshot.functions[call.function_id]
     if item.declaration.get("capability") in MEDIA_CAPABILITIES:
         return call.caches.ai_tasks.start(
@@ -444,7 +455,7 @@ def _run_other(call: InvokeCall, target: Target, checked: dict[str, Any]) -> Any
 
 
 def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Target,
-              checked: dict[str, Any], *, log_id: str, env: str) -> Any:
+              checked: dict[str, Any], *, log_id: str, env: str, owner_limit: int) -> Any:
     declaration = target.plan.declaration
     assert isinstance(declaration, FaaS)
     site = target.deployed.site
@@ -461,7 +472,7 @@ def _run_faas(store: Store, faas: FaasRuntime, caller: identity.User, target: Ta
                                              function_id=target.function_id, log_id=log_id)
     return faas.run(store=store, site=site, catalog=target.live.catalog, caller=caller,
                     function=function, input=checked, log_id=log_id, env=env,
-                    secret_values=values, timezone=snapshot.timezone)
+                    secret_values=values, timezone=snapshot.timezone, owner_limit=owner_limit)
 
 
 def _run_mutation(store: Store, caches: DomainCaches, caller: identity.User, target: Target,

@@ -24,9 +24,11 @@ from typing import Any
 
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
-from basedb.platform.web.http import JSON, Endpoint
+from basedb.platform.web.http import Endpoint
 from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
+from basedb.platform.web.responses import JSON
 from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
+from basedb.protocol.envelope import ERROR_SCHEMA, SUCCESS_SCHEMA
 from basedb.workspace.faas_access import SECRET_NAME_PATTERN
 from basedb.workspace.model import FUNCTION_ID_PATTERN
 
@@ -51,31 +53,6 @@ PATH_SCHEMAS = {
 # Starlette writes `{path:path}` for a parameter that spans slashes; OpenAPI `{path}`.
 _CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
 
-_ENVELOPE = {
-    "type": "object",
-    "properties": {"code": {"type": "integer", "const": 0}, "msg": {"type": "string"},
-                   "data": {}},
-    "required": ["code", "msg", "data"],
-}
-_ERROR_ENVELOPE = {
-    "type": "object",
-    "description": "Every failure. `msg` is at most 500 characters; a refused call follows "
-                   "`<Reason>. Parameter: <JSON Pointer> (received <value>). Fix: <…>; "
-                   "Candidates: <≤3>. Executed: no. Retry: <…>.`",
-    "properties": {
-        "code": {"type": "integer", "description": "9499 bad request, 99991661 token missing, "
-                 "99991663 token invalid, 99991672 permission denied, 99991400 too many "
-                 "slow queries at once (retry later), 404/405 unknown route or method, "
-                 "408 body too slow, 413 body too large, 421 unknown host name, 500 "
-                 "internal error, 503 busy; 8000040xx for functions (800004005: failed "
-                 "or stopped at a limit while running)."},
-        "msg": {"type": "string", "maxLength": 500},
-        "error": {"type": "object", "properties": {"log_id": {"type": "string"}},
-                  "required": ["log_id"]},
-        "data": {},
-    },
-    "required": ["code", "msg", "error"],
-}
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
 _API_SERVER = {"url": DEFAULT_PUBLIC_URL, "description": "An API host: 127.0.0.1, localhost, "
                "or the host of $BASEDB_PUBLIC_URL."}
@@ -142,7 +119,7 @@ def build_document(endpoints: Iterable[Endpoint],
             },
             "headers": {"LogId": {"description": "The request's log id.",
                                   "schema": {"type": "string"}}},
-            "schemas": {"Envelope": _ENVELOPE, "ErrorEnvelope": _ERROR_ENVELOPE},
+            "schemas": {"Envelope": SUCCESS_SCHEMA, "ErrorEnvelope": ERROR_SCHEMA},
         },
     }
 

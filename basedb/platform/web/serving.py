@@ -5,7 +5,7 @@ uvicorn closes an idle keep-alive connection, but puts no limit on how long a cl
 take to send a request's head (the request line and headers): a client trickling one
 header byte at a time holds its connection, and a few hundred such clients hold the
 server (slowloris). `GuardedH11Protocol` gives every request head a deadline; the body
-has its own (`basedb.platform.web.http.RequestGate`), so every connection either
+has its own (`basedb.platform.web.gate.RequestGate`), so every connection either
 makes progress or is closed.
 """
 
@@ -86,11 +86,20 @@ def guarded_protocol(head_timeout_s: float = HEAD_TIMEOUT_S) -> type[GuardedH11P
     return type("GuardedH11Protocol", (GuardedH11Protocol,), {"head_timeout_s": head_timeout_s})
 
 
-def server(app: Any, *, head_timeout_s: float = HEAD_TIMEOUT_S) -> uvicorn.Server:
-    """A uvicorn server for the platform app (run it with `serve(server, sock)`)."""
+def server(app: Any, *, head_timeout_s: float = HEAD_TIMEOUT_S,
+           forwarded_allow_ips: str | None = None) -> uvicorn.Server:
+    """A uvicorn server for the platform app (run it with `serve(server, sock)`).
+
+    `X-Forwarded-For` and `X-Forwarded-Proto` count only from the proxies listed in
+    `forwarded_allow_ips` (comma-separated addresses or networks, `*` for any); without
+    it they are ignored. uvicorn's own default trusts them from 127.0.0.1, so any local
+    process, or a page reaching the server through the loopback, could name itself
+    another client, and the per-client sign-in throttles would count each name apart."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             http=guarded_protocol(head_timeout_s),
-                            timeout_keep_alive=KEEP_ALIVE_S)
+                            timeout_keep_alive=KEEP_ALIVE_S,
+                            proxy_headers=forwarded_allow_ips is not None,
+                            forwarded_allow_ips=forwarded_allow_ips or "")
     return uvicorn.Server(config)
 
 

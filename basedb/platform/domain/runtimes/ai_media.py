@@ -28,8 +28,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.runtimes import ai
+from basedb.protocol import ApiFailure, Code
 
 RUNNING_MAX = 4
 TASKS_KEPT = 1000

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from basedb.core.protocol import bad_request
+from basedb.core.site_zip.read import MAX_ZIP_SIZE
 from basedb.platform.domain import deployment_results, deployments, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import check_fingerprint_field, verify_artifact
@@ -20,10 +20,13 @@ from basedb.platform.web import origins
 from basedb.platform.web.http import MIB, Call, Endpoint, parse_json_body, read_body
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.platform.web.uploads import read_form
+from basedb.protocol import bad_request
 
 ZIP = "application/zip"
 # The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
-MAX_UPLOAD_BYTES = 64 * MIB
+# Every site.zip the format allows (what `basedb check` and a deploy let through), and
+# the multipart form around it.
+MAX_UPLOAD_BYTES = MAX_ZIP_SIZE + MIB
 
 
 def base_app_url(call: Call, app_token: str, env: str) -> str:

@@ -98,16 +98,7 @@ def is_excluded_name(name: str) -> bool:
 def collect_inputs(ws_root: Path) -> list[InputFile]:
     """Every input file of the workspace at `ws_root`, sorted by path."""
     root = _resolve_root(ws_root)
-    walk = _Walk(root)
-    for name in ROOT_FILES:
-        walk.visit_root(name, want_dir=False)
-    for name in ROOT_DIRS:
-        walk.visit_root(name, want_dir=True)
-    if not any(rel == CONFIG_FILE for rel, _, _ in walk.found):
-        raise WorkspaceNotFound(str(root))
-    found = sorted(walk.found)
-    _check_limits([(rel, size) for rel, _, size in found])
-    _check_collisions([rel for rel, _, _ in found])
+    found = _listed(root)
 
     inputs: list[InputFile] = []
     budget = MAX_INPUT_BYTES
@@ -118,6 +109,28 @@ def collect_inputs(ws_root: Path) -> list[InputFile]:
     if budget < 0:  # files grew between listing and reading
         _check_limits([(item.path, item.size) for item in inputs])
     return inputs
+
+
+def check_inputs(ws_root: Path) -> None:
+    """Raise what `collect_inputs` would about the workspace's files as a whole (names,
+    count, total size, symlinks, collisions), without reading them: `basedb check` runs
+    the rules a deploy runs, so that what passes check can be deployed."""
+    _listed(_resolve_root(ws_root))
+
+
+def _listed(root: Path) -> list[tuple[str, str, int]]:
+    """The input files as (relative path, real source, size), sorted, within the limits."""
+    walk = _Walk(root)
+    for name in ROOT_FILES:
+        walk.visit_root(name, want_dir=False)
+    for name in ROOT_DIRS:
+        walk.visit_root(name, want_dir=True)
+    if not any(rel == CONFIG_FILE for rel, _, _ in walk.found):
+        raise WorkspaceNotFound(str(root))
+    found = sorted(walk.found)
+    _check_limits([(rel, size) for rel, _, size in found])
+    _check_collisions([rel for rel, _, _ in found])
+    return found
 
 
 def _resolve_root(ws_root: Path) -> Path:
@@ -151,10 +164,11 @@ class _Walk:
         if want_dir and not stat.S_ISDIR(st.st_mode):
             raise InputError(f"{name} is not a directory.", code="INPUT_INVALID",
                              hint=f"{name}/ holds workspace files; rename or remove the "
-                                  f"file called {name}.")
+                                  f"file called {name}.", detail={"path": name})
         if not want_dir and stat.S_ISDIR(st.st_mode):
             raise InputError(f"{name} is a directory, not a file.", code="INPUT_INVALID",
-                             hint=f"Replace the directory {name} with the file.")
+                             hint=f"Replace the directory {name} with the file.",
+                             detail={"path": name})
         self._visit(name, real, st, ancestors=frozenset({str(self.root)}))
 
     def _visit(self, rel: str, real: str, st: os.stat_result,
@@ -170,6 +184,7 @@ class _Walk:
                 f"{rel} is a FIFO, socket or device, not a regular file.",
                 code="INPUT_INVALID",
                 hint=f"Remove {rel} from the workspace; only regular files can be deployed.",
+                detail={"path": rel},
             )
 
     def _enter(self, rel: str, real: str, ancestors: frozenset[str], *,
@@ -208,10 +223,13 @@ class _Walk:
             child = f"{rel}/{name}"
             problem = path_problem(child)
             if problem is not None:
-                shown = child.encode("utf-8", "backslashreplace").decode("utf-8")
-                raise InputError(f"{shown!r} {problem}; it could not be restored by "
+                # The name as its bytes, each one that is not UTF-8 shown once as \xNN
+                # (a repr() would double the backslash).
+                shown = os.fsencode(child).decode("utf-8", "backslashreplace")
+                raise InputError(f'"{shown}" {problem}; it could not be restored by '
                                  "`basedb pull` on every system.", code="INPUT_INVALID",
-                                 hint="Rename the file or directory.")
+                                 hint="Rename the file or directory.",
+                                 detail={"path": shown})
             try:
                 if entry.is_symlink():
                     child_real, st = self._target(child, Path(entry.path))
@@ -246,7 +264,7 @@ class _Walk:
         except FileNotFoundError:
             raise InputError(f"{rel} is a symlink to {link}, which does not exist.",
                              code="INPUT_SYMLINK", hint=f"Fix or remove the symlink {rel}.",
-                             ) from None
+                             detail={"path": rel}) from None
         except RuntimeError:  # Python before 3.13 reports loops this way
             raise _loop_error(rel) from None
         except OSError as exc:
@@ -259,12 +277,13 @@ class _Walk:
                 code="INPUT_SYMLINK",
                 hint=f"Copy the file into the workspace in place of the symlink {rel}; "
                      "a deployment only ships files from inside the workspace.",
+                detail={"path": rel},
             )
         if any(real == p or real.is_relative_to(p) for p in self.private):
             raise InputError(
                 f"{rel} is a symlink into {real.relative_to(self.root).as_posix()}, "
                 "which holds version control or local state and is never deployed.",
-                code="INPUT_SYMLINK", hint=f"Remove the symlink {rel}.",
+                code="INPUT_SYMLINK", hint=f"Remove the symlink {rel}.", detail={"path": rel},
             )
         try:
             return str(real), os.stat(real)
@@ -274,12 +293,14 @@ class _Walk:
 
 def _loop_error(rel: str) -> InputError:
     return InputError(f"{rel} is a symlink loop (it leads back to itself).",
-                      code="INPUT_SYMLINK", hint=f"Remove or fix the symlink {rel}.")
+                      code="INPUT_SYMLINK", hint=f"Remove or fix the symlink {rel}.",
+                      detail={"path": rel})
 
 
 def _read_error(rel: str, exc: OSError) -> InputError:
     problem = files.os_problem(exc, rel)
-    return InputError(problem.message, code="INPUT_UNREADABLE", hint=problem.fix)
+    return InputError(problem.message, code="INPUT_UNREADABLE", hint=problem.fix,
+                      detail={"path": rel})
 
 
 def _read(rel: str, source: str, budget: int, listed_size: int) -> bytes:
@@ -326,7 +347,7 @@ def _check_collisions(paths: list[str]) -> None:
             raise InputError(
                 f"{other} and {path} differ only in letter case or Unicode form; pulled "
                 "onto macOS or Windows, one would overwrite the other.",
-                code="INPUT_INVALID", hint="Rename one of them.")
+                code="INPUT_INVALID", hint="Rename one of them.", detail={"path": path})
 
 
 def _check_limits(sized: list[tuple[str, int]], *, stopped: bool = False) -> None:
