@@ -2,6 +2,7 @@
 agent-tools.md "调用站点函数").
 
     GET  /sites/{app}/functions?env=prod|preview&pageToken&pageSize&includeInternal
+                               &query&table&access   (a search: function_search)
     GET  /sites/{app}/functions/{function_id}?env&includeInternal
     POST /sites/{app}/functions/{function_id}/invoke?env&includeInternal  {"params": {…}}
 
@@ -28,6 +29,12 @@ from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_reque
 from basedb.platform.domain import identity
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
+from basedb.platform.domain.function_search import (
+    ACCESS_VALUES,
+    MAX_QUERY_CHARS,
+    FunctionQuery,
+    search_functions,
+)
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.invoke import (
     INVOKE_ENVIRONMENTS,
@@ -116,12 +123,20 @@ def _params(body: Any, body_sent: bool) -> dict[str, Any]:
     return params
 
 
-def _page_token(env: str, after: str) -> str:
-    raw = json.dumps({"env": env, "after": after}, separators=(",", ":")).encode("utf-8")
+def _page_token(env: str, after: str | None = None, *, offset: int = 0,
+                search: str | None = None) -> str:
+    state: dict[str, Any] = {"env": env}
+    if search is None:
+        state["after"] = after
+    else:
+        state.update(offset=offset, search=search)
+    raw = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def _read_page_token(call: Call, env: str) -> str | None:
+def _read_page_token(call: Call, env: str, search: str | None = None) -> Any:
+    """Where the previous page stopped: the last functionId of a plain listing, the
+    offset into the results of a search (None: the first page)."""
     token = call.query.get("pageToken")
     if not token:
         return None
@@ -129,33 +144,72 @@ def _read_page_token(call: Call, env: str) -> str | None:
         decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):
         decoded = None
-    after = decoded.get("after") if isinstance(decoded, dict) else None
-    if not isinstance(after, str) or decoded.get("env") != env:
+    if not isinstance(decoded, dict) or decoded.get("env") != env:
+        decoded = {}
+    if search is None:
+        position = decoded.get("after")
+        usable = isinstance(position, str) and "search" not in decoded
+    else:
+        position = decoded.get("offset")
+        usable = (isinstance(position, int) and not isinstance(position, bool)
+                  and position >= 0 and decoded.get("search") == search)
+    if not usable:
         raise bad_request("pageToken is not one this listing returned", parameter="?pageToken",
                           received=token, fix="send the pageToken of the previous page with "
-                          "the same env, or leave it out to start from the first page")
-    return after
+                          "the same env, query, table and access, or leave it out to start "
+                          "from the first page")
+    return position
+
+
+def parse_function_query(call: Call) -> FunctionQuery:
+    """`query`, `table` and `access` of a listing (all optional)."""
+    query = call.query.get("query", "")
+    if len(query) > MAX_QUERY_CHARS:
+        raise bad_request(f"query is longer than {MAX_QUERY_CHARS} characters",
+                          parameter="?query", received=query[:80] + "…",
+                          fix="send a few distinctive words of what the function does")
+    access = call.query.get("access") or None
+    if access is not None and access not in ACCESS_VALUES:
+        raise bad_request("access must be read or write", parameter="?access",
+                          received=access, fix="send access=read (functions that only "
+                          "read) or access=write (all others), or leave it out",
+                          candidates=ACCESS_VALUES)
+    return FunctionQuery(query=query, table=call.query.get("table", "").strip(),
+                         access=access)
 
 
 def list_functions(call: Call) -> dict[str, Any]:
     env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
     page_size = call.query_int("pageSize", default=DEFAULT_PAGE_SIZE, minimum=1,
                                maximum=MAX_PAGE_SIZE)
-    after = _read_page_token(call, env)
+    wanted = parse_function_query(call)
+    search = wanted.key() if wanted.active else None
+    position = _read_page_token(call, env, search)
     with call.store.read() as conn:
         deployed = resolve_deployment(conn, call.caches, call.caller, call.path["app_token"], env,
                                       include_internal)
-        remaining = [f for f in deployed.visible if after is None or f > after]
-        page = remaining[:page_size]
         live = live_catalog(conn, deployed.site, call.caches.catalogs)
-        plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
-                 for function_id in page]
-    has_more = len(remaining) > len(page)
+        if search is None:
+            remaining = [f for f in deployed.visible if position is None or f > position]
+            page_ids = remaining[:page_size]
+            plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
+                     for function_id in page_ids]
+            has_more = len(remaining) > len(plans)
+            token = _page_token(env, page_ids[-1]) if has_more else None
+        else:
+            found = search_functions(
+                [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
+                 for function_id in deployed.visible], wanted)
+            start = position or 0
+            plans = found[start:start + page_size]
+            has_more = len(found) > start + len(plans)
+            token = (_page_token(env, offset=start + len(plans), search=search)
+                     if has_more else None)
     return {
         "functions": [list_item(p, internal=deployed.is_internal(p.function_id)).to_dict()
                       for p in plans],
         "hasMore": has_more,
-        "pageToken": _page_token(env, page[-1]) if has_more else None,
+        "pageToken": token,
         "env": env,
         "deploymentId": deployed.snapshot.deployment_id,
     }
@@ -294,6 +348,9 @@ _ITEM_PROPERTIES: dict[str, Schema] = {
     "schemaStatus": _STATUS,
     "statusHint": {**_NULLABLE_STRING, "description": "What to do when schemaStatus is not "
                    "ready; null when it is."},
+    "table": {**_NULLABLE_STRING, "description": "The table it works on (a query's first "
+              "table, a Mutation's table, the table a FaaS id names); null when none is "
+              "known. The `table` filter takes these names."},
     "internal": {**BOOLEAN, "description": "Present (true) for an excluded function shown "
                  "because of includeInternal."},
 }
@@ -340,13 +397,26 @@ ENDPOINTS = [
     Endpoint("GET", _SITE_FUNCTIONS, list_functions, "The site's published functions.",
              "functions",
              description="Stable order (by functionId), pages of pageSize; pass the returned "
-             "pageToken while hasMore is true. A site without a deployment for env answers "
-             "800004004.",
-             query=(_ENV, QueryParam("pageToken", STRING, "From the previous page."),
+             "pageToken while hasMore is true. With query, the best matches come first "
+             "(BM25 over functionId, name, description, table and parameter names; words "
+             "split at camelCase, Chinese as character pairs) and functions matching no "
+             "word are left out; table and access filter. Search with a few distinctive "
+             "words of the task, e.g. query=overdue invoice&access=read. A site without a "
+             "deployment for env answers 800004004.",
+             query=(_ENV, QueryParam("pageToken", STRING, "From the previous page (of the "
+                                     "same query, table and access)."),
                     QueryParam("pageSize", {"type": "integer", "minimum": 1,
                                             "maximum": MAX_PAGE_SIZE,
                                             "default": DEFAULT_PAGE_SIZE}, "Page size."),
-                    _INTERNAL),
+                    _INTERNAL,
+                    QueryParam("query", {"type": "string", "maxLength": MAX_QUERY_CHARS},
+                               "Words describing the function wanted; results are ranked, "
+                               "best first."),
+                    QueryParam("table", STRING, "Only functions working on this table "
+                               "(its name, case-insensitive; see `table` of an entry)."),
+                    QueryParam("access", {"type": "string", "enum": list(ACCESS_VALUES)},
+                               "read: only Database Functions (they never change data); "
+                               "write: every other function.")),
              response=obj({"functions": array(obj(_ITEM_PROPERTIES, _ITEM_REQUIRED)),
                            "hasMore": BOOLEAN, "pageToken": _NULLABLE_STRING,
                            "env": STRING, "deploymentId": STRING},
