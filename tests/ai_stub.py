@@ -8,7 +8,8 @@ server.
 
 A streamed answer sends its first piece, then waits for `stub.release` before the rest
 (unless `hold=False`): a test that sees the first piece before releasing the rest has
-shown that the answer is relayed as it is written, not gathered first.
+shown that the answer is relayed as it is written, not gathered first. With `cut=True`
+the stream ends after its first piece, as a model server that dies midway.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ RELEASE_GUARD_S = 60  # a guard against a hang, not a window
 
 
 class OpenAIStub:
-    def __init__(self, *, hold: bool = True) -> None:
+    def __init__(self, *, hold: bool = True, cut: bool = False,
+                 hold_images: bool = False) -> None:
         self.hold = hold
+        self.hold_images = hold_images  # image answers wait for `release` too
+        self.cut = cut  # a stream ends after its first piece, without an end
         self.release = threading.Event()
         self.requests: list[tuple[str, dict[str, Any]]] = []
         stub = self
@@ -51,6 +55,8 @@ class OpenAIStub:
                                                          "content": "".join(PIECES)}}],
                                 "usage": {"total_tokens": 9}})
                 elif self.path == "/v1/images/generations":
+                    if stub.hold_images:
+                        stub.release.wait(RELEASE_GUARD_S)
                     self._json({"created": 1, "data": [{"url": IMAGE_URL}]})
                 else:
                     self._json({"error": {"message": "no such route"}}, status=404)
@@ -71,6 +77,9 @@ class OpenAIStub:
                 for index, piece in enumerate(PIECES):
                     self._chunk({"id": "c1", "object": "chat.completion.chunk", "model": MODEL,
                                  "choices": [{"index": 0, "delta": {"content": piece}}]})
+                    if index == 0 and stub.cut:
+                        self.close_connection = True
+                        return  # no terminating chunk: the connection simply ends
                     if index == 0 and stub.hold:
                         stub.release.wait(RELEASE_GUARD_S)
                 self._chunk({"id": "c1", "object": "chat.completion.chunk", "model": MODEL,

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.codes import CALLABLE_STATUSES
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -44,7 +45,6 @@ DISCOVER, DESCRIBE, INVOKE = "discover_functions", "describe_function", "invoke_
 META_TOOLS = (DISCOVER, DESCRIBE, INVOKE)
 MAX_RESULT_CHARS = 32 * 1024
 MAX_DESCRIPTION_CHARS = 2000
-CALLABLE_STATUSES = ("ready", "missing")
 _FUNCTION_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 _SKIPPED_RECORDS = ("record_not_found", "precondition_failed")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.messages import bounded_list, did_you_mean, show_json
-from basedb.core.findings import Finding, pointer
+from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FunctionKind, Workspace
 

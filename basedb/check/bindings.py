@@ -12,7 +12,7 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.sql.model import ParamBinding
 from basedb.workspace.model import AnyDeclaration, Param, Workspace
 

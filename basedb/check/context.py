@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 
 if TYPE_CHECKING:
     from basedb.workspace.model import Workspace

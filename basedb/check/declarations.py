@@ -16,7 +16,7 @@ from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.messages import show_json
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (
     MUTATION_PARAM_KINDS,

@@ -21,7 +21,7 @@ from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.messages import bounded_list, close_matches, did_you_mean, show_json
 from basedb.check.mutation_values import literal_misfit, param_misfit, suggested_kinds
-from basedb.core.findings import Finding, Hint, pointer
+from basedb.protocol.findings import Finding, Hint, pointer
 from basedb.sql.model import ParamBinding
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.core.findings import Finding, Hint, sort_findings, sort_hints
+from basedb.protocol.findings import Finding, Hint, sort_findings, sort_hints
 
 SKIP_AI_NOTICE = (
     "AI Functions are not synced this time (--skip-ai-functions): the AI part of the "
@@ -43,7 +43,7 @@ class CheckResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape of `basedb check --json` (DESIGN §3)."""
+        """The stable JSON shape of `basedb check --json` (docs/json.md)."""
         out: dict[str, Any] = {
             "ok": self.ok,
             "errors": [f.to_dict() for f in self.errors],

@@ -17,7 +17,7 @@ from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
 from basedb.check.sql.cache import AnalysisCache
 from basedb.core.errors import InputError, WorkspaceNotFound
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.workspace.inputs import check_inputs
 from basedb.workspace.loader import load_workspace
 from basedb.workspace.model import FUNCTION_KINDS, Workspace
@@ -131,6 +131,6 @@ def input_findings(root: Path) -> list[Finding]:
         return []  # the config's own finding says so
     except InputError as error:
         path = error.detail.get("path")
-        return [Finding(error.code or "INPUT_INVALID", error.message,
+        return [Finding(str(error.code or "INPUT_INVALID"), error.message,
                         path if isinstance(path, str) else ".", "", None, error.hint)]
     return []

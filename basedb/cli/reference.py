@@ -87,7 +87,7 @@ def _completion_section() -> list[str]:
 
 def render_check_reference() -> str:
     from basedb.check.reporters.rules import RULES
-    from basedb.core.findings import ERROR_CODES, HINT_CODES
+    from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 
     lines = ["# basedb check: error and hint codes", "",
              "Errors block `basedb check` (exit 1) and `basedb deploy`; hints "

@@ -24,7 +24,6 @@ from typing import Any
 
 import httpx
 
-from basedb.client.lark import codes
 from basedb.core.errors import (
     ApiError,
     BasedbError,
@@ -32,6 +31,8 @@ from basedb.core.errors import (
     UsageError,
 )
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol import lark_errors
+from basedb.protocol.envelope import cli_error, cli_error_envelope
 
 RAW_JSON_HINT = ("The endpoint may have returned an empty or non-standard JSON body. If it "
                  "returns a file, rerun with --output.")
@@ -122,29 +123,18 @@ class CliError:
 
     def envelope_text(self, identity: str | None) -> str:
         """stderr (lark-cli `output.WriteErrorEnvelope`): struct order, no HTML escaping."""
-        error: list[tuple[str, Any]] = [("type", self.type)]
-        if self.code:
-            error.append(("code", self.code))
-        error.append(("message", self.message))
-        for key, value in (("hint", self.hint), ("console_url", self.console_url),
-                           ("detail", self.detail)):
-            if value:
-                error.append((key, value))
-        envelope: list[tuple[str, Any]] = [("ok", False)]
-        if identity:
-            envelope.append(("identity", identity))
-        return _struct([*envelope, ("error", _Struct(error))], 0) + "\n"
+        error = cli_error(self.type, self.message, code=self.code, hint=self.hint,
+                          console_url=self.console_url, detail=self.detail)
+        return _struct(cli_error_envelope(error, identity), 0) + "\n"
 
 
-class _Struct(list[tuple[str, Any]]):
-    """Fields of a Go struct, encoded in their declared order."""
-
-
-def _struct(fields: list[tuple[str, Any]], level: int) -> str:
+def _struct(fields: dict[str, Any], level: int) -> str:
+    """A Go struct: its fields in declared order (the envelope and its `error`), while
+    a map inside (`detail`) is encoded with sorted keys."""
     inner, pad = "  " * (level + 1), "  " * level
     items = []
-    for key, value in fields:
-        encoded = (_struct(value, level + 1) if isinstance(value, _Struct)
+    for key, value in fields.items():
+        encoded = (_struct(value, level + 1) if level == 0 and key == "error"
                    else go_json(value, escape_html=False, _level=level + 1))
         items.append(f'{inner}"{key}": {encoded}')
     return "{\n" + ",\n".join(items) + "\n" + pad + "}"
@@ -152,7 +142,7 @@ def _struct(fields: list[tuple[str, Any]], level: int) -> str:
 
 def api_error(code: int, msg: str, error: Any, *, hint: str | None) -> CliError:
     """lark-cli `ErrAPI`: a non-zero Lark code in a JSON answer."""
-    kind = codes.classify(code)
+    kind = lark_errors.classify(code)
     message = (f"Permission denied [{code}]" if kind.type == "permission"
                else f"API error: [{code}] {msg}")
     return CliError(kind.type, message, kind.exit_code, code=code, hint=hint, detail=error)

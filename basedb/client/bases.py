@@ -16,17 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
 from basedb.core.errors import InputError
+from basedb.protocol import data_of
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
 
 TABLE_PAGE = 100
 CANDIDATES_SHOWN = 5
-
-
-def _data(envelope: dict[str, Any]) -> dict[str, Any]:
-    data = envelope.get("data")
-    return data if isinstance(data, dict) else {}
 
 
 def item_id(item: Any) -> str:
@@ -39,7 +35,7 @@ def item_id(item: Any) -> str:
 
 def create_base(client: Client, name: str) -> dict[str, Any]:
     """POST /bases {name} -> {base_token, name}."""
-    return _data(client.request("POST", endpoints.BASES, json={"name": name}))
+    return data_of(client.request("POST", endpoints.BASES, json={"name": name}))
 
 
 def base_token_of(created: dict[str, Any]) -> str:
@@ -55,7 +51,7 @@ class BaseApi:
         self.base_token = base_token
 
     def _send(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return _data(self.client.request(method, path, json=body))
+        return data_of(self.client.request(method, path, json=body))
 
     # --------------------------------------------------------------------- tables
 
@@ -63,7 +59,7 @@ class BaseApi:
         """Every table of the Base (`{id, name}`), in the Base's order."""
         envelope = self.client.paginate("GET", endpoints.tables(self.base_token),
                                         params={"limit": TABLE_PAGE}, list_field="tables")
-        found = _data(envelope).get("tables")
+        found = data_of(envelope).get("tables")
         return [t for t in found if item_id(t)] if isinstance(found, list) else []
 
     def table(self, table_id: str) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from basedb import __version__
 from basedb.client import endpoints
 from basedb.client.credentials import Credentials, StaticToken
 from basedb.client.embedded import EmbeddedFactory, embedded_platform
-from basedb.client.lark import codes
 from basedb.client.pagination import collect_pages
 from basedb.client.responses import (
     WRITE_METHODS,
@@ -63,6 +62,7 @@ from basedb.core.errors import (
     UsageError,
 )
 from basedb.core.paths import API_PREFIX
+from basedb.protocol import lark_errors
 
 if TYPE_CHECKING:
     from basedb.client.profiles import Profile
@@ -341,7 +341,7 @@ class Client:
             return None if last or not read else ("server error", self.retry.backoff(attempt))
         except AuthError as error:
             # A revoked or expired token that the credentials can replace: once.
-            if (renewed or not token or error.code not in codes.RENEWABLE_CODES
+            if (renewed or not token or error.code not in lark_errors.RENEWABLE_CODES
                     or not self.credentials.renew(token)):
                 return None
             return ("renew", 0.0)

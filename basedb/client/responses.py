@@ -10,7 +10,7 @@
     any other code                          ApiError          exit 1
     not an envelope                         BadResponse       exit 4  names the HTTP status
 
-The classification is lark-cli's (`basedb.client.lark.codes`); the hints name basedb's
+The classification is lark-cli's (`basedb.protocol.lark_errors`); the hints name basedb's
 commands for the profile in use (`ErrorContext.login_command`).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from basedb.client.lark import codes
+from basedb.client.lark import policy
 from basedb.client.lark.brands import console_url
 from basedb.client.retry import RATE_LIMIT_RESET_HEADER, parse_reset
 from basedb.core.errors import (
@@ -34,7 +34,7 @@ from basedb.core.errors import (
     ServerError,
 )
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import Code, FailureMessage
+from basedb.protocol import Code, FailureMessage, lark_errors
 
 LOG_ID_HEADER = "X-Tt-Logid"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -96,7 +96,7 @@ def envelope_or_raise(request: httpx.Request, response: httpx.Response,
     code = body.get("code") if isinstance(body, dict) else None
     if not isinstance(body, dict) or not isinstance(code, int) or isinstance(code, bool):
         if status == 429:
-            raise _rate_limited(request, response, codes.RATE_LIMITED,
+            raise _rate_limited(request, response, Code.RATE_LIMITED,
                                 f"{where(request)} was rate limited (HTTP 429).", None,
                                 header_log_id, None)
         raise not_an_envelope(request, response, header_log_id, context)
@@ -108,17 +108,20 @@ def envelope_or_raise(request: httpx.Request, response: httpx.Response,
     msg = body.get("msg")
     message = msg if isinstance(msg, str) and msg.strip() else (
         f"{where(request)} failed with code {code} (HTTP {status}).")
-    if code in (codes.RATE_LIMITED, 0) or status == 429:
-        raise _rate_limited(request, response, code or codes.RATE_LIMITED, message, error,
+    if code in (Code.RATE_LIMITED, 0) or status == 429:
+        raise _rate_limited(request, response, code or Code.RATE_LIMITED, message, error,
                             log_id, body.get("data"))
-    kind = codes.classify(code)
+    blocked = policy.from_envelope(body)
+    if blocked is not None:
+        raise blocked.with_context(detail={"log_id": log_id} if log_id else None)
+    kind = lark_errors.classify(code)
     common: dict[str, Any] = {"code": code, "http_status": status, "log_id": log_id,
                               "data": body.get("data"), "error": error}
     if kind.type in ("auth", "config", "app_status"):
         raise AuthError(message, error_type=kind.type,
                         hint=_auth_hint(code, kind.type, context), **common)
     if kind.type == "permission":
-        scopes = codes.required_scopes(error)
+        scopes = lark_errors.required_scopes(error)
         raise PermissionDenied(message, hint=_permission_hint(code, scopes, context),
                                console_url=_console_url(scopes, context), **common)
     if status >= 500:
@@ -193,7 +196,7 @@ def _permission_hint(code: int, scopes: list[str], context: ErrorContext) -> str
                 "or use a profile with access (--profile).")
     needed = " ".join(scopes)
     what = "the scope" if len(scopes) == 1 else "the scopes"
-    if code in codes.USER_SCOPE_CODES and context.identity == "user":
+    if code in lark_errors.USER_SCOPE_CODES and context.identity == "user":
         login = context.login_command or "basedb auth login"
         return (f"The user has not granted {what} {needed}. Grant it with "
                 f"`{login} --scope \"{needed}\"`, then retry once.")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol import data_of
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -42,17 +43,12 @@ class LogQuery:
 
 def platform_logs(client: Client, query: LogQuery) -> dict[str, Any]:
     """A page of the whole platform log (its owner only): {entries, hasMore, cursor}."""
-    return _data(client.request("GET", endpoints.PLATFORM_LOGS, params=query.params()))
-
-
-def _data(envelope: dict[str, Any]) -> dict[str, Any]:
-    data = envelope.get("data")
-    return data if isinstance(data, dict) else {}
+    return data_of(client.request("GET", endpoints.PLATFORM_LOGS, params=query.params()))
 
 
 def create_site(client: Client, title: str) -> dict[str, Any]:
     """POST /sites/create {title} -> {appToken, title}."""
-    return _data(client.request("POST", endpoints.SITES_CREATE, json={"title": title}))
+    return data_of(client.request("POST", endpoints.SITES_CREATE, json={"title": title}))
 
 
 class SiteApi:
@@ -63,12 +59,12 @@ class SiteApi:
         self.app_token = app_token
 
     def _get(self, path: str, *, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return _data(self.client.request("GET", path, params=params))
+        return data_of(self.client.request("GET", path, params=params))
 
     def _send(self, method: str, path: str, body: Any = None, *,
               revision: int | None = None) -> dict[str, Any]:
         params = {"draftRevision": revision} if revision is not None else None
-        return _data(self.client.request(method, path, json=body, params=params))
+        return data_of(self.client.request(method, path, json=body, params=params))
 
     # ----------------------------------------------------------------------- site
 
@@ -158,10 +154,10 @@ class SiteApi:
         if revision is not None:
             fields["draftRevision"] = str(revision)
         if site_zip is None:  # still multipart: text parts without a file
-            return _data(self.client.request(
+            return data_of(self.client.request(
                 "POST", endpoints.deployments(self.app_token),
                 files={name: (None, value) for name, value in fields.items()}))
-        return _data(self.client.request(
+        return data_of(self.client.request(
             "POST", endpoints.deployments(self.app_token),
             files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields))
 
@@ -192,7 +188,7 @@ class SiteApi:
 
     def invoke(self, function_id: str, params: dict[str, Any], *,
                env: str = "prod") -> dict[str, Any]:
-        return _data(self.client.request(
+        return data_of(self.client.request(
             "POST", endpoints.invoke(self.app_token, function_id),
             params={"env": env}, json={"params": params}))
 

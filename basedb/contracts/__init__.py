@@ -26,8 +26,8 @@ from basedb.contracts.python import render_python
 from basedb.contracts.typescript import render_typescript
 from basedb.core.atomic import write_file_atomically
 from basedb.core.errors import InputError, UsageError
-from basedb.core.findings import Finding
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.findings import Finding
 from basedb.workspace.model import Workspace
 
 LANGS: tuple[str, ...] = ("ts", "python")

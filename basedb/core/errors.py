@@ -24,7 +24,8 @@ write that failed this way may still have taken effect.
 `type` is lark-cli's error type (`internal/output`): `validation`, `auth`, `permission`,
 `config`, `app_status`, `rate_limit`, `api_error`, `network`, `internal`, plus basedb's
 own `check` and `conflict`. The CLI turns these into exit codes and stderr messages in one
-place (`basedb.cli.common.run_guarded`); the core never prints.
+place (`basedb.cli.common.run_guarded`), the JSON one built by
+`basedb.protocol.envelope.error_envelope`; the core never prints.
 """
 
 from __future__ import annotations
@@ -79,23 +80,6 @@ class BasedbError(Exception):
 
     console_url: str | None = None
     """Where to fix it in the developer console (a missing scope), as lark-cli says."""
-
-    def to_envelope(self, identity: str | None = None) -> dict[str, Any]:
-        """The error envelope written to stderr in JSON mode: lark-cli's shape
-        (`{ok, identity?, error: {type, code, message, hint?, console_url?, detail?}}`);
-        `code` is the platform's integer code, or basedb's own stable string code."""
-        error: dict[str, Any] = {"type": self.type, "code": self.code, "message": self.message}
-        if self.hint:
-            error["hint"] = self.hint
-        if self.console_url:
-            error["console_url"] = self.console_url
-        if self.detail:
-            error["detail"] = self.detail
-        envelope: dict[str, Any] = {"ok": False}
-        if identity:
-            envelope["identity"] = identity
-        envelope["error"] = error
-        return envelope
 
 
 class UsageError(BasedbError):

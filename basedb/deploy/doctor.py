@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 
 from basedb import __version__, install_command
 from basedb.client import endpoints
-from basedb.client.lark import codes
 from basedb.client.lark.signin import lark_cli_status
 from basedb.client.profiles import current_profile
 from basedb.client.sites import SiteApi
@@ -47,6 +46,7 @@ from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
 from basedb.core.wording import plural
 from basedb.deploy.catalog_sync import canonical_catalog, same_catalog
+from basedb.protocol import lark_errors
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.loader import find_root, load_workspace
 
@@ -135,7 +135,7 @@ def _state_of(error: BasedbError) -> str | None:
     if isinstance(error, AuthError):
         if error.type == "config":
             return "not_configured"
-        if error.code in codes.AUTH_CODES:
+        if error.code in lark_errors.AUTH_CODES:
             return "need_user_authorization"
     return None
 
@@ -166,7 +166,7 @@ def check_sites(client: Client, profile: Profile) -> Check:
             "data") or {}
     except PermissionDenied as error:
         scopes = " ".join(error.scopes) or "the site scopes"
-        state = ("missing_scopes" if error.code in codes.USER_SCOPE_CODES
+        state = ("missing_scopes" if error.code in lark_errors.USER_SCOPE_CODES
                  else "app_scope_not_applied")
         fix = (f"{profile.login_command} --scope \"{scopes}\"" if state == "missing_scopes"
                else f"apply for {scopes} in the developer console"

@@ -16,8 +16,8 @@ from typing import Any
 
 from basedb.core.content_hash import RESEND_KEY, function_content_hash
 from basedb.core.errors import ApiError, InputError
-from basedb.core.protocol import Code
 from basedb.core.site_zip import InputFile
+from basedb.protocol import Code
 from basedb.workspace import files
 from basedb.workspace.declarations import declaration_file, handler_file, sql_file
 from basedb.workspace.model import FunctionKind

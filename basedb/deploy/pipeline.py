@@ -37,7 +37,6 @@ from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, deployment_list, draft_revision
 from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
-from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
 from basedb.core.wording import plural
@@ -51,14 +50,15 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
+from basedb.protocol import Code
 from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
 if TYPE_CHECKING:
     from basedb.check.result import CheckResult
     from basedb.client.client import Client
-    from basedb.core.findings import Finding
     from basedb.core.site_zip import InputFile
+    from basedb.protocol.findings import Finding
     from basedb.workspace.model import Workspace
 
 T = TypeVar("T")

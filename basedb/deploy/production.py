@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
-from basedb.core.protocol import Code
 from basedb.deploy.pipeline import record_locally
 from basedb.deploy.results import (
     MemberHandoff,
@@ -28,6 +27,7 @@ from basedb.deploy.results import (
 )
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
+from basedb.protocol import Code
 from basedb.workspace.config import workspace_app_token
 from basedb.workspace.inputs import collect_inputs
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from basedb.client import endpoints
 from basedb.core.errors import ApiError, BasedbError
+from basedb.protocol import Code, data_of
 from basedb.workspace.scaffold import ProvisionedSite
 from basedb.workspace.template_schema import (
     CURRENT_USER,
@@ -50,11 +51,6 @@ if TYPE_CHECKING:
 
 BATCH_ROWS = 200
 BASE_TABLE_PAGE = 100
-
-
-def _data(envelope: dict[str, Any]) -> dict[str, Any]:
-    data = envelope.get("data")
-    return data if isinstance(data, dict) else {}
 
 
 def _field_body(field: TemplateField, table_ids: dict[str, str]) -> dict[str, Any]:
@@ -100,7 +96,7 @@ class PlatformProvisioner:
         self.created: dict[str, str] = {}
 
     def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
-        return _data(self.client.request(method, path, json=body))
+        return data_of(self.client.request(method, path, json=body))
 
     def provision(self, schema: TemplateSchema, *, title: str, base_token: str | None,
                   timezone: str | None = None) -> ProvisionedSite:
@@ -130,10 +126,10 @@ class PlatformProvisioner:
         envelope = self.client.paginate("GET", endpoints.tables(base_token),
                                         params={"limit": BASE_TABLE_PAGE},
                                         list_field="tables")
-        tables = _data(envelope).get("tables") or []
+        tables = data_of(envelope).get("tables") or []
         ids = [table_id for table_id in map(_table_id, tables) if table_id]
         if not ids:
-            raise ApiError(f"Base {base_token} has no tables to bind.", code=9499,
+            raise ApiError(f"Base {base_token} has no tables to bind.", code=Code.BAD_REQUEST,
                            hint="Create a table in the Base first, or leave out --base-token "
                                 "to create a Base from the template.")
         return ids

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from basedb.client.sites import SiteApi, deployment_list
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, ConflictError, InputError
-from basedb.core.protocol import Code
 from basedb.core.site_zip import build_site_zip, read_site_zip
 from basedb.deploy.artifact import safe_extract
 from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_binding, same_catalog
 from basedb.deploy.payloads import AI_LIST
 from basedb.deploy.results import PullResult
+from basedb.protocol import Code
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE

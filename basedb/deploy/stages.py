@@ -32,8 +32,8 @@ from basedb.core.errors import (
     BasedbError,
     ConnectionRefused,
 )
-from basedb.core.protocol import FailureMessage
 from basedb.deploy.state import LocalState, StageStatus
+from basedb.protocol import FailureMessage
 
 T = TypeVar("T")
 

@@ -19,9 +19,9 @@ from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.check.sql.cache import AnalysisCache
 from basedb.contracts import stale_findings
-from basedb.core.findings import Finding, Hint
 from basedb.core.frozen import frozen_dataclass
 from basedb.dev.changes import Changes
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.loader import WorkspaceLoader
 from basedb.workspace.model import Workspace
 

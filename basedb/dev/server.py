@@ -17,7 +17,8 @@ page's function calls sent to the site's development draft.
 
 It listens on loopback and answers only requests whose `Host` names it (a DNS-rebinding
 page sends its own name) and, when a browser says where a request comes from (`Origin`,
-`Sec-Fetch-Site`), only its own pages. A call also needs the page runtime's header
+`Sec-Fetch-Site`), only its own pages: same-origin, not merely same-site, since every
+port of localhost is the same site. A call also needs the page runtime's header
 `X-Basedb-Page: 1`, which no other site's page can send without a CORS preflight that
 this server never grants. The page runs with the developer's rights, so nothing else
 may reach it.
@@ -44,6 +45,7 @@ from basedb.core import page_sdk
 from basedb.core.frozen import frozen_dataclass
 from basedb.dev import files
 from basedb.dev.events import Broadcaster
+from basedb.protocol import Code, api_envelope
 
 API_PREFIX = "/open-apis/base/v3"
 PAGE_HEADER = "x-basedb-page"
@@ -123,6 +125,11 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     return {f"{name}:{port}" for name in names}
 
 
+# Sec-Fetch-Site values of requests the dev server's own pages make, or the developer
+# makes by opening a URL ("none"); a request without the header is not a browser's.
+_OWN_REQUESTS = frozenset({"same-origin", "none"})
+
+
 class GuardMiddleware:
     """Refuses requests for another Host, and cross-site requests."""
 
@@ -146,8 +153,11 @@ class GuardMiddleware:
             if origin is not None and _origin_host(origin) not in self.hosts:
                 refusal = (403, "Cross-origin requests are refused: only the dev server's "
                            "own pages may call it.")
-            elif headers.get("sec-fetch-site") == "cross-site":
-                refusal = (403, "Cross-site requests are refused.")
+            elif headers.get("sec-fetch-site", "same-origin") not in _OWN_REQUESTS:
+                # "same-site" too: a page on another port of localhost is same-site, and
+                # a script or image tag sends no Origin.
+                refusal = (403, "Requests from other origins are refused: only the dev "
+                           "server's own pages may use it.")
         if refusal is not None:
             response = PlainTextResponse(refusal[1], status_code=refusal[0],
                                          headers=_SECURITY_HEADERS)
@@ -203,19 +213,19 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def invoke(request: Request) -> Response:
         if request.path_params["app_token"] != config.app_token:
-            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
-                             "only.")
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
         if request.headers.get(PAGE_HEADER) != "1":
-            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
-                             "runtime sends it).")
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
         body = await _read_body(request)
         if body is None:
-            return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
-                             "bytes.")
+            return _envelope(413, Code.BAD_REQUEST,
+                             f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
         try:
             document = json.loads(body) if body.strip() else None
         except ValueError:
-            return _envelope(400, 9499, "The call's body is not JSON: send "
+            return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
                              "{\"params\": {…}}.")
         answer = await asyncio.to_thread(config.invoke, request.path_params["function_id"],
                                          document)
@@ -225,21 +235,21 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def forwarded(request: Request) -> Response:
         if request.path_params["app_token"] != config.app_token or config.forward is None:
-            return _envelope(404, 800004001, f"This dev server calls site {config.app_token} "
-                             "only.")
+            return _envelope(404, Code.FUNCTION_NOT_FOUND,
+                             f"This dev server calls site {config.app_token} only.")
         if request.headers.get(PAGE_HEADER) != "1":
-            return _envelope(400, 9499, "A call needs the header X-Basedb-Page: 1 (the page "
-                             "runtime sends it).")
+            return _envelope(400, Code.BAD_REQUEST, "A call needs the header X-Basedb-Page: 1 "
+                             "(the page runtime sends it).")
         document = None
         if request.method == "POST":
             body = await _read_body(request)
             if body is None:
-                return _envelope(413, 9499, f"The call's body is over {MAX_CALL_BODY_BYTES} "
-                                 "bytes.")
+                return _envelope(413, Code.BAD_REQUEST,
+                                 f"The call's body is over {MAX_CALL_BODY_BYTES} bytes.")
             try:
                 document = json.loads(body) if body.strip() else {}
             except ValueError:
-                return _envelope(400, 9499, "The call's body is not JSON: send "
+                return _envelope(400, Code.BAD_REQUEST, "The call's body is not JSON: send "
                                  "{\"params\": {…}}.")
         suffix = request.url.path.split(f"/sites/{request.path_params['app_token']}/", 1)[1]
         answer = await asyncio.to_thread(config.forward, request.method, suffix, document)
@@ -249,8 +259,8 @@ def build_dev_app(config: DevServerConfig) -> Starlette:
 
     async def session(request: Request) -> Response:
         if request.method == "DELETE":
-            return _envelope(200, 0, "success", {"signedOut": False})
-        return _envelope(200, 0, "success", await asyncio.to_thread(config.viewer))
+            return _envelope(200, Code.SUCCESS, "success", {"signedOut": False})
+        return _envelope(200, Code.SUCCESS, "success", await asyncio.to_thread(config.viewer))
 
     routes = [
         Route("/", root, methods=["GET"]),
@@ -296,8 +306,5 @@ def _text(status: int, text: str) -> Response:
 
 
 def _envelope(status: int, code: int, msg: str, data: Any = None) -> Response:
-    body: dict[str, Any] = {"code": code, "msg": msg}
-    if data is not None:
-        body["data"] = data
-    return Response(json.dumps(body, ensure_ascii=False), status_code=status,
-                    media_type="application/json", headers=_SECURITY_HEADERS)
+    return Response(json.dumps(api_envelope(code, msg, data=data), ensure_ascii=False),
+                    status_code=status, media_type="application/json", headers=_SECURITY_HEADERS)

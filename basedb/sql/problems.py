@@ -15,7 +15,7 @@ from basedb.core.frozen import frozen_dataclass
 class SqlProblem:
     """One error in main.sql; line and column are 1-based when known."""
 
-    code: str  # one of the SQL_* codes of basedb.core.findings.ERROR_CODES
+    code: str  # one of the SQL_* codes of basedb.protocol.findings.ERROR_CODES
     message: str
     fix: str | None = None
     line: int | None = None

@@ -37,6 +37,7 @@ from basedb.sql.scope import (
     output_name,
     parameter_number,
     rename,
+    set_operation_parts,
     strip_casts,
 )
 from basedb.workspace.model import Catalog, Table
@@ -157,17 +158,7 @@ class Resolver:
     def set_operation(self, node: Any, outer: Scope | None, ctes: dict[str, Cte],
                       conj: bool, pending: Cte | None) -> list[OutputColumn]:
         ctes = self.with_clause(node.args.get("with_"), outer, ctes, conj)
-        branches: list[Any] = []
-        stack = [node]
-        while stack:  # in-order leaves of a (possibly very long) UNION chain
-            current = stack.pop()
-            if isinstance(current, exp.SetOperation) and (
-                    current is node or not any(current.args.get(k) for k in
-                                               ("with_", "order", "limit", "offset"))):
-                stack.append(current.expression)
-                stack.append(current.this)
-            else:
-                branches.append(current)
+        _, branches = set_operation_parts(node)
         result: list[OutputColumn] | None = None
         for branch in branches:
             columns = self.query(branch, outer, ctes, conj)

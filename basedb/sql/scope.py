@@ -36,6 +36,27 @@ def parameter_number(node: Any) -> int | None:
     return None
 
 
+def set_operation_parts(node: Any) -> tuple[list[Any], list[Any]]:
+    """The set operations of the chain `node` heads (`a UNION b EXCEPT c`) and its
+    branches, both in the order they are written. An operation nested without a WITH,
+    ORDER BY, LIMIT or OFFSET of its own belongs to the chain; one with them is a branch.
+    Walked with a stack, so that a chain of thousands of UNIONs does not recurse."""
+    operations: list[Any] = []
+    branches: list[Any] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, exp.SetOperation) and (
+                current is node or not any(current.args.get(k) for k in
+                                           ("with_", "order", "limit", "offset"))):
+            operations.append(current)
+            stack.append(current.expression)
+            stack.append(current.this)
+        else:
+            branches.append(current)
+    return operations, branches
+
+
 def is_all_call(node: Any) -> bool:
     """`x <> ALL(…)` parses as a call of an anonymous function named ALL."""
     return (isinstance(node, exp.Anonymous) and str(node.this).upper() == "ALL"

@@ -22,6 +22,7 @@ from sqlglot import exp
 from basedb.sql import pgtypes as T
 from basedb.sql.ctes import CteDefinition, bind_ctes
 from basedb.sql.model import ColumnRef, Resolution, SqlProblem, Typing
+from basedb.sql.scope import set_operation_parts
 from basedb.sql.typing_base import ANY, CALLS
 from basedb.sql.typing_groups import GroupingRules
 from basedb.workspace.model import Table
@@ -198,25 +199,15 @@ class Typer(GroupingRules):
     def set_operation(self, node: Any, scope: Any,
                       ctes: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
         ctes = self.with_clause(node.args.get("with_"), scope, ctes)
-        branches: list[Any] = []
-        stack = [node]
-        while stack:  # in-order leaves of a (possibly very long) chain
-            current = stack.pop()
-            if isinstance(current, exp.SetOperation) and (
-                    current is node or not any(current.args.get(k) for k in
-                                               ("with_", "order", "limit", "offset"))):
-                self.refuse_unknown_args(current, _SET_KEYS)
-                if not current.args.get("distinct") and isinstance(
-                        current, (exp.Intersect, exp.Except)):
-                    self.unsupported("set_operations_all", "INTERSECT ALL / EXCEPT ALL",
-                                     current)
-                if current.args.get("by_name") or current.args.get("side") or \
-                        current.args.get("kind"):
-                    self.unsupported("set_operations_all", "This set operation", current)
-                stack.append(current.expression)
-                stack.append(current.this)
-            else:
-                branches.append(current)
+        operations, branches = set_operation_parts(node)
+        for current in operations:
+            self.refuse_unknown_args(current, _SET_KEYS)
+            if not current.args.get("distinct") and isinstance(
+                    current, (exp.Intersect, exp.Except)):
+                self.unsupported("set_operations_all", "INTERSECT ALL / EXCEPT ALL", current)
+            if current.args.get("by_name") or current.args.get("side") or \
+                    current.args.get("kind"):
+                self.unsupported("set_operations_all", "This set operation", current)
         shapes = [self.query_columns(b, _Scope(scope, ctes)) for b in branches]
         width = len(shapes[0])
         if any(len(shape) != width for shape in shapes):
@@ -258,50 +249,6 @@ class Typer(GroupingRules):
                                  "result column", item, "Order by a column name or position "
                                  "of the result.")
         self.limits(node, inner)
-
-    def limits(self, node: Any, scope: _Scope) -> None:
-        for key, word in (("limit", "LIMIT"), ("offset", "OFFSET")):
-            clause = node.args.get(key)
-            if clause is None:
-                continue
-            if isinstance(clause, exp.Fetch):
-                if clause.args.get("percent") or clause.args.get("with_ties"):
-                    self.unsupported("limit_expression", "FETCH … PERCENT / WITH TIES", clause)
-                    continue
-                value = clause.args.get("count")
-            else:
-                value = clause.args.get("expression") if isinstance(
-                    clause, (exp.Limit, exp.Offset)) else clause
-            if value is None:
-                continue
-            self.expr(value, scope)
-            self.bound(value, key, word)
-
-    def bound(self, value: Any, key: str, word: str) -> None:
-        inner = value
-        while isinstance(inner, (exp.Paren, exp.Cast)):
-            inner = inner.this
-        if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal):
-            self.invalid(f"{word} must not be negative", value, f"Write {word} 0 or more.")
-            return
-        if isinstance(inner, exp.Null):
-            self.bounds[id(value)] = key
-            return
-        if isinstance(inner, exp.Literal) and not inner.is_string and str(
-                inner.this).isdigit():
-            return
-        if isinstance(inner, exp.Parameter):
-            found = self.t(inner)
-            if found == T.UNKNOWN:
-                self.coerce(inner, T.INT8, word)
-            elif found not in (ANY, T.INT8, T.INT4, T.FLOAT8, T.NUMERIC):
-                self.invalid(f"argument of {word} must be type bigint, not type "
-                             f"{T.describe(found)}", value, "Declare the parameter INT.")
-                return
-            self.bounds[id(value)] = key
-            self.bound_params.add(int(str(inner.this.this)))
-            return
-        self.unsupported("limit_expression", f"{word} {value.sql(dialect='postgres')}", value)
 
     def values(self, node: Any, scope: Any,
                ctes: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:

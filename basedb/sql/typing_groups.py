@@ -3,7 +3,7 @@ them: a column selected (or in HAVING or ORDER BY) must be grouped, inside an ag
 or of a table whose record_id is grouped; aggregates and windows are not allowed in WHERE,
 ON or GROUP BY; DISTINCT needs ORDER BY on selected expressions and DISTINCT ON leads
 ORDER BY; a constant in GROUP BY, ORDER BY or DISTINCT ON is a position of the select
-list, or an error.
+list, or an error; LIMIT and OFFSET take a count that is never negative.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from typing import Any
 
 from sqlglot import exp
 
+from basedb.sql import pgtypes as T
 from basedb.sql.functions import FUNCTIONS
 from basedb.sql.model import ColumnRef, Resolution
-from basedb.sql.typing_base import QUERIES, function_name, is_windowed
+from basedb.sql.typing_base import ANY, QUERIES, function_name, is_windowed
 from basedb.sql.typing_expr import ExpressionTyper
 
 
@@ -23,6 +24,8 @@ class GroupingRules(ExpressionTyper):
 
     resolution: Resolution
     keys: dict[int, Any]  # key() of each node met, by id
+    bounds: dict[int, str]  # node id of a LIMIT / OFFSET value -> "limit" / "offset"
+    bound_params: set[int]  # the $n written as a LIMIT or OFFSET
 
     def constant_item(self, item: Any, clause: str, width: int) -> bool:
         """A constant in GROUP BY / ORDER BY / DISTINCT ON is a position of the select
@@ -233,3 +236,49 @@ class GroupingRules(ExpressionTyper):
                              "list", item, "Select the expression too, or order by a "
                              "selected column.")
                 return
+
+    def limits(self, node: Any, scope: Any) -> None:
+        """LIMIT and OFFSET (or FETCH FIRST): a count that is a constant 0 or more, NULL,
+        or a parameter, which binds as a bigint."""
+        for key, word in (("limit", "LIMIT"), ("offset", "OFFSET")):
+            clause = node.args.get(key)
+            if clause is None:
+                continue
+            if isinstance(clause, exp.Fetch):
+                if clause.args.get("percent") or clause.args.get("with_ties"):
+                    self.unsupported("limit_expression", "FETCH … PERCENT / WITH TIES", clause)
+                    continue
+                value = clause.args.get("count")
+            else:
+                value = clause.args.get("expression") if isinstance(
+                    clause, (exp.Limit, exp.Offset)) else clause
+            if value is None:
+                continue
+            self.expr(value, scope)
+            self.bound(value, key, word)
+
+    def bound(self, value: Any, key: str, word: str) -> None:
+        inner = value
+        while isinstance(inner, (exp.Paren, exp.Cast)):
+            inner = inner.this
+        if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal):
+            self.invalid(f"{word} must not be negative", value, f"Write {word} 0 or more.")
+            return
+        if isinstance(inner, exp.Null):
+            self.bounds[id(value)] = key
+            return
+        if isinstance(inner, exp.Literal) and not inner.is_string and str(
+                inner.this).isdigit():
+            return
+        if isinstance(inner, exp.Parameter):
+            found = self.t(inner)
+            if found == T.UNKNOWN:
+                self.coerce(inner, T.INT8, word)
+            elif found not in (ANY, T.INT8, T.INT4, T.FLOAT8, T.NUMERIC):
+                self.invalid(f"argument of {word} must be type bigint, not type "
+                             f"{T.describe(found)}", value, "Declare the parameter INT.")
+                return
+            self.bounds[id(value)] = key
+            self.bound_params.add(int(str(inner.this.this)))
+            return
+        self.unsupported("limit_expression", f"{word} {value.sql(dialect='postgres')}", value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.findings import Finding, pointer
+from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FIELD_TYPES, Catalog, Field, Table
 

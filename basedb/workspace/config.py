@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basedb.core.errors import InputError
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import Binding, WorkspaceConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from basedb.core.findings import Finding, pointer
+from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.model import (
     KIND_DIRS,
     AIFunction,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.core.errors import WorkspaceNotFound
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE, build_catalog
 from basedb.workspace.config import CONFIG_FILE, build_config

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from basedb.core.errors import InputError
-from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.findings import pointer
 from basedb.workspace import files
 from basedb.workspace.declarations import json_type
 from basedb.workspace.model import FIELD_TYPES, READ_ONLY_FIELD_TYPES

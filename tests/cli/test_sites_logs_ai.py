@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.cli.deploy_support import app_token_of, error_json, ok_json, platform_data, run
 
 

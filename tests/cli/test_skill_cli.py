@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from basedb.agent_tools.dev_skill import DEVELOPER_SKILL, developer_skill_dir
-from basedb.core.findings import ERROR_CODES, HINT_CODES
 from basedb.core.skill_spec import DESCRIPTION_MAX, frontmatter_problems, split_frontmatter
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 from tests.cli.deploy_support import error_json, ok_json, run
 
 

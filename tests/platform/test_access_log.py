@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
-from basedb.platform.web.http import USER_ID_KEY, write_access_line
+from basedb.platform.web.gate import USER_ID_KEY, write_access_line
 
 
 def test_one_line_per_request_without_the_token(platform: LocalPlatform,

@@ -12,8 +12,8 @@ import httpx
 import pytest
 import respx
 
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.runtimes.ai import fill_prompt, run_ai
+from basedb.protocol import ApiFailure, Code
 
 BASE_URL = "http://127.0.0.1:9/v1"
 CHAT_URL = BASE_URL + "/chat/completions"

@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
+from basedb.platform.domain.runtimes.ai_media import SITE_RUNNING_MAX
+from basedb.protocol import Code
 from tests.ai_stub import IMAGE_URL, MODEL, PIECES, OpenAIStub
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
@@ -84,6 +85,25 @@ def test_a_stream_is_relayed_as_the_model_writes_it(
     assert sent["stream"] is True and sent["messages"][0]["content"] == "Summarize: ship"
 
 
+def test_a_stream_cut_short_ends_with_an_error_event(
+        server: str, api: Api, platform: LocalPlatform, released: TaskSite,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with OpenAIStub(cut=True) as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        url = f"{server}/open-apis/base/v3{path(released, 'summarize', 'stream')}"
+        with httpx.stream("POST", url, params={"env": "prod"},
+                          json={"params": {"text": "ship"}}, timeout=GUARD_S,
+                          headers={"Authorization": f"Bearer {platform.owner_token}"}
+                          ) as response:
+            seen = list(events(response.iter_lines()))
+            log_id = response.headers["x-tt-logid"]
+    assert seen[0] == ("delta", {"delta": PIECES[0]})
+    name, error = seen[-1]
+    assert name == "error" and len(seen) == 2
+    assert error["code"] == Code.EXECUTION_FAILED and error["logId"] == log_id
+    assert "Fix:" in error["msg"] and log_id in error["msg"]
+
+
 def test_aggregate_answers_the_whole_text(api: Api, released: TaskSite,
                                           stub: OpenAIStub) -> None:
     data = api.ok("POST", path(released, "summarize", "invoke"),
@@ -112,21 +132,50 @@ def test_a_media_task_is_polled_to_its_result(api: Api, released: TaskSite,
     assert other["code"] == Code.FUNCTION_NOT_FOUND and "Fix:" in other["msg"]
 
 
+def wait_for_end(api: Api, site: TaskSite, task_id: str) -> dict[str, Any]:
+    task_path = f"/sites/{site.app_token}/ai-tasks/{task_id}"
+    deadline = time.monotonic() + GUARD_S
+    task: dict[str, Any] = api.ok("GET", task_path, params={"env": "prod"})
+    while task["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, task
+        time.sleep(0.02)
+        task = api.ok("GET", task_path, params={"env": "prod"})
+    return task
+
+
+def test_a_site_runs_at_most_its_share_of_media_tasks(
+        api: Api, released: TaskSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    with OpenAIStub(hold_images=True) as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        started = [api.ok("POST", path(released, "drawCover", "invoke"),
+                          json={"params": {"title": str(n)}}, params={"env": "prod"})
+                   for n in range(SITE_RUNNING_MAX)]
+        refused = api.call("POST", path(released, "drawCover", "invoke"),
+                           json={"params": {"title": "one more"}}, params={"env": "prod"})
+        assert refused.status_code == 429
+        assert refused.json()["code"] == Code.RATE_LIMITED
+        assert "retry later" in refused.json()["msg"]
+        stub.release.set()
+        for task in started:
+            assert wait_for_end(api, released, task["taskId"])["status"] == "succeeded"
+    # Once they ended, the site may start another.
+    with OpenAIStub() as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        again = api.ok("POST", path(released, "drawCover", "invoke"),
+                       json={"params": {"title": "again"}}, params={"env": "prod"})
+        assert wait_for_end(api, released, again["taskId"])["status"] == "succeeded"
+
+
 def test_a_media_task_that_fails_carries_err_code(api: Api, released: TaskSite,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     with OpenAIStub() as stub:  # answers 404 for images under another root
         monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url.replace("/v1", "/v0"))
         started = api.ok("POST", path(released, "drawCover", "invoke"),
                          json={"params": {"title": "x"}}, params={"env": "prod"})
-        task_path = f"/sites/{released.app_token}/ai-tasks/{started['taskId']}"
-        deadline = time.monotonic() + GUARD_S
-        task = api.ok("GET", task_path, params={"env": "prod"})
-        while task["status"] in ("pending", "running"):
-            assert time.monotonic() < deadline, task
-            time.sleep(0.02)
-            task = api.ok("GET", task_path, params={"env": "prod"})
+        task = wait_for_end(api, released, started["taskId"])
     assert task["status"] == "failed" and task["errCode"] == Code.EXECUTION_FAILED
     assert "HTTP 404" in task["errMessage"] and task["result"] is None
+    assert task["logId"] and task["logId"] in task["errMessage"]
 
 
 def test_without_an_endpoint_each_kind_answers_800004011_with_a_fix(

@@ -8,9 +8,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from basedb.core.protocol import Code
 from basedb.platform.domain.schemas import param_specs, schema_from_specs
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
+from basedb.protocol import Code
 from basedb.workspace.declarations import build_declaration
 from basedb.workspace.model import Catalog, Field, Table
 from tests.platform.conftest import Api, field_id

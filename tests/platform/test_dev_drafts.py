@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

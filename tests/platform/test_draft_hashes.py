@@ -10,9 +10,9 @@ from typing import Any
 
 from basedb.core.content_hash import function_content_hash
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform.storage.schema import MIGRATIONS
 from basedb.platform.storage.store import Store
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

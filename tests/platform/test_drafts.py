@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from basedb.check.run import check_workspace
-from basedb.core.protocol import Code
 from basedb.platform.domain.drafts import MAX_FUNCTIONS
+from basedb.protocol import Code
 from basedb.workspace.loader import load_workspace
 from tests.platform.conftest import Api, message_without_log_id
 from tests.platform.release_support import (

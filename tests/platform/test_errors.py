@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
-from basedb.platform.web.http import Call, Endpoint, RequestGate
+from basedb.platform.web.gate import RequestGate
+from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.routes import all_endpoints
+from basedb.protocol import Code
 from tests.platform.conftest import assert_error_shape
 
 BOGUS = {"base_token": "basNope", "table_id": "tblNope", "field_id": "fldNope",

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas.egress import EgressProxy, is_public
 from basedb.platform.domain.runtimes.faas.sandbox import Sandbox
 from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import deploy, functions_body, task_site
 from tests.platform.test_faas_runtime import needs_node

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.runtimes.faas import FaasFunction, FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas import sandbox as sandbox_module
 from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
+from basedb.protocol import ApiFailure, Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import task_site
 from tests.platform.test_faas_runtime import needs_node

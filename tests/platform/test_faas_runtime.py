@@ -19,7 +19,6 @@ import pytest
 
 from basedb.core import node
 from basedb.core.node import node_version
-from basedb.core.protocol import MAX_MSG_CHARS, ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, records, sites
 from basedb.platform.domain.runtimes.faas import (
@@ -29,6 +28,7 @@ from basedb.platform.domain.runtimes.faas import (
     FaasRuntime,
     effective_timeout_ms,
 )
+from basedb.protocol import MAX_MSG_CHARS, ApiFailure, Code
 from tests.platform.conftest import Api, make_table
 
 needs_node = pytest.mark.skipif(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
+from basedb.protocol import Code
 from tests.platform.conftest import Api, field_id
 from tests.platform.functions_support import (
     AI_FUNCTIONS,

@@ -15,10 +15,10 @@ import pytest
 from starlette.routing import Route
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import DirectRoute, DirectRoutes, IndexedRouter, build_app
 from basedb.platform.web.http import MIB
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     TaskSite,

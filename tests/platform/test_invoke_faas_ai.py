@@ -11,7 +11,7 @@ import pytest
 import respx
 
 from basedb.core.node import node_version
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import TaskSite, deploy, functions_body, summarize, task_site
 

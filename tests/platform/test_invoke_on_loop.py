@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from basedb.core.memo import Memo, NotBuilt, memos_only, require_builds
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import invoke as invoke_module
 from basedb.platform.domain.caches import DomainCaches
@@ -34,6 +33,7 @@ from basedb.platform.storage.budget import TimeBudget
 from basedb.platform.storage.physical import table_name
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.web.routes import functions as function_routes
+from basedb.protocol import ApiFailure, Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
     TaskSite,

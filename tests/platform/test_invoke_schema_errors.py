@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.storage import physical
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape, field_id
 from tests.platform.functions_support import TaskSite, add_member, released_site
 

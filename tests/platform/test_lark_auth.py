@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import lark_auth
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 
 DEVICE = "/oauth/v1/device_authorization"
@@ -44,9 +45,9 @@ def test_tenant_tokens(api: Api, client: TestClient) -> None:
     assert [s["appToken"] for s in bot.ok("GET", "/sites/list")["sites"]] == [site["appToken"]]
     unknown = client.post("/open-apis/auth/v3/tenant_access_token/internal",
                           json={"app_id": "cli_nope", "app_secret": "x"}).json()
-    assert unknown["code"] == lark_auth.INVALID_PARAM
+    assert unknown["code"] == Code.AUTH_PARAM_INVALID
     missing = client.post("/open-apis/auth/v3/tenant_access_token/internal", json={}).json()
-    assert missing["code"] == lark_auth.INVALID_PARAM
+    assert missing["code"] == Code.AUTH_PARAM_INVALID
 
 
 def approve(client: TestClient, token: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from basedb.core.node import node_version
-from basedb.core.protocol import Code
 from basedb.platform.storage import platform_log
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import TaskSite, add_member, released_site
 

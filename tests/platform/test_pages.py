@@ -20,11 +20,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from basedb.core.page_sdk import inject_import_map
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web import pages
 from basedb.platform.web.sessions import COOKIE_NAME
 from basedb.platform.web.sign_in import STATE_COOKIE
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import (
     SITE_FILES,

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import yaml
 
-from basedb.core.protocol import Code
 from basedb.core.skill_spec import (
     DESCRIPTION_MAX,
     NAME_MAX,
@@ -22,6 +21,7 @@ from basedb.core.skill_spec import (
     suffixed_name,
 )
 from basedb.platform.domain.site_skill import MAX_LISTED, SkillFunction, render_site_skill
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     TaskSite,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from basedb.workspace.catalog import build_catalog
 from tests.platform.conftest import Api, make_table
 

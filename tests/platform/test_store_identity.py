@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.storage import ids
 from basedb.platform.storage import store as store_module
@@ -21,6 +20,7 @@ from basedb.platform.storage.store import (
     WriteBusy,
     WriteOutOfTime,
 )
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from basedb.core.protocol import unexecuted_message
+from basedb.protocol import unexecuted_message
 from tests.platform.conftest import Api, make_table
 
 FIELDS: list[dict[str, Any]] = [

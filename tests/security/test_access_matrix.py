@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.domain import identity
 from basedb.platform.web import sign_in
 from basedb.platform.web.http import Endpoint
 from basedb.platform.web.routes import all_endpoints
 from basedb.platform.web.sessions import PAGE_HEADER
+from basedb.protocol import Code
 from tests.platform.conftest import Api, make_table
 from tests.platform.functions_support import TaskSite, build_site, deploy, save_drafts, site_zip
 

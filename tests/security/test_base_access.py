@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
+from basedb.protocol import Code
 from tests.platform.conftest import Api, make_table
 from tests.platform.functions_support import sql_function
 from tests.platform.release_support import deploy

@@ -93,6 +93,22 @@ def test_another_host_name_is_refused(dev: Dev, host: str) -> None:
     assert _status(response) in (400, 421)
 
 
+@pytest.mark.parametrize("site", ["same-site", "cross-site"])
+def test_a_page_on_another_port_cannot_include_the_scripts(dev: Dev, site: str) -> None:
+    """A `<script src>` from a page on another localhost port: no Origin, and
+    Sec-Fetch-Site says same-site."""
+    with dev.http() as http:
+        for path in (f"/sites/{dev.session.site.app_token}/app.js",
+                     f"/sites/{dev.session.site.app_token}/", "/_basedb/dev/client.js"):
+            answer = http.get(path, headers={"Sec-Fetch-Site": site, "Sec-Fetch-Dest":
+                                             "script", "Sec-Fetch-Mode": "no-cors"})
+            assert answer.status_code == 403, (path, answer.text[:200])
+        for own in ("same-origin", "none"):
+            page = http.get(f"/sites/{dev.session.site.app_token}/",
+                            headers={"Sec-Fetch-Site": own})
+            assert page.status_code == 200, own
+
+
 def test_a_call_from_another_origin_is_refused(dev: Dev) -> None:
     with dev.http() as http:
         path = f"/open-apis/base/v3/sites/{dev.session.site.app_token}/functions/" \
@@ -112,6 +128,33 @@ def test_a_call_from_another_origin_is_refused(dev: Dev) -> None:
         assert other.status_code == 404
         events = http.get("/_basedb/dev/client.js", headers={"Origin": "http://evil.example"})
         assert events.status_code == 403
+
+
+@pytest.mark.parametrize(("method", "suffix"), [
+    ("POST", "functions/summarizeLeave/stream"), ("GET", "ai-tasks/tskSomeTask")])
+def test_the_sdks_other_calls_hold_to_the_same_rules(dev: Dev, method: str,
+                                                     suffix: str) -> None:
+    app = dev.session.site.app_token
+    path = f"/open-apis/base/v3/sites/{app}/{suffix}"
+    body = {"params": {}} if method == "POST" else None
+    with dev.http() as http:
+        for headers in ({"Origin": "http://evil.example", "X-Basedb-Page": "1"},
+                        {"Sec-Fetch-Site": "cross-site", "X-Basedb-Page": "1"}):
+            assert http.request(method, path, json=body, headers=headers).status_code == 403
+        plain = http.request(method, path, json=body)
+        assert plain.status_code == 400 and plain.json()["code"] == 9499
+        other = http.request(method, path.replace(app, "PrjOther"), json=body,
+                             headers={"X-Basedb-Page": "1"})
+        assert other.status_code == 404
+        if method == "POST":
+            huge = http.post(path, content=b"{" + b" " * (3 * 1024 * 1024) + b"}",
+                             headers={"X-Basedb-Page": "1"})
+            assert huge.status_code == 413
+        # With the header, from its own page: the platform's answer (the AI Function's
+        # missing input, or no such task), never a refusal of the dev server's.
+        answer = http.request(method, path, json=body, headers={"X-Basedb-Page": "1"})
+        assert answer.json()["code"] in (800004002, 800004001), answer.text
+        assert "LogID" in answer.json()["msg"] or answer.headers["x-tt-logid"]
 
 
 def test_a_huge_call_body_is_refused_and_the_server_stays_healthy(dev: Dev) -> None:

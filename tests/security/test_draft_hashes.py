@@ -13,7 +13,7 @@ from typing import Any
 
 from basedb.core.content_hash import function_content_hash
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     DATABASE_FUNCTIONS,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from basedb.core.protocol import ApiFailure
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.runtimes.faas import FaasLimits, FaasRuntime
 from basedb.platform.domain.runtimes.faas.outcome import CallLog
+from basedb.protocol import ApiFailure
 from tests.platform.conftest import Api
 from tests.platform.test_faas_access import run, runtime
 from tests.platform.test_faas_runtime import needs_node

@@ -15,11 +15,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
-from basedb.platform.web.http import DEFAULT_BODY_LIMIT, BodyTimeouts
+from basedb.platform.web.gate import BodyTimeouts
+from basedb.platform.web.http import DEFAULT_BODY_LIMIT
 from basedb.platform.web.routes import all_endpoints
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.security.support import call, served
 

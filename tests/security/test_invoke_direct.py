@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.app import build_app
-from basedb.platform.web.http import BodyTimeouts
+from basedb.platform.web.gate import BodyTimeouts
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
     TaskSite,

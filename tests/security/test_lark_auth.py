@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 
 from basedb.platform import LocalPlatform, open_platform
 from basedb.platform.domain import lark_auth
+from basedb.protocol import Code, RefreshCode
 
 TENANT = "/open-apis/auth/v3/tenant_access_token/internal"
 DEVICE = "/oauth/v1/device_authorization"
@@ -87,7 +88,7 @@ def test_brute_forcing_an_app_secret_is_throttled(http: TestClient,
     for _ in range(lark_auth.MAX_FAILURES):
         wrong = http.post(TENANT, json={"app_id": app_id,
                                         "app_secret": secrets.token_urlsafe(24)})
-        assert wrong.json()["code"] == lark_auth.APP_SECRET_INVALID
+        assert wrong.json()["code"] == Code.APP_SECRET_INVALID
         healthy(http, platform)
     locked = http.post(TENANT, json={"app_id": app_id, "app_secret": secret})
     assert locked.status_code == 429 and locked.json()["code"] == 99991400
@@ -174,21 +175,21 @@ def test_a_refresh_token_works_once_and_its_reuse_revokes_the_sign_in(
     second = http.post(TOKEN, data={**form, "refresh_token": first["refresh_token"]}).json()
     assert second["access_token"] != first["access_token"]
     replay = http.post(TOKEN, data={**form, "refresh_token": first["refresh_token"]}).json()
-    assert replay["code"] == lark_auth.REFRESH_ALREADY_USED
+    assert replay["code"] == RefreshCode.ALREADY_USED
     # The replay revoked everything the sign-in produced, the thief's and the user's.
     me = http.get("/open-apis/authen/v1/user_info",
                   headers={"Authorization": f"Bearer {second['access_token']}"})
     assert me.json()["code"] == 99991663
     revoked = http.post(TOKEN, data={**form, "refresh_token": second["refresh_token"]}).json()
-    assert revoked["code"] == lark_auth.REFRESH_REVOKED
+    assert revoked["code"] == RefreshCode.REVOKED
 
 
 def test_an_expired_token_replayed_is_refused(platform: LocalPlatform) -> None:
     app_id, secret = register(platform)
     with platform.store.write() as conn:
         answer = lark_auth.tenant_token(conn, app_id, secret, "c", now=1_000)
-    from basedb.core.protocol import ApiFailure
     from basedb.platform.domain.identity import authenticate
+    from basedb.protocol import ApiFailure
 
     token = answer.body["tenant_access_token"]
     with platform.store.read() as conn:

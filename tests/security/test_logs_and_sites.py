@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from basedb.core.protocol import Code
 from basedb.platform.storage import platform_log
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import TaskSite, add_member, released_site
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 import basedb
 from basedb.client.profiles import PROFILE_NAME_RE
-from basedb.core.protocol import Code
 from basedb.core.skill_spec import NAME_RE as SKILL_NAME_RE
+from basedb.protocol import Code
 from basedb.workspace.config import APP_TOKEN_RE
 from basedb.workspace.faas_access import SECRET_NAME_RE
 from basedb.workspace.model import FUNCTION_ID_RE, PARAM_NAME_RE

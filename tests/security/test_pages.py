@@ -18,9 +18,9 @@ from starlette.testclient import TestClient
 
 from basedb.core.page_sdk import inject_import_map
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.sessions import COOKIE_NAME
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import TaskSite, add_member, released_site
 from tests.platform.release_support import SITE_FILES, deploy

@@ -22,10 +22,10 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web import sign_in
 from basedb.platform.web.sessions import COOKIE_NAME
+from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import TaskSite, add_member, released_site
 from tests.platform.release_support import deploy

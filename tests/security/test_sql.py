@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes.sql import run_query
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import physical
 from basedb.platform.storage.read_only import read_only_pool
+from basedb.protocol import ApiFailure, Code
 from basedb.sql.sqlite.query import MAX_VALUE_BYTES, CompiledQuery
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.functions_support import (

@@ -15,7 +15,6 @@ import pytest
 from cachetools import TTLCache
 
 from basedb.core.memo import memos_only
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform import LocalPlatform
 from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.domain.runtimes import sql as sql_runtime
@@ -24,6 +23,7 @@ from basedb.platform.domain.runtimes.sql_pool import QueryPool
 from basedb.platform.domain.runtimes.sql_worker import WorkerSettings
 from basedb.platform.storage import physical
 from basedb.platform.storage.read_only import read_only_pool
+from basedb.protocol import ApiFailure, Code
 from basedb.sql.sqlite.query import CompiledQuery
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from basedb.core.paths import API_PREFIX
-from basedb.core.protocol import Code
 from basedb.platform import LocalPlatform
 from basedb.platform.web.routes.deployments import MAX_UPLOAD_BYTES
+from basedb.protocol import Code
 from tests.platform.conftest import Api, assert_error_shape
 from tests.platform.release_support import SITE_FILES, TaskSite, site_zip, task_site, upload
 from tests.security.support import call

@@ -9,13 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basedb.core.protocol import ApiFailure
 from basedb.platform.domain.records import prepare_grid, prepare_rows
 from basedb.platform.storage.cells import (
     InvalidCell,
     column_encoder_for,
     encode_cell,
 )
+from basedb.protocol import ApiFailure
 from basedb.workspace.model import Field, Table
 
 FIELDS = (

@@ -18,7 +18,7 @@ import pytest
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.contracts import stale_findings
-from basedb.core.findings import ERROR_CODES, HINT_CODES
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -113,7 +113,7 @@ def test_the_suite_has_the_planned_positive_cases() -> None:
 
 
 def test_mismatches_are_reported_readably(tmp_path: Path) -> None:
-    from basedb.core.findings import Finding, Hint
+    from basedb.protocol.findings import Finding, Hint
 
     result = CheckResult(
         errors=[Finding("SQL_UNKNOWN_FIELD", "Tasks has no field 'Points'.",

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.agent_tools import check_agent_tools, plan, validate_exclude
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from tests.unit._builders import ABSENT, build_workspace, check_context
 
 AI = {"name": "summary", "description": "Summarises a task for the reader.",

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from basedb.check.declarations import check_declarations, suggest_kind, value_fits_kind
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.model import MUTATION_PARAM_KINDS, SQL_PARAM_KINDS
 from tests.unit._builders import check_context
 

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.faas import check_faas, schema_problems
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from tests.unit._builders import check_context
 from tests.unit._contracts_fixture import MANAGE_PERIOD_SCHEMA
 

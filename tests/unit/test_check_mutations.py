@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from basedb.check.mutations import check_mutations
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from tests.unit._builders import catalog, check_context, field, table
 
 CATALOG = catalog(

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from basedb.check.run import check_workspace
-from basedb.core.findings import Finding
+from basedb.protocol.findings import Finding
 from basedb.sql.analysis import analyze_sql
 from basedb.workspace import load_workspace
 from basedb.workspace.model import Catalog

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from basedb.check.reporters import FORMATS, render
 from basedb.check.run import check_workspace
 from basedb.contracts import stale_findings
-from basedb.core.findings import ERROR_CODES, HINT_CODES
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES
 from basedb.workspace import load_workspace
 from basedb.workspace.model import MUTATION_PARAM_KINDS
 

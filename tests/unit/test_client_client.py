@@ -23,6 +23,7 @@ from basedb.core.errors import (
     ServerError,
     UsageError,
 )
+from basedb.protocol.envelope import error_envelope
 
 ENDPOINT = "http://127.0.0.1:8787"
 PREFIX = "/open-apis/base/v3"
@@ -53,7 +54,7 @@ def envelope(code: int, msg: str = "", data: Any = None, log_id: str | None = No
 
 def assert_no_token(error: BasedbError) -> None:
     text = " ".join([str(error), error.message, error.hint or "", repr(error),
-                     json.dumps(error.to_envelope(), default=str)])
+                     json.dumps(error_envelope(error), default=str)])
     assert TOKEN not in text
 
 
@@ -118,7 +119,7 @@ def test_business_error_is_api_error_with_message_and_log_id(mock: respx.MockRou
     assert error.message == msg
     assert error.code == 800004002
     assert error.detail == {"log_id": "LOG123", "http_status": 400}
-    assert error.to_envelope()["error"]["detail"]["log_id"] == "LOG123"
+    assert error_envelope(error)["error"]["detail"]["log_id"] == "LOG123"
 
 
 def test_log_id_falls_back_to_the_header(mock: respx.MockRouter, client: Client) -> None:

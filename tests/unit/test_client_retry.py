@@ -28,6 +28,7 @@ from basedb.core.errors import (
     ServerError,
 )
 from basedb.platform import open_platform
+from basedb.protocol.envelope import error_envelope
 from tests.cli.deploy_support import local_client
 
 BASE = "http://lark.test"
@@ -158,7 +159,7 @@ def test_scope_errors_name_the_scopes_and_the_console(mock: respx.MockRouter) ->
     assert error.scopes == ["base:app:read"] and "base:app:read" in (error.hint or "")
     assert error.console_url == ("https://open.feishu.cn/page/scope-apply?clientID=cli_x"
                                  "&scopes=base%3Aapp%3Aread")
-    envelope = error.to_envelope("bot")
+    envelope = error_envelope(error, "bot")
     assert envelope["identity"] == "bot" and envelope["error"]["console_url"]
     mock.get("/sites/u").respond(400, json={"code": 99991679, "msg": "user scope", "error": {
         "permission_violations": [{"subject": "base:app:create"}]}})

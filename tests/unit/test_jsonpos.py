@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basedb.core.findings import pointer
+from basedb.protocol.findings import pointer
 from basedb.workspace.jsonpos import _build_index, locate
 
 DECLARATION = """{

@@ -1,4 +1,4 @@
-"""The protocol in basedb.core: one enum of codes, and upstream's message template built
+"""The protocol (basedb.protocol): one enum of codes, and upstream's message template built
 and parsed as one structure."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from basedb.core.errors import ApiError, BadResponse, WorkspaceNotFound
-from basedb.core.protocol import (
+from basedb.protocol import (
     MAX_MSG_CHARS,
     Code,
     FailureMessage,

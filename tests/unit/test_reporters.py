@@ -13,7 +13,7 @@ from basedb.check.reporters import FORMATS, render
 from basedb.check.reporters.github import escape_data, escape_property
 from basedb.check.reporters.rules import RULES
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
-from basedb.core.findings import ERROR_CODES, HINT_CODES, Finding, Hint
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES, Finding, Hint
 
 CONFIG = """// the site
 {
@@ -307,7 +307,7 @@ def test_unknown_format_is_refused(workspace: Path) -> None:
 
 def test_findings_sort_with_non_ascii_digit_pointer_tokens() -> None:
     # "¹".isdigit() is True, but int("¹") raises: pointer tokens are names here.
-    from basedb.core.findings import Finding, sort_findings
+    from basedb.protocol.findings import Finding, sort_findings
 
     found = [Finding("DECLARATION_INVALID", "m", "f.json", "/properties/¹"),
              Finding("DECLARATION_INVALID", "m", "f.json", "/properties/2")]

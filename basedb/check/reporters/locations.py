@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from basedb.core.findings import Finding, Hint
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace import files
 from basedb.workspace.jsonpos import locate
 

@@ -32,7 +32,7 @@ from basedb.check.reporters.locations import (
 )
 from basedb.check.reporters.rules import RULES
 from basedb.check.result import CheckResult
-from basedb.core.findings import ERROR_CODES, HINT_CODES, Finding, Hint
+from basedb.protocol.findings import ERROR_CODES, HINT_CODES, Finding, Hint
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from basedb.check.reporters.locations import Anchor, Positions
 from basedb.check.result import CheckResult
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 
 # ANSI styles; the core does not import click, and these are all the report needs.
 _BOLD, _DIM, _RED, _GREEN, _YELLOW, _CYAN = "1", "2", "31", "32", "33", "36"

@@ -45,7 +45,8 @@ CACHE_DIR = Path(".base-database-cli") / "cache"
 CACHE_FILE = "sql-analysis.json"
 # The modules whose behaviour a cached result reflects.
 _CODE_DIRS = ("check/sql", "check")
-_CODE_FILES = ("core/findings.py", "workspace/model.py", "workspace/catalog.py")
+_CODE_FILES = ("protocol/findings.py", "protocol/codes.py", "workspace/model.py",
+               "workspace/catalog.py")
 
 
 @frozen_dataclass

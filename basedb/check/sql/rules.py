@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from basedb.check.bindings import binding_rules
 from basedb.check.context import CheckContext
 from basedb.check.sql.cache import CACHE_DIR, CACHE_FILE, CachedAnalysis
-from basedb.core.findings import Finding, Hint
+from basedb.protocol.findings import Finding, Hint
 from basedb.workspace.model import SQL_PARAM_KINDS, DatabaseFunction
 
 if TYPE_CHECKING:

@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from basedb.client.lark import policy
 from basedb.client.lark.larkcli_states import (
     login_command,
     state_error,
@@ -49,6 +50,7 @@ from basedb.client.trace import RequestTrace
 from basedb.core import environment
 from basedb.core.errors import UsageError
 from basedb.core.redact import redact
+from basedb.protocol import api_envelope
 
 EXECUTABLE_ENV = environment.LARK_CLI
 MULTIPART_KEY = "basedb.multipart"
@@ -176,6 +178,12 @@ class LarkCliTransport(httpx.BaseTransport):
                                   request=request)
         kind = error.get("type")
         message = str(error.get("message") or "")
+        blocked = policy.LARK_CLI_CODES.get(str(error.get("code")))
+        if kind == "auth_error" and blocked is not None:  # lark-cli's own policy envelope
+            return httpx.Response(403, json={
+                "code": blocked, "msg": message, "data": {
+                    "challenge_url": error.get("challenge_url"), "cli_hint": error.get("hint")}},
+                request=request)
         if kind == "network":
             if tenant_token_unreachable(message):  # no token: the request was not sent
                 raise httpx.ConnectError(f"lark-cli: {message}", request=request)
@@ -192,9 +200,8 @@ class LarkCliTransport(httpx.BaseTransport):
         if not isinstance(code, int):
             raise httpx.ReadError(f"lark-cli: {message}", request=request)
         http_status = 429 if kind == "rate_limit" else 401 if kind == "auth" else 400
-        envelope_body = {"code": code, "msg": _PREFIX.sub("", message),
-                         "error": error.get("detail") or {}}
-        return httpx.Response(http_status, json=envelope_body, request=request)
+        answer = api_envelope(code, _PREFIX.sub("", message), error=error.get("detail") or {})
+        return httpx.Response(http_status, json=answer, request=request)
 
 
 def wire_path(request: httpx.Request) -> str:

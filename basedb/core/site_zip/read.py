@@ -6,7 +6,8 @@ An archive may come from anywhere (a platform, a download, an upload), so
 anything:
 
 - it is a zip file within the size limits (entries, uncompressed bytes, compression
-  ratio: no zip bombs), with no encrypted, linked, special or oddly compressed entries;
+  ratio: no zip bombs), with no encrypted, linked, special or oddly compressed entries,
+  and nothing before its first entry (no self-extracting or concatenated archives);
 - every name is a safe relative path (`basedb.core.site_zip.manifest.path_problem`), outside
   version control and basedb's local state, unique even on case-insensitive systems;
 - `.basedb/manifest.json` = {"fingerprint", "files": [{"path", "sha256", "size"}]} is
@@ -59,6 +60,8 @@ RATIO_CHECK_FROM = 1 * MIB
 # basedb's own local state.
 FORBIDDEN_SEGMENTS = frozenset({".git", ".hg", ".svn", ".base-database-cli"})
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
+_LOCAL_HEADER = b"PK\x03\x04"  # what a zip file's first entry starts with
+_EMPTY_ARCHIVE = b"PK\x05\x06"  # an archive without entries: its end record alone
 
 
 @frozen_dataclass
@@ -179,11 +182,31 @@ def _open_zip(zip_bytes: bytes) -> zipfile.ZipFile:
                          f"{MAX_ZIP_SIZE // MIB} MB is accepted.", code="ARTIFACT_TOO_LARGE",
                          hint="Restore from a site.zip built by `basedb deploy`.")
     try:
-        return zipfile.ZipFile(io.BytesIO(zip_bytes))
+        archive = zipfile.ZipFile(io.BytesIO(zip_bytes))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
         raise InputError(f"The archive is not a readable zip file ({exc}).",
                          code="ARTIFACT_INVALID",
                          hint="Download the artifact again; it may be truncated.") from None
+    _check_starts_with_an_entry(archive, zip_bytes)
+    return archive
+
+
+def _check_starts_with_an_entry(archive: zipfile.ZipFile, zip_bytes: bytes) -> None:
+    """Refuse bytes before the first entry. zipfile reads past them (a self-extracting
+    archive is a program with a zip appended), so such a file is two things at once: a
+    zip here, and whatever its prefix makes it to the next program that opens it."""
+    infos = archive.infolist()
+    first = min((info.header_offset for info in infos), default=0)
+    signature = _LOCAL_HEADER if infos else _EMPTY_ARCHIVE
+    if first != 0 or not zip_bytes.startswith(signature):
+        archive.close()
+        start = zip_bytes.find(signature)
+        found = (f"{start:,} bytes of other data come before its first entry"
+                 if start > 0 else "it does not start with a zip entry")
+        raise InputError(f"The archive is not a plain zip file: {found}.",
+                         code="ARTIFACT_INVALID",
+                         hint="Use the site.zip `basedb deploy` builds, as it was written "
+                              "(not a self-extracting or concatenated archive).")
 
 
 def reject_entry(name: str, problem: str, *, code: str = "ARTIFACT_INVALID") -> NoReturn:

@@ -4,7 +4,7 @@ Bases and records, sites and who may access them, identity, drafts, artifacts an
 deployments, the deployment snapshots prod and preview run, function plans (a deployed
 function judged against the live catalog), what describe publishes, invoke, and the
 runtimes under `runtimes/`. Functions take a store or connection, the caller and plain
-values, and raise `basedb.core.protocol.ApiFailure`.
+values, and raise `basedb.protocol.ApiFailure`.
 
 Calls return typed results, not dicts: rows and the workspace model's `Table` and `Field`,
 or frozen, slotted dataclasses whose `to_dict()` is the one place a route's JSON is made

@@ -14,9 +14,9 @@ import sqlite3
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from basedb.core.protocol import not_found, permission_denied
 from basedb.platform.domain import bases, grants, sites
 from basedb.platform.domain.identity import User
+from basedb.protocol import not_found, permission_denied
 
 if TYPE_CHECKING:
     from basedb.workspace.model import Table

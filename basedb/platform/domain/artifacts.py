@@ -14,8 +14,8 @@ import hashlib
 
 from basedb.core.errors import BasedbError, ConflictError
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, bad_request
 from basedb.core.site_zip import FINGERPRINT_RE, MANIFEST_PATH, read_site_zip
+from basedb.protocol import ApiFailure, bad_request
 
 _REBUILD = "rebuild site.zip with `basedb deploy`"
 _FIXES = {"ARTIFACT_TOO_LARGE": "ship fewer or smaller files"}

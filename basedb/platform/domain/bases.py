@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform.storage import ids, indexes, physical
+from basedb.protocol import bad_request, not_found, quote
 from basedb.workspace.config import is_timezone
 from basedb.workspace.model import FIELD_TYPES, Field, Table
 

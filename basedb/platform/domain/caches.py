@@ -15,7 +15,7 @@ their key, so that listing, describing and invoking do not rebuild them.
 
 Deployments are immutable and every change to tables, fields or bindings moves the
 catalog revision, so no entry ever goes stale; the memos only drop what was least
-recently used. Each platform app has its own (`basedb.platform.web.http.AppContext`).
+recently used. Each platform app has its own (`basedb.platform.web.context.AppContext`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from typing import Any
 from basedb.check.agent_tools import validate_exclude
 from basedb.check.sql.rules import declared_param_count, declared_param_kinds
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, unexecuted_message
 from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.artifacts import VerifiedArtifact
@@ -52,6 +51,7 @@ from basedb.platform.domain.snapshots import (
 )
 from basedb.platform.storage import ids, indexes
 from basedb.platform.storage.store import Store
+from basedb.protocol import ApiFailure, Code, unexecuted_message
 from basedb.sql.sqlite.query import CompileError
 from basedb.workspace.catalog import catalog_to_dict
 from basedb.workspace.model import FUNCTION_KINDS, Catalog, DatabaseFunction

@@ -9,12 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from basedb.check.bindings import OPTION_SUMMARY_LIMIT
-from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.json_schema import merge_schemas
 from basedb.core.paths import API_PREFIX
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import ParamSpec, Reference, mutation_action
+from basedb.protocol.codes import CALLABLE_STATUSES, SchemaStatus
+from basedb.protocol.findings import pointer
 
 
 @frozen_dataclass
@@ -90,8 +91,8 @@ def describe_function(plan: FunctionPlan, *, app_token: str, env: str,
         example, paths = schema_request_example(schema)
     else:  # missing: the input is whatever the description says; unavailable: nothing
         parameters, paths = [], []
-        example = {"params": {}} if plan.status == "missing" else None
-    callable_now = plan.status in ("ready", "missing")
+        example = {"params": {}} if plan.status == SchemaStatus.MISSING else None
+    callable_now = plan.status in CALLABLE_STATUSES
     return FunctionDescription(
         item=list_item(plan, internal=internal), deployment_id=plan.deployment_id,
         action=mutation_action(plan.declaration), input_schema=schema,

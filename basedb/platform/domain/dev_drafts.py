@@ -28,11 +28,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import bad_request
 from basedb.platform.domain import drafts
 from basedb.platform.domain.drafts import DraftFunction
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import ids
+from basedb.protocol import bad_request
 from basedb.workspace.files import MIB
 from basedb.workspace.model import Catalog, FunctionKind
 

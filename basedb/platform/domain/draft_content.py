@@ -31,7 +31,7 @@ import basedb.check
 import basedb.workspace
 from basedb.core.content_hash import CONTENT_HASH_RE, RESEND_KEY
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
+from basedb.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.workspace.model import FunctionKind
 
 RECENT_FINGERPRINTS = 8

@@ -20,7 +20,6 @@ from typing import Any
 
 from basedb.check.agent_tools import validate_exclude
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import Code, bad_request
 from basedb.platform.domain import draft_content, drafts, sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.caches import DomainCaches
@@ -33,6 +32,7 @@ from basedb.platform.domain.drafts import LIST_OF_KIND, DraftFunction, DraftItem
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage.store import Store
+from basedb.protocol import Code, bad_request
 from basedb.workspace.model import EMPTY_CATALOG, FUNCTION_KINDS, FunctionKind
 
 AI_LISTS: dict[str, FunctionKind] = {"aiFunctions": "ai_function"}

@@ -37,9 +37,7 @@ from typing import Any
 from basedb.check.result import CheckResult
 from basedb.check.run import check_workspace
 from basedb.core.content_hash import function_content_hash
-from basedb.core.findings import Finding
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, bad_request, unexecuted_message
 from basedb.platform.domain.draft_content import (
     REFERENCE_KEY,
     DraftEntry,
@@ -50,6 +48,8 @@ from basedb.platform.domain.draft_content import (
     unknown_references,
 )
 from basedb.platform.storage import ids
+from basedb.protocol import ApiFailure, Code, bad_request, unexecuted_message
+from basedb.protocol.findings import Finding
 from basedb.workspace.config import is_timezone
 from basedb.workspace.declarations import (
     build_declaration,

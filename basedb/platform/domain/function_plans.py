@@ -20,15 +20,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from basedb.check.context import CheckContext
 from basedb.check.declarations import check_declarations
 from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
+from basedb.core.json_schema import schema_patterns
 from basedb.core.memo import Memo
-from basedb.core.protocol import clip
+from basedb.core.schema_regex import pattern_problem
 from basedb.core.text_search import named_table
+from basedb.platform.domain.bounded_schema import bounded_class
 from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
@@ -40,6 +42,7 @@ from basedb.platform.domain.schemas import (
     schema_from_specs,
 )
 from basedb.platform.domain.snapshots import Snapshot
+from basedb.protocol import SchemaStatus, clip
 from basedb.sql.sqlite.query import CompiledQuery, CompileError
 from basedb.workspace.model import (
     AgentToolsConfig,
@@ -52,8 +55,6 @@ from basedb.workspace.model import (
     Mutation,
     Workspace,
 )
-
-SchemaStatus = Literal["ready", "missing", "needs_upgrade", "unavailable"]
 
 # Findings that mean "params cannot be passed by name": the declaration predates names.
 UPGRADE_CODES = frozenset({"PARAM_NAME_MISSING", "PARAM_NAME_INVALID", "PARAM_NAME_DUPLICATE",
@@ -99,7 +100,7 @@ class FunctionPlan:
 
     @property
     def ready(self) -> bool:
-        return self.status == "ready"
+        return self.status == SchemaStatus.READY
 
 
 PlanMemo = Memo[tuple[str, str, int], FunctionPlan]
@@ -122,7 +123,7 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
     if decl is None:
         raw_name = item.declaration.get("name") if isinstance(item.declaration, dict) else None
         return FunctionPlan(**base, name=raw_name if isinstance(raw_name, str) else function_id,
-                            description="", status="unavailable",
+                            description="", status=SchemaStatus.UNAVAILABLE,
                             status_hint=UNAVAILABLE_HINT.format(
                                 reason="its deployed declaration cannot be read"))
     base.update(name=decl.name, description=decl.description_str,
@@ -152,7 +153,7 @@ def _tables_of(decl: AnyDeclaration, catalog: Catalog) -> tuple[str, ...]:
 
 
 def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
-    return FunctionPlan(**base, status="unavailable",
+    return FunctionPlan(**base, status=SchemaStatus.UNAVAILABLE,
                         status_hint=UNAVAILABLE_HINT.format(reason=clip(reason.rstrip(". "),
                                                                         _REASON_CHARS)))
 
@@ -160,7 +161,7 @@ def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
 def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> FunctionPlan:
     schema = decl.input_schema
     if schema is None:
-        return FunctionPlan(**base, status="missing", status_hint=MISSING_HINT)
+        return FunctionPlan(**base, status=SchemaStatus.MISSING, status_hint=MISSING_HINT)
     if not isinstance(schema, dict):
         return _unavailable(base, "its inputSchema is not a JSON Schema object")
     try:
@@ -168,19 +169,24 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
     except Exception as exc:  # jsonschema raises several kinds for a broken schema
         return _unavailable(base, f"its inputSchema is not a valid JSON Schema "
                             f"({type(exc).__name__})")
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    for tokens, pattern in schema_patterns(schema):
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            # `basedb check` refuses it too (FAAS_PATTERN_UNSUPPORTED); a deployment made
+            # without it is judged here, before any call could run it.
+            where = "/".join(str(token) for token in tokens)
+            return _unavailable(base, f"its inputSchema pattern at /{where} uses {problem}; "
+                                "the platform runs patterns on RE2, a linear-time engine")
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=validator)
 
 
 def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
-    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default),
-    with `is_valid` compiled where it can be (`fast_schema`). Remote `$ref`s are never
-    fetched: the registry has no retriever."""
-    # Lazy: jsonschema loads with the first plan, not with the app.
-    from jsonschema import Draft202012Validator  # noqa: PLC0415
-    from jsonschema.validators import validator_for  # noqa: PLC0415
-
-    cls = validator_for(schema, default=Draft202012Validator)
+    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default,
+    with the bounded keywords of `bounded_schema`), with `is_valid` compiled where it can
+    be (`fast_schema`). Remote `$ref`s are never fetched: the registry has no
+    retriever."""
+    cls = bounded_class(schema)
     if check:
         cls.check_schema(schema)
     return FastValidator(cls(schema))
@@ -204,7 +210,7 @@ def _revalidate(decl: DatabaseFunction | Mutation, catalog: Catalog) -> tuple[li
 def _judge(base: dict[str, Any], errors: list[Any]) -> FunctionPlan | None:
     """A not-ready plan when the re-validation found errors, else None."""
     if any(error.code in UPGRADE_CODES for error in errors):
-        return FunctionPlan(**base, status="needs_upgrade", status_hint=UPGRADE_HINT)
+        return FunctionPlan(**base, status=SchemaStatus.NEEDS_UPGRADE, status_hint=UPGRADE_HINT)
     if not errors:
         return None
     # Findings about the catalog name what changed (a field, an option); others describe
@@ -235,7 +241,7 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
     bounded = analysis.typing.bound_params if analysis.typing is not None else frozenset()
     specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, compiled=compiled,
                         output_schema=query_output_schema(compiled.columns))
 
@@ -251,6 +257,6 @@ def _mutation_plan(base: dict[str, Any], decl: Mutation, catalog: Catalog) -> Fu
         return _unavailable(base, str(exc))
     specs = param_specs(decl, catalog, mutation_bindings(decl, catalog))
     schema = schema_from_specs(decl, specs)
-    return FunctionPlan(**base, status="ready", status_hint=None, input_schema=schema,
+    return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=schema_validator(schema), specs=specs, mutation=mutation,
                         output_schema=MUTATION_OUTPUT_SCHEMA)

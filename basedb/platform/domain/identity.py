@@ -16,10 +16,10 @@ from typing import Any
 
 from basedb.core.atomic import PRIVATE_FILE_MODE, write_file_atomically
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code
 from basedb.platform.domain.resolved import ResolvedMemo, data_version
 from basedb.platform.storage import ids
 from basedb.platform.storage.store import Store
+from basedb.protocol import ApiFailure, Code
 
 OWNER_TOKEN_FILE = "owner.token"
 

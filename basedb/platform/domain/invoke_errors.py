@@ -23,11 +23,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from basedb.core.findings import pointer
-from basedb.core.protocol import ApiFailure, Code, clip, quote, unexecuted_message
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import DATE_PATTERN, DATETIME_PATTERN
 from basedb.platform.storage.cells import closest
+from basedb.protocol import ApiFailure, Code, clip, quote, unexecuted_message
+from basedb.protocol.findings import pointer
 
 _MISSING = object()
 _TYPE_WORDS = {"string": "text (a JSON string)", "integer": "a whole number",

@@ -32,6 +32,7 @@ from basedb.core import environment
 from basedb.core.frozen import frozen_dataclass
 from basedb.platform.domain.identity import User, create_user
 from basedb.platform.storage import ids
+from basedb.protocol import Code, RefreshCode, api_envelope
 
 TENANT_SECONDS = 7200
 USER_SECONDS = 7200
@@ -43,14 +44,6 @@ WINDOW_SECONDS = 300
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ23456789"  # no vowels, no look-alikes
 OFFLINE_ACCESS = "offline_access"
 
-# Lark's codes for these answers.
-INVALID_PARAM = 10003
-APP_SECRET_INVALID = 10014
-RATE_LIMITED = 99991400
-REFRESH_INVALID = 20026
-REFRESH_EXPIRED = 20037
-REFRESH_REVOKED = 20064
-REFRESH_ALREADY_USED = 20073
 
 
 @frozen_dataclass
@@ -130,7 +123,7 @@ def _guard(conn: sqlite3.Connection, key: str, now: int) -> None:
     wait = _throttled(conn, key, now)
     if wait is not None:
         raise LarkRefusal(LarkAnswer(429, {
-            "code": RATE_LIMITED, "msg": "request trigger frequency limit",
+            "code": Code.RATE_LIMITED, "msg": "request trigger frequency limit",
             "error": "slow_down", "error_description": f"Too many failed attempts; retry "
             f"in {wait}s."}, {"x-ogw-ratelimit-reset": str(wait)}))
 
@@ -171,14 +164,15 @@ def tenant_token(conn: sqlite3.Connection, app_id: Any, secret: Any, client: str
     """POST /open-apis/auth/v3/tenant_access_token/internal {app_id, app_secret}."""
     moment = _now(now)
     if not isinstance(app_id, str) or not app_id or not isinstance(secret, str) or not secret:
-        return LarkAnswer(400, {"code": INVALID_PARAM, "msg": "app_id and app_secret are "
-                                "required"})
+        return LarkAnswer(400, api_envelope(Code.AUTH_PARAM_INVALID,
+                                            "app_id and app_secret are required"))
     known = conn.execute("SELECT 1 FROM lark_apps WHERE app_id = ?", (app_id,)).fetchone()
     bot = _check_app(conn, app_id, secret, client, moment)
     if bot is None:
         if known is None:
-            return LarkAnswer(400, {"code": INVALID_PARAM, "msg": "invalid param: app_id"})
-        return LarkAnswer(400, {"code": APP_SECRET_INVALID, "msg": "app secret invalid"})
+            return LarkAnswer(400, api_envelope(Code.AUTH_PARAM_INVALID,
+                                                "invalid param: app_id"))
+        return LarkAnswer(400, api_envelope(Code.APP_SECRET_INVALID, "app secret invalid"))
     token = _issue(conn, "t-", bot, "tenant", app_id, "", None, moment + TENANT_SECONDS)
     return LarkAnswer(200, {"code": 0, "msg": "ok", "tenant_access_token": token,
                             "expire": TENANT_SECONDS})
@@ -324,18 +318,18 @@ def refresh_user_token(conn: sqlite3.Connection, form: dict[str, str], client: s
     if row is None or row[3] != app_id:
         _fail(conn, key, moment)
         return _oauth_error(400, "invalid_grant", "The refresh token is invalid.",
-                            REFRESH_INVALID)
+                            RefreshCode.INVALID)
     token_hash, family, user_id, _, scope, expires_at, used_at = row
     if used_at == 0:
         return _oauth_error(400, "invalid_grant", "The refresh token was revoked.",
-                            REFRESH_REVOKED)
+                            RefreshCode.REVOKED)
     if used_at is not None:
         revoke_family(conn, family)
         return _oauth_error(400, "invalid_grant", "The refresh token was already used; every "
-                            "token of this sign-in is revoked.", REFRESH_ALREADY_USED)
+                            "token of this sign-in is revoked.", RefreshCode.ALREADY_USED)
     if expires_at <= moment:
         return _oauth_error(400, "invalid_grant", "The refresh token has expired.",
-                            REFRESH_EXPIRED)
+                            RefreshCode.EXPIRED)
     conn.execute("UPDATE lark_refresh_tokens SET used_at = ? WHERE token_hash = ?",
                  (moment, token_hash))
     return _user_tokens(conn, user_id, app_id, scope, family, moment)

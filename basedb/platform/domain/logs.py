@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import permission_denied
 from basedb.platform.domain import sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.identity import User
+from basedb.protocol import permission_denied
 
 MAX_ENTRIES = 500
 

@@ -22,10 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
-from basedb.core.findings import pointer as json_pointer
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import Memo
-from basedb.core.protocol import not_found, quote
 from basedb.platform.domain import bases
 from basedb.platform.domain.revision import catalog_revision
 from basedb.platform.storage import ids, physical
@@ -39,6 +37,8 @@ from basedb.platform.storage.cells import (
     encoder_for,
     referenced_ids,
 )
+from basedb.protocol import not_found, quote
+from basedb.protocol.findings import pointer as json_pointer
 from basedb.workspace.model import Field, Table
 
 # The most records one call creates, updates or deletes: a batch route, a Mutation, a

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, bad_request, quote, unexecuted_message
 from basedb.platform.domain import sites
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.identity import User
 from basedb.platform.storage.ids import now_text
+from basedb.protocol import ApiFailure, Code, bad_request, quote, unexecuted_message
 from basedb.workspace.faas_access import secret_name_problem
 
 MAX_SECRETS_PER_SITE = 100

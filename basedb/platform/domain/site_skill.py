@@ -32,6 +32,7 @@ from basedb.core.skill_spec import (
 )
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import mutation_action
+from basedb.protocol import SchemaStatus
 
 MAX_LISTED = 60
 MAX_DESCRIBED = 8  # functions named as examples in the frontmatter description
@@ -197,9 +198,9 @@ def _label(function: SkillFunction) -> str:
     parts = [TYPE_LABELS.get(function.function_type, function.function_type)]
     if function.action is not None:
         parts.append(ACTION_LABELS[function.action])
-    if function.schema_status == "missing":
+    if function.schema_status == SchemaStatus.MISSING:
         parts.append("no input schema")
-    elif function.schema_status != "ready":
+    elif function.schema_status != SchemaStatus.READY:
         parts.append(f"not callable now: {function.schema_status}")
     return ", ".join(parts)
 

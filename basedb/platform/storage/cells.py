@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.storage.ids import DATETIME_FORMAT
+from basedb.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.sql.pgvalues import zone_info
 from basedb.workspace.model import Field
 

@@ -14,15 +14,12 @@ from starlette.routing import Match, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from basedb.core.frozen import frozen_dataclass
+from basedb.platform.domain.quotas import OwnerQuotas
 from basedb.platform.domain.runtimes.faas import FaasRuntime
 from basedb.platform.storage.store import Store
-from basedb.platform.web.http import (
-    AppContext,
-    BodyTimeouts,
-    DirectHandler,
-    RequestGate,
-    asgi_handler,
-)
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.gate import BodyTimeouts, RequestGate
+from basedb.platform.web.http import DirectHandler, asgi_handler
 from basedb.platform.web.routes import LazyDirectHandler, LazyHandler, all_endpoints
 from basedb.platform.web.routes.index import ROUTE_INDEX
 
@@ -33,7 +30,7 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
               private_hosts: frozenset[str] = frozenset(),
               body_timeouts: BodyTimeouts | None = None,
               faas: FaasRuntime | None = None, lazy_routes: bool = False,
-              direct_routes: bool = True) -> Starlette:
+              direct_routes: bool = True, quotas: OwnerQuotas | None = None) -> Starlette:
     """The ASGI app over `store`; `access_log` writes one JSON line per request.
     `private_hosts` are host names it answers besides its public ones (the name the
     in-process client uses; never a name a network can send); `body_timeouts` bound
@@ -41,9 +38,11 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     the process's shared runtime); `lazy_routes` routes by the checked-in route index
     and imports a route group on its first request (for a platform embedded in a
     command), instead of every group now; `direct_routes` off sends every request
-    through the router (`DirectRoutes` must answer exactly as it does)."""
-    context = (AppContext(store=store, data_dir=data_dir) if faas is None
-               else AppContext(store=store, data_dir=data_dir, faas=faas))
+    through the router (`DirectRoutes` must answer exactly as it does); `quotas` are what
+    one owner's sites may hold (default: `OwnerQuotas()`)."""
+    context = (AppContext(store=store, data_dir=data_dir, quotas=quotas or OwnerQuotas())
+               if faas is None else AppContext(store=store, data_dir=data_dir, faas=faas,
+                                               quotas=quotas or OwnerQuotas()))
     # (method, path, handler, whether it is a direct route, the endpoint's own handler)
     handlers: list[tuple[str, str, Handler, bool, DirectHandler | None]] = []
     if lazy_routes:

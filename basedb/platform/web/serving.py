@@ -5,7 +5,7 @@ uvicorn closes an idle keep-alive connection, but puts no limit on how long a cl
 take to send a request's head (the request line and headers): a client trickling one
 header byte at a time holds its connection, and a few hundred such clients hold the
 server (slowloris). `GuardedH11Protocol` gives every request head a deadline; the body
-has its own (`basedb.platform.web.http.RequestGate`), so every connection either
+has its own (`basedb.platform.web.gate.RequestGate`), so every connection either
 makes progress or is closed.
 """
 

@@ -29,10 +29,10 @@ import time
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain.identity import User
 from basedb.platform.storage import ids
 from basedb.platform.web.origins import request_host
+from basedb.protocol import ApiFailure, Code, permission_denied
 
 COOKIE_NAME = "basedb_session"
 PAGE_HEADER = "X-Basedb-Page"

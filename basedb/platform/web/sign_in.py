@@ -33,10 +33,10 @@ from typing import Any
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain import sites
 from basedb.platform.domain.identity import User
 from basedb.platform.storage import ids
+from basedb.protocol import ApiFailure, Code, permission_denied
 
 CODE_SECONDS = 60
 STATE_COOKIE = "basedb_sign_in_state"

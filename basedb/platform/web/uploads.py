@@ -17,8 +17,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import bad_request
-from basedb.platform.web.http import body_chunks
+from basedb.platform.web.bodies import body_chunks
+from basedb.protocol import bad_request
 
 MAX_TEXT_FIELD_BYTES = 4 * 1024
 

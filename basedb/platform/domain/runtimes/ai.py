@@ -30,8 +30,8 @@ from urllib.parse import urlsplit
 
 from basedb.core import environment
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, quote
 from basedb.platform.storage import platform_log
+from basedb.protocol import ApiFailure, Code, quote
 
 BASE_URL_ENV = environment.AI_BASE_URL
 API_KEY_ENV = environment.AI_API_KEY

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure
 from basedb.platform.domain.runtimes import ai
+from basedb.protocol import ApiFailure
 
 STREAM_IDLE_TIMEOUT_S = ai.REQUEST_TIMEOUT_S
 

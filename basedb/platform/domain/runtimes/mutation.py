@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from basedb.core.findings import pointer
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, quote, unexecuted_message
 from basedb.platform.domain import records
 from basedb.platform.domain.records import MAX_BATCH
 from basedb.platform.storage.cells import InvalidCell, closest
+from basedb.protocol import ApiFailure, Code, quote, unexecuted_message
+from basedb.protocol.findings import pointer
 from basedb.sql.model import ParamBinding
 from basedb.workspace.model import RECORD_ID_FIELD, Catalog, Field, Mutation, Table
 

@@ -1,7 +1,7 @@
 """Database Functions: run a compiled query on a read-only connection, within limits.
 
 Defence in depth, each layer enough on its own: the SQL was checked read-only and
-compiled with every value a bound parameter (`basedb.check.sql`); the connection is
+compiled with every value a bound parameter (`basedb.sql`); the connection is
 opened read-only (`mode=ro`) with `PRAGMA query_only`; and while the function's
 statement is prepared and run, an authorizer allows only SELECT, reads of the physical
 tables the statement was compiled against (plus json_each) and the allow-listed
@@ -14,8 +14,9 @@ Bounds that hold for any single statement, however it is written:
   `sql_worker`) that the platform interrupts at the deadline and kills if that does not
   stop it, so no single step, however long, outlives the deadline by more than a moment;
 - concurrency: a site runs a few statements at once; one still running after
-  `slow_after_s` needs one of its site's few slow-query slots (and the platform's),
-  else it is stopped with 99991400 (retry later); cheap queries never wait for a slot;
+  `slow_after_s` needs one of its site's few slow-query slots (and its owner's, and the
+  platform's), else it is stopped with 99991400 (retry later); cheap queries never wait
+  for a slot;
 - size: while the statement runs, SQLite's own limits cap every string or blob (and
   row) at `VALUE_CAP_BYTES`, and the SQL, expression depth, compound SELECTs, LIKE
   patterns and program size at the values of `STATEMENT_LIMITS`; the worker's address
@@ -37,11 +38,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.core.protocol import ApiFailure, Code, FailureMessage
 from basedb.platform.domain.runtimes.sql_inline import BUDGET_S, run_inline
 from basedb.platform.domain.runtimes.sql_pool import (
     Outcome,
@@ -52,6 +53,7 @@ from basedb.platform.domain.runtimes.sql_pool import (
 from basedb.platform.domain.runtimes.sql_worker import QueryRequest
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.sql_results import column_decoder
+from basedb.protocol import ApiFailure, Code, FailureMessage
 from basedb.sql.model import OutputColumn
 from basedb.sql.sqlite.query import CompiledQuery
 
@@ -84,10 +86,11 @@ class QueryLimits:
     slow_after_s: float = SLOW_AFTER_S
     slow_per_site: int = SLOW_PER_SITE
     slow_per_platform: int = SLOW_PER_PLATFORM
+    slow_per_owner: int | None = None  # of all the sites of one owner; None: no share
 
     def pool_limits(self) -> PoolLimits:
         return PoolLimits(self.time_limit_s, self.slow_after_s, self.slow_per_site,
-                          self.slow_per_platform)
+                          self.slow_per_platform, self.slow_per_owner)
 
 
 def current_limits() -> QueryLimits:
@@ -127,21 +130,26 @@ def run_cheap(conn: sqlite3.Connection, compiled: CompiledQuery, values: Sequenc
 
 def run_query(database: Path, compiled: CompiledQuery, values: Sequence[Any], *,
               catalog_revision: int, user_id: str, function_id: str, log_id: str,
-              site: str = "", limits: QueryLimits | None = None,
+              site: str = "", owner: str = "", slow_per_owner: int | None = None,
+              limits: QueryLimits | None = None,
               pool: QueryPool | None = None) -> dict[str, Any]:
     """Run the function's statement on `database` with its parameter values ($1 is
     values[0]); the result as `{rows, columns, rowCount, truncated}`. `site` is whose
-    share of the workers it uses; limits default to the module's constants as they are
-    at call time. Raises StaleCatalog when the catalog is no longer at
+    share of the workers it uses, `owner` (the site's owner) whose share of slow-query
+    slots, at most `slow_per_owner`; limits default to the module's constants as they
+    are at call time. Raises StaleCatalog when the catalog is no longer at
     `catalog_revision`."""
     limits = limits or current_limits()
+    if slow_per_owner is not None:
+        limits = replace(limits, slow_per_owner=slow_per_owner)
     request = QueryRequest(
         database=str(database.resolve()), sql=compiled.sql,
         parameters=tuple(compiled.parameters(values, user_id)), tables=compiled.tables,
         ctes=compiled.ctes, column_names=tuple(c.name for c in compiled.columns),
         catalog_revision=catalog_revision, row_cap=limits.row_cap,
         response_cap_bytes=limits.response_cap_bytes)
-    outcome = (pool or QUERY_POOL).run(request, site=site, limits=limits.pool_limits())
+    outcome = (pool or QUERY_POOL).run(request, site=site, owner=owner,
+                                       limits=limits.pool_limits())
     rows, truncated = _rows(outcome, limits, function_id, log_id)
     return shape_result(compiled.columns, rows, truncated)
 
@@ -225,8 +233,9 @@ def _busy(limits: QueryLimits, log_id: str, *, queued: bool) -> ApiFailure:
     reason = ("This site already runs as many queries as it may at once, and more are "
               "waiting" if queued else
               f"The query ran longer than {limits.slow_after_s:g} s while this site "
-              f"already runs {limits.slow_per_site} slow queries (or the platform "
-              f"{limits.slow_per_platform}), so it was stopped")
+              f"already runs {limits.slow_per_site} slow queries (or its owner's sites "
+              f"{limits.slow_per_owner if limits.slow_per_owner is not None else 'theirs'}, "
+              f"or the platform {limits.slow_per_platform}), so it was stopped")
     return ApiFailure(Code.RATE_LIMITED, FailureMessage(
         f"{reason}; nothing was changed", fix="retry in a moment, or make the query "
         "cheaper (narrower parameters, an indexed filter)", executed="no",

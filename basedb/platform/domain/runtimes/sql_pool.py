@@ -11,7 +11,8 @@ and kills the worker when that does not work within `GRACE_S`. The pool decides:
   `per_site_waiting` of one site and `waiting` in all; more are refused at once, since
   each waits in a thread of the server);
 - a statement still running after `slow_after_s` is a slow one and needs a slot: at
-  most `slow_per_site` per site and `slow_per_platform` in all; without one it is
+  most `slow_per_site` per site, `slow_per_owner` for all the sites of one owner
+  (basedb.platform.domain.quotas) and `slow_per_platform` in all; without one it is
   stopped ("busy"). Cheap statements never wait for a slot. A slow statement's worker
   drops to the lowest CPU priority (on Linux, SCHED_IDLE: it runs on what nothing else
   wants), and is retired afterwards, since a process cannot raise its priority again;
@@ -62,6 +63,7 @@ class PoolLimits:
     slow_after_s: float
     slow_per_site: int
     slow_per_platform: int
+    slow_per_owner: int | None = None  # None: no share per owner
 
 
 @frozen_dataclass
@@ -104,15 +106,17 @@ class QueryPool:
     _sites: dict[str, _SiteUse] = field(default_factory=dict)
     _waiting: int = 0
     _slow: Counter[str] = field(default_factory=Counter)
+    _slow_by_owner: Counter[str] = field(default_factory=Counter)
     _forker: _Forker | None = None
 
-    def run(self, request: QueryRequest, *, site: str, limits: PoolLimits) -> Outcome:
+    def run(self, request: QueryRequest, *, site: str, limits: PoolLimits,
+            owner: str = "") -> Outcome:
         worker = self._acquire(site)
         if worker is None:
             return Outcome(stopped="queue")
         healthy = False
         try:
-            outcome, healthy = self._drive(worker, request, site, limits)
+            outcome, healthy = self._drive(worker, request, site, owner, limits)
             return outcome
         finally:
             self._release(worker, site, healthy)
@@ -215,7 +219,7 @@ class QueryPool:
 
     # ----------------------------------------------------------------- one query
 
-    def _drive(self, worker: _Worker, request: QueryRequest, site: str,
+    def _drive(self, worker: _Worker, request: QueryRequest, site: str, owner: str,
                limits: PoolLimits) -> tuple[Outcome, bool]:
         """Run one statement on `worker`: (what became of it, the worker still usable)."""
         worker.seq += 1
@@ -232,7 +236,7 @@ class QueryPool:
                 return got
             stop: Stop = "deadline"
             if limits.slow_after_s < limits.deadline_s:
-                slot = self._take_slot(site, limits)
+                slot = self._take_slot(site, owner, limits)
                 if slot:
                     _demote(worker)
                     remaining = limits.deadline_s - (time.monotonic() - started)
@@ -250,21 +254,25 @@ class QueryPool:
             return Outcome(stopped=stop), usable
         finally:
             if slot:
-                self._give_slot(site)
+                self._give_slot(site, owner)
 
-    def _take_slot(self, site: str, limits: PoolLimits) -> bool:
+    def _take_slot(self, site: str, owner: str, limits: PoolLimits) -> bool:
         with self._lock:
             if (self._slow[site] >= limits.slow_per_site
+                    or (limits.slow_per_owner is not None
+                        and self._slow_by_owner[owner] >= limits.slow_per_owner)
                     or sum(self._slow.values()) >= limits.slow_per_platform):
                 return False
             self._slow[site] += 1
+            self._slow_by_owner[owner] += 1
             return True
 
-    def _give_slot(self, site: str) -> None:
+    def _give_slot(self, site: str, owner: str) -> None:
         with self._lock:
-            self._slow[site] -= 1
-            if self._slow[site] <= 0:
-                del self._slow[site]
+            for counts, key in ((self._slow, site), (self._slow_by_owner, owner)):
+                counts[key] -= 1
+                if counts[key] <= 0:
+                    del counts[key]
 
 
 def _answer(worker: _Worker, seq: int, timeout: float) -> tuple[Outcome, bool] | None:

@@ -6,7 +6,7 @@ these lists, so a route cannot exist without being documented. To add a group (d
 deployments, functions, invoke, skill, pages):
 
 1. write `basedb/platform/web/routes/<group>.py` with handlers `def handler(call: Call)
-   -> data` (return the envelope's `data`, raise `basedb.core.protocol.ApiFailure` or
+   -> data` (return the envelope's `data`, raise `basedb.protocol.ApiFailure` or
    `bad_request`; open `call.store.read()` / `call.store.write()` around database work,
    and call the domain for the rest) and its `ENDPOINTS`,
    giving each endpoint a summary, a tag, query parameters and JSON Schemas for the
@@ -31,7 +31,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from basedb.platform.web.http import AppContext, DirectHandler, Endpoint, asgi_handler
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.http import DirectHandler, Endpoint, asgi_handler
 
 Handler = Callable[[Request], Awaitable[Response]]
 RouteIndex = tuple[tuple[str, str, str, bool], ...]

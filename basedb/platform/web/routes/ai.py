@@ -17,7 +17,6 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from basedb.core.protocol import bad_request
 from basedb.platform.domain.access import require_site
 from basedb.platform.domain.invoke import checked_input, require_callable, resolve_target
 from basedb.platform.domain.runtimes import ai_stream
@@ -31,6 +30,7 @@ from basedb.platform.web.routes.functions import (
     parse_flag,
 )
 from basedb.platform.web.routes.schemas import INTEGER, STRING, array, obj
+from basedb.protocol import bad_request
 
 EVENT_STREAM = "text/event-stream"
 _STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -80,13 +80,14 @@ _TASK = obj({
                                           "cancelled"]},
     "errCode": {**INTEGER, "description": "Non-zero when the task failed."},
     "errMessage": STRING,
+    "logId": {**STRING, "description": "The LogID of the call that started the task."},
     "result": {"type": ["object", "null"], "description": "{media: [{url, type}]} once the "
                "task succeeded (a data: URL for an image the endpoint sent inline); null "
                "before.", "properties": {"media": array(obj({"url": STRING, "type": STRING},
                                                              ("url", "type")))}},
     "createdAt": STRING, "updatedAt": STRING,
-}, ("taskId", "key", "capability", "status", "errCode", "errMessage", "result", "createdAt",
-    "updatedAt"))
+}, ("taskId", "key", "capability", "status", "errCode", "errMessage", "logId", "result",
+    "createdAt", "updatedAt"))
 
 ENDPOINTS = [
     Endpoint("POST", "/sites/{app_token}/functions/{function_id}/stream", stream,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import bad_request, not_found, quote
 from basedb.platform.domain import bases, grants, identity
 from basedb.platform.domain.access import require_base
 from basedb.platform.web.http import Call, Endpoint, QueryParam
@@ -29,6 +28,7 @@ from basedb.platform.web.routes.schemas import (
     array,
     obj,
 )
+from basedb.protocol import bad_request, not_found, quote
 from basedb.workspace.model import Field, Table
 
 MAX_FIELDS_PER_TABLE = bases.MAX_FIELDS_PER_TABLE

@@ -10,7 +10,6 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from basedb.core.protocol import bad_request
 from basedb.core.site_zip.read import MAX_ZIP_SIZE
 from basedb.platform.domain import deployment_results, deployments, sites
 from basedb.platform.domain.access import require_site
@@ -21,6 +20,7 @@ from basedb.platform.web import origins
 from basedb.platform.web.http import MIB, Call, Endpoint, parse_json_body, read_body
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.platform.web.uploads import read_form
+from basedb.protocol import bad_request
 
 ZIP = "application/zip"
 # The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
@@ -214,7 +214,8 @@ ENDPOINTS = [
                                                            "enum": ["preview"]},
                            "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
                            "functionHints": _HINTS, "createdAt": STRING,
-                           "draftRevision": {"type": "integer"}},
+                           "draftRevision": {"type": "integer"},
+                           "timezone": _SUMMARY_PROPERTIES["timezone"]},
                           ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
                            "functionHints", "createdAt")),
              errors=(409,)),

@@ -8,8 +8,9 @@ import json
 from starlette.responses import Response
 
 from basedb.platform.web import origins
-from basedb.platform.web.http import JSON, Call, Endpoint
+from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.openapi import build_document
+from basedb.platform.web.responses import JSON
 from basedb.platform.web.routes import all_endpoints
 
 

@@ -25,7 +25,6 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from basedb.core.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, bad_request
 from basedb.platform.domain import identity
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
@@ -48,27 +47,27 @@ from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.read_only import read_only_pool
+from basedb.platform.web.bodies import parse_json_body, receive_body, refuse_declared_over
+from basedb.platform.web.context import AppContext
+from basedb.platform.web.gate import LOG_ID_KEY, USER_ID_KEY
 from basedb.platform.web.http import (
-    LOG_ID_KEY,
     MIB,
     NO_QUERY,
-    USER_ID_KEY,
-    AppContext,
     Call,
     DirectHandler,
     Endpoint,
     QueryParam,
     body_object,
+)
+from basedb.platform.web.origins import HOST_KEY, RequestHost
+from basedb.platform.web.responses import (
     envelope_bytes,
     failure_response,
-    parse_json_body,
-    receive_body,
-    refuse_declared_over,
     send_json_200,
     unexpected_response,
 )
-from basedb.platform.web.origins import HOST_KEY, RequestHost
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, Schema, array, obj
+from basedb.protocol import INTERNAL_ERROR_MSG, ApiFailure, Code, SchemaStatus, bad_request
 
 _BODY_KEYS = frozenset({"params"})
 DEFAULT_PAGE_SIZE = 50
@@ -243,7 +242,7 @@ async def _invoke(context: AppContext, caller: User, app_token: str, function_id
         answer = start_on_loop(InvokeCall(
             context.store, context.caches, caller, app_token, function_id,
             _params(body, body_sent), env, _flag(query, "includeInternal"), from_page,
-            log_id, context.faas), body_size)
+            log_id, context.faas, context.quotas), body_size)
         if isinstance(answer, Pending):
             return await run_in_threadpool(answer.finish)
         return answer
@@ -339,8 +338,7 @@ _INTERNAL = QueryParam("includeInternal", {"type": "boolean", "default": False},
                        "Owners and admins only: also show and allow functions that "
                        "agent-tools.json excludes. Ignored for members.")
 _NULLABLE_STRING: Schema = {"type": ["string", "null"]}
-_STATUS: Schema = {"type": "string", "enum": ["ready", "missing", "needs_upgrade",
-                                              "unavailable"]}
+_STATUS: Schema = {"type": "string", "enum": [status.value for status in SchemaStatus]}
 _ITEM_PROPERTIES: dict[str, Schema] = {
     "functionId": STRING, "name": STRING, "description": STRING,
     "functionType": {"type": "string", "enum": ["database_function", "mutation", "faas",

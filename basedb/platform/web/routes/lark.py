@@ -28,12 +28,14 @@ from urllib.parse import parse_qsl
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
 
-from basedb.core.protocol import bad_request, permission_denied
 from basedb.platform.domain import lark_auth
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.domain.lark_auth import LarkAnswer, LarkRefusal
-from basedb.platform.web.http import Call, Endpoint, json_response, parse_json_body, read_body
+from basedb.platform.web.bodies import parse_json_body, read_body
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.responses import json_response
 from basedb.platform.web.routes.schemas import BOOLEAN, ID, INTEGER, NAME, STRING, obj
+from basedb.protocol import Code, api_envelope, bad_request, permission_denied
 
 FORM = "application/x-www-form-urlencoded"
 BODY_LIMIT = 64 * 1024
@@ -95,8 +97,8 @@ def _basic(call: Call) -> tuple[str, str]:
 async def tenant_token(call: Call) -> Response:
     body = call.body
     if not isinstance(body, dict):
-        return _respond(LarkAnswer(400, {"code": lark_auth.INVALID_PARAM,
-                                         "msg": "the body must be {app_id, app_secret}"}))
+        return _respond(LarkAnswer(400, api_envelope(Code.AUTH_PARAM_INVALID,
+                                                     "the body must be {app_id, app_secret}")))
     client = _client(call)
     return await _in_transaction(call, lambda conn: lark_auth.tenant_token(
         conn, body.get("app_id"), body.get("app_secret"), client))

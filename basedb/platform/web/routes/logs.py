@@ -17,10 +17,10 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from basedb.core.protocol import bad_request
 from basedb.platform.domain import logs
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import BOOLEAN, STRING, array, obj
+from basedb.protocol import bad_request
 
 MAX_WAIT_SECONDS = 25
 _POLL_SECONDS = 0.1

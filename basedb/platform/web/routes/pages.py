@@ -24,7 +24,8 @@ from basedb.core import page_sdk
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import origins, pages, sessions, sign_in
-from basedb.platform.web.http import Call, Endpoint, envelope
+from basedb.platform.web.http import Call, Endpoint
+from basedb.platform.web.responses import envelope
 from basedb.platform.web.routes.schemas import STRING, obj
 
 JAVASCRIPT = "text/javascript; charset=utf-8"

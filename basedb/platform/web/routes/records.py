@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from basedb.core.protocol import bad_request, not_found
 from basedb.platform.domain import bases, records
 from basedb.platform.domain.access import require_base
 from basedb.platform.domain.records import MAX_BATCH
@@ -24,6 +23,7 @@ from basedb.platform.web.routes.schemas import (
     array,
     obj,
 )
+from basedb.protocol import bad_request, not_found
 from basedb.workspace.model import Table
 
 # A record holds up to a few hundred fields of up to 100,000 characters each.

@@ -15,12 +15,12 @@ from urllib.parse import urlencode
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from basedb.core.protocol import ApiFailure, Code, bad_request, permission_denied
 from basedb.platform.domain import identity, sites
 from basedb.platform.web import origins, pages, sessions, sign_in
 from basedb.platform.web.http import KIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.pages import HTML, NO_SUCH_SITE
 from basedb.platform.web.routes.schemas import STRING, obj
+from basedb.protocol import ApiFailure, Code, bad_request, permission_denied
 
 NEXT_LIMIT = 2048
 

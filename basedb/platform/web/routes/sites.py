@@ -12,8 +12,7 @@ import binascii
 import json
 from typing import Any
 
-from basedb.core.protocol import bad_request, not_found, permission_denied
-from basedb.platform.domain import bases, grants, identity, sites
+from basedb.platform.domain import bases, grants, identity, quotas, sites
 from basedb.platform.domain.access import require_base, require_site
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import (
@@ -29,6 +28,7 @@ from basedb.platform.web.routes.schemas import (
     obj,
 )
 from basedb.platform.web.sessions import close_member_sessions
+from basedb.protocol import bad_request, not_found, permission_denied
 from basedb.workspace.catalog import catalog_to_dict
 
 MAX_BOUND_TABLES = 100
@@ -39,6 +39,7 @@ MAX_SITES_PAGE = 100
 def create_site(call: Call) -> dict[str, Any]:
     title = bases.parse_name(call.body_object({"title"}).get("title"), "/title", "site title")
     with call.store.write() as conn:
+        quotas.require_site_quota(conn, call.caller, call.context.quotas)
         site = sites.create_site(conn, title, call.caller.user_id)
     return sites.SiteCreated(site).to_dict()
 
@@ -234,8 +235,11 @@ _MEMBER_BODY = obj({"userId": ID, "role": {"type": "string", "enum": ["admin", "
 
 ENDPOINTS = [
     Endpoint("POST", "/sites/create", create_site, "Create a site owned by the caller.", "sites",
+             description="A user owns at most `basedb serve --sites-per-owner` sites (20 by "
+             "default; the platform's owner is exempt); past that, 403.",
              body=obj({"title": NAME}, ("title",)),
-             response=obj({"appToken": STRING, "title": STRING}, ("appToken", "title"))),
+             response=obj({"appToken": STRING, "title": STRING}, ("appToken", "title")),
+             errors=(403,)),
     Endpoint("GET", "/sites/list", list_sites, "The sites the caller belongs to, a page at a "
              "time.", "sites",
              query=(QueryParam("pageSize", {"type": "integer", "minimum": 1,

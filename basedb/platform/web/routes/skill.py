@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import bad_request
 from basedb.platform.domain.function_plans import function_plan
 from basedb.platform.domain.invoke import resolve_deployment
 from basedb.platform.domain.revision import live_catalog
 from basedb.platform.domain.site_skill import render_site_skill, skill_function
 from basedb.platform.web.http import Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import STRING, Schema, array, obj
+from basedb.protocol import SchemaStatus, bad_request
 
 
 def get_skill(call: Call) -> dict[str, Any]:
@@ -48,8 +48,7 @@ _FUNCTION: Schema = obj({
     "access": {"type": "string", "enum": ["read", "write"],
                "description": "read: a Database Function; write: anything that may change "
                "data or run code or a model (confirm with the user before calling)."},
-    "schemaStatus": {"type": "string", "enum": ["ready", "missing", "needs_upgrade",
-                                                "unavailable"]},
+    "schemaStatus": {"type": "string", "enum": [status.value for status in SchemaStatus]},
     "statusHint": {"type": ["string", "null"]},
     "action": {"type": "string", "enum": ["create", "update", "delete"],
                "description": "Mutations only: what the write does to records."},

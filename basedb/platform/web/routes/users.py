@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from basedb.core.protocol import ApiFailure, Code, permission_denied
 from basedb.platform.domain import identity
 from basedb.platform.domain.bases import parse_name
 from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.routes.schemas import BOOLEAN, NAME, STRING, obj
+from basedb.protocol import ApiFailure, Code, permission_denied
 
 
 def get_me(call: Call) -> dict[str, Any]:

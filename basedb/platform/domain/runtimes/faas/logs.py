@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from basedb.core.protocol import quote
 from basedb.platform.domain.runtimes.faas.masking import hide_secrets
 from basedb.platform.domain.runtimes.faas.outcome import Outcome
 from basedb.platform.storage import platform_log
+from basedb.protocol import quote
 
 # C0 but tab and newline, DEL, C1, and bidi/zero-width/line-separator format characters.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"

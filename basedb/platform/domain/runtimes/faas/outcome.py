@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from basedb.core.protocol import ApiFailure, Code, clip, quote
 from basedb.core.redact import redact
 from basedb.core.wording import plural
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 from basedb.platform.domain.runtimes.faas.masking import hide_secrets, longest_bytes
+from basedb.protocol import ApiFailure, Code, clip, quote
 
 MAX_AUTHOR_MSG_CHARS = 400
 MAX_MSG_CHARS = 500

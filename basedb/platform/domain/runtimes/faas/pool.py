@@ -39,7 +39,6 @@ from typing import Any
 from basedb.core import environment
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, version_of, version_tuple
-from basedb.core.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.runtimes.faas.egress import EgressGrant, EgressProxy
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
@@ -57,6 +56,7 @@ from basedb.platform.domain.runtimes.faas.worker import EGRESS_NAME, Worker, Wor
 from basedb.platform.domain.sites import SiteRow
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import Store
+from basedb.protocol import ApiFailure, Code, FailureMessage, quote
 from basedb.workspace.faas_access import host_rules
 from basedb.workspace.model import Catalog
 
@@ -103,6 +103,7 @@ class FaasRuntime:
         self._announced = False
         self._active = 0
         self._active_by_site: Counter[tuple[str, str]] = Counter()
+        self._active_by_owner: Counter[tuple[str, str]] = Counter()  # (scope, owner id)
         self._idle: dict[tuple[str, ...], list[Worker]] = {}
         self._idle_order: OrderedDict[Worker, tuple[str, ...]] = OrderedDict()
         self._spares: list[Worker] = []
@@ -175,8 +176,12 @@ class FaasRuntime:
 
     def run(self, *, store: Store, site: SiteRow, catalog: Catalog, caller: User,
             function: FaasFunction, input: Any, log_id: str, env: str,
-            secret_values: Mapping[str, str] | None = None, timezone: str = "UTC") -> Any:
+            secret_values: Mapping[str, str] | None = None, timezone: str = "UTC",
+            owner_limit: int | None = None) -> Any:
         """Run one call and return its `data`, or raise ApiFailure (800004003/5, 503).
+
+        `owner_limit`: how many calls of the sites of `site`'s owner may run at once
+        (basedb.platform.domain.quotas), below the global and per-site caps.
 
         Call it outside any store transaction: the handler's record calls commit one by
         one, on this thread's connection. `ctx.env` is `env` ("prod" or "preview"); record
@@ -198,7 +203,7 @@ class FaasRuntime:
         log = CallLog(self.limits.log_head_bytes, self.limits.log_tail_bytes,
                       tuple(values.values()))
         key = function.pool_key(values)
-        with self._admitted(function, log_id):
+        with self._admitted(function, log_id, site.owner_id, owner_limit):
             try:
                 worker = self._acquire(sandbox, function, values, key)
             except WorkerFailed as failure:
@@ -225,28 +230,39 @@ class FaasRuntime:
     # ----------------------------------------------------------------- admission
 
     @contextlib.contextmanager
-    def _admitted(self, function: FaasFunction, log_id: str) -> Iterator[None]:
+    def _admitted(self, function: FaasFunction, log_id: str, owner_id: str,
+                  owner_limit: int | None) -> Iterator[None]:
         site = (function.scope, function.app_token)
+        owner = (function.scope, owner_id)
         with self._lock:
             if self._closed:
                 raise _busy(function, log_id, "the platform is shutting down", "")
             if self._active_by_site[site] >= self.limits.site_concurrency:
                 raise _busy(function, log_id, f"site {function.app_token} already runs "
                             f"{self._active_by_site[site]} FaaS calls, its limit",
-                            "BASEDB_FAAS_SITE_CONCURRENCY")
+                            "raise $BASEDB_FAAS_SITE_CONCURRENCY where the platform runs")
+            if owner_limit is not None and self._active_by_owner[owner] >= owner_limit:
+                raise _busy(function, log_id, f"the sites of its owner already run "
+                            f"{self._active_by_owner[owner]} FaaS calls, the limit per "
+                            "owner", "ask the platform's owner to raise `basedb serve "
+                            "--faas-per-owner`")
             if self._active >= self.limits.global_concurrency:
                 raise _busy(function, log_id, f"the platform already runs {self._active} "
-                            "FaaS calls, its limit", "BASEDB_FAAS_CONCURRENCY")
+                            "FaaS calls, its limit",
+                            "raise $BASEDB_FAAS_CONCURRENCY where the platform runs")
             self._active += 1
             self._active_by_site[site] += 1
+            self._active_by_owner[owner] += 1
         try:
             yield
         finally:
             with self._lock:
                 self._active -= 1
-                self._active_by_site[site] -= 1
-                if not self._active_by_site[site]:
-                    del self._active_by_site[site]
+                for counts, key in ((self._active_by_site, site),
+                                    (self._active_by_owner, owner)):
+                    counts[key] -= 1
+                    if not counts[key]:
+                        del counts[key]
 
     # ------------------------------------------------------------------- workers
 
@@ -458,9 +474,8 @@ def _require_node(log_id: str) -> None:
             f"LogID: {log_id}"), status=500)
 
 
-def _busy(function: FaasFunction, log_id: str, why: str, variable: str) -> ApiFailure:
-    fix = "wait for the running calls to finish" + (
-        f", or raise ${variable} where the platform runs" if variable else "")
+def _busy(function: FaasFunction, log_id: str, why: str, raise_it: str) -> ApiFailure:
+    fix = "wait for the running calls to finish" + (f", or {raise_it}" if raise_it else "")
     msg = FailureMessage(f"FaaS function {quote(function.function_id)} was not started: {why}",
                          fix=fix, executed="no", retry="retry later", log_id=log_id).render()
     return ApiFailure(Code.PLATFORM_BUSY, msg, status=503, headers={"Retry-After": "1"})

@@ -21,18 +21,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from basedb.core.findings import pointer
-from basedb.core.protocol import (
+from basedb.platform.domain import bases, records
+from basedb.platform.storage import platform_log
+from basedb.platform.storage.cells import InvalidCell, closest
+from basedb.platform.storage.store import Store, is_busy_error
+from basedb.protocol import (
     BUSY_MSG,
     INTERNAL_ERROR_MSG,
     ApiFailure,
     quote,
     unexecuted_message,
 )
-from basedb.platform.domain import bases, records
-from basedb.platform.storage import platform_log
-from basedb.platform.storage.cells import InvalidCell, closest
-from basedb.platform.storage.store import Store, is_busy_error
+from basedb.protocol.findings import pointer
 from basedb.workspace.model import Catalog, Table
 
 MAX_PAGE_SIZE = 200  # as GET …/records

@@ -1,4 +1,5 @@
-"""Findings: what validators report and reporters render.
+"""Findings: what validators report and reporters render, and what
+the platform answers in `data.errors` of a refused draft.
 
 An *error* (`Finding`) blocks `check` and `deploy`; a *hint* (`Hint`) never does. Both
 remember the workspace-relative file and the JSON Pointer they are about, so that every
@@ -12,61 +13,10 @@ from dataclasses import field
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.codes import ErrorCode, HintCode
 
-ERROR_CODES: tuple[str, ...] = (
-    "WORKSPACE_NOT_FOUND",
-    "WORKSPACE_CONFIG_INVALID",
-    "CATALOG_INVALID",
-    "DECLARATION_INVALID",
-    "FUNCTION_ID_INVALID",
-    "FUNCTION_ID_DUPLICATE",
-    "PARAM_NAME_MISSING",
-    "PARAM_NAME_INVALID",
-    "PARAM_NAME_DUPLICATE",
-    "PARAM_DESCRIPTION_MISSING",
-    "PARAM_KIND_INVALID",
-    "ENUM_EMPTY",
-    "ENUM_DUPLICATE",
-    "ENUM_NULL",
-    "ENUM_TYPE_MISMATCH",
-    "ENUM_OUT_OF_DOMAIN",
-    "FAAS_SCHEMA_NOT_OBJECT",
-    "FAAS_PROPERTY_DESCRIPTION_MISSING",
-    "FAAS_SCHEMA_INVALID",
-    "FAAS_NETWORK_INVALID",
-    "FAAS_SECRET_INVALID",
-    "FAAS_PACKAGE_INVALID",
-    "FAAS_DEPENDENCY_NOT_ALLOWED",
-    "FAAS_DEPENDENCY_NOT_BUNDLED",
-    "SQL_PARSE_ERROR",
-    "SQL_NOT_READ_ONLY",
-    "SQL_NO_BOUND_TABLE",
-    "SQL_UNKNOWN_TABLE",
-    "SQL_UNKNOWN_FIELD",
-    "SQL_PARAM_UNDECLARED",
-    "SQL_UNSUPPORTED",
-    "SQL_INVALID",
-    "MUTATION_TABLE_UNKNOWN",
-    "MUTATION_FIELD_UNKNOWN",
-    "MUTATION_FIELD_READONLY",
-    "MUTATION_PARAM_UNDECLARED",
-    "AGENT_TOOLS_INVALID",
-    "CONTRACTS_STALE",
-    "INPUT_INVALID",
-    "INPUT_SYMLINK",
-    "INPUT_UNREADABLE",
-    "INPUT_TOO_MANY_FILES",
-    "INPUT_TOO_LARGE",
-)
-
-HINT_CODES: tuple[str, ...] = (
-    "function_description_short",
-    "param_description_short",
-    "option_field_unconstrained",
-    "reference_value_hint",
-    "enum_unchecked",
-    "param_unused",
-)
+ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
+HINT_CODES: tuple[str, ...] = tuple(code.value for code in HintCode)
 
 
 @frozen_dataclass

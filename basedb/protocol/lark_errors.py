@@ -1,4 +1,4 @@
-"""Lark's error codes and how lark-cli classifies them (`internal/output/lark_errors.go`,
+"""How lark-cli classifies Lark's error codes (`internal/output/lark_errors.go`,
 `ClassifyLarkError`), which basedb follows for its error types and exit codes:
 
     type         codes                                        exit
@@ -9,51 +9,29 @@
     rate_limit   99991400 (and HTTP 429)                        1   retried, then reported
     api_error    anything else                                  1
 
-The refresh endpoint answers its own codes (20026 … 20073); 20050 may be retried once
-(`internal/auth/errors.go`), the others mean the refresh token is gone.
+The codes themselves are `basedb.protocol.codes.Code`; the refresh endpoint's are
+`RefreshCode`.
 """
 
 from __future__ import annotations
 
 from basedb.core.frozen import frozen_dataclass
+from basedb.protocol.codes import Code
 
-TOKEN_MISSING = 99991661
-TOKEN_BAD_FORMAT = 99991671
-USER_TOKEN_INVALID = 99991668
-ACCESS_TOKEN_INVALID = 99991663
-USER_TOKEN_EXPIRED = 99991677
-
-APP_SCOPE_NOT_ENABLED = 99991672
-TOKEN_NO_PERMISSION = 99991676
-USER_SCOPE_INSUFFICIENT = 99991679
-USER_NOT_AUTHORIZED = 230027
-
-APP_CREDENTIALS_INVALID = 99991543
-APP_NOT_IN_USE = 99991662
-APP_UNAUTHORIZED = 99991673
-
-RATE_LIMITED = 99991400
-
-REFRESH_INVALID = 20026
-REFRESH_EXPIRED = 20037
-REFRESH_SERVER_ERROR = 20050
-REFRESH_REVOKED = 20064
-REFRESH_ALREADY_USED = 20073
-
-AUTH_CODES = frozenset({TOKEN_MISSING, TOKEN_BAD_FORMAT, USER_TOKEN_INVALID,
-                        ACCESS_TOKEN_INVALID, USER_TOKEN_EXPIRED})
+AUTH_CODES = frozenset({Code.TOKEN_MISSING, Code.TOKEN_BAD_FORMAT, Code.USER_TOKEN_INVALID,
+                        Code.TOKEN_INVALID, Code.USER_TOKEN_EXPIRED})
 """The token is missing, malformed, invalid or expired: sign in again."""
 
-RENEWABLE_CODES = frozenset({USER_TOKEN_INVALID, ACCESS_TOKEN_INVALID, USER_TOKEN_EXPIRED})
+RENEWABLE_CODES = frozenset({Code.USER_TOKEN_INVALID, Code.TOKEN_INVALID, Code.USER_TOKEN_EXPIRED})
 """A fresh token may cure these (lark-cli `TokenRetryCodes`, plus a revoked tenant token)."""
 
-PERMISSION_CODES = frozenset({APP_SCOPE_NOT_ENABLED, TOKEN_NO_PERMISSION,
-                              USER_SCOPE_INSUFFICIENT, USER_NOT_AUTHORIZED})
-USER_SCOPE_CODES = frozenset({USER_SCOPE_INSUFFICIENT, USER_NOT_AUTHORIZED})
+PERMISSION_CODES = frozenset({Code.PERMISSION_DENIED, Code.TOKEN_NO_PERMISSION,
+                              Code.USER_SCOPE_INSUFFICIENT, Code.USER_NOT_AUTHORIZED})
+USER_SCOPE_CODES = frozenset({Code.USER_SCOPE_INSUFFICIENT, Code.USER_NOT_AUTHORIZED})
 """The user has not granted a scope the app has (doctor: `missing_scopes`); the other
 permission codes say the app itself lacks it (`app_scope_not_applied`)."""
 
-APP_STATUS_CODES = frozenset({APP_NOT_IN_USE, APP_UNAUTHORIZED})
+APP_STATUS_CODES = frozenset({Code.APP_NOT_IN_USE, Code.APP_UNAUTHORIZED})
 
 
 @frozen_dataclass
@@ -68,11 +46,11 @@ def classify(code: int) -> Classification:
         return Classification("auth", 3)
     if code in PERMISSION_CODES:
         return Classification("permission", 1)
-    if code == APP_CREDENTIALS_INVALID:
+    if code == Code.APP_CREDENTIALS_INVALID:
         return Classification("config", 3)
     if code in APP_STATUS_CODES:
         return Classification("app_status", 3)
-    if code == RATE_LIMITED:
+    if code == Code.RATE_LIMITED:
         return Classification("rate_limit", 1)
     return Classification("api_error", 1)
 

@@ -1,9 +1,4 @@
-"""The protocol between the platform and its clients: business codes, the error envelope,
-and upstream's message template, built and parsed in one place.
-
-Every error response is the envelope built by `error_body`:
-
-    {"code": <int>, "msg": "<≤ 500 chars>", "error": {"log_id": "..."}, "data"?: {...}}
+"""Upstream's message template, built and parsed as one structure.
 
 Messages never contain SQL or a stack. A call that was refused before doing anything says
 so in upstream's fixed English template, so that a caller (often an AI agent) can locate
@@ -14,7 +9,6 @@ the parameter, fix it and know nothing ran:
 
 `FailureMessage` is that template as data: `render()` writes it (the platform) and
 `FailureMessage.parse(msg)` reads it back (the client), so neither side searches text.
-The platform raises `ApiFailure`; the client turns an envelope into `basedb.core.errors`.
 """
 
 from __future__ import annotations
@@ -22,42 +16,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from enum import IntEnum
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import redact
-
-
-class Code(IntEnum):
-    """Every business code the platform answers with (an envelope's `code`)."""
-
-    SUCCESS = 0
-    BAD_REQUEST = 9499
-    TOKEN_MISSING = 99991661
-    TOKEN_INVALID = 99991663
-    PERMISSION_DENIED = 99991672
-    USER_TOKEN_EXPIRED = 99991677
-    RATE_LIMITED = 99991400
-    FUNCTION_NOT_FOUND = 800004001
-    PARAMETER_INVALID = 800004002
-    FUNCTION_BUSINESS_ERROR = 800004003
-    SCHEMA_NOT_READY = 800004004
-    EXECUTION_FAILED = 800004005
-    AI_FUNCTION_NOT_ENABLED = 800004011
-    DEPLOYMENT_CONFLICT = 800004020
-    AI_FUNCTION_MISSING_LOCALLY = 800004021
-    AGENT_TOOLS_POLICY_INVALID = 800004030
-    # Transport-level failures reuse their HTTP status as the code, as Lark's gateway does.
-    ROUTE_NOT_FOUND = 404
-    METHOD_NOT_ALLOWED = 405
-    REQUEST_TIMEOUT = 408
-    BODY_TOO_LARGE = 413
-    HOST_NOT_ALLOWED = 421
-    INTERNAL_ERROR = 500
-    PLATFORM_BUSY = 503
-
-
 
 MAX_MSG_CHARS = 500
 MAX_RECEIVED_CHARS = 64
@@ -73,7 +35,8 @@ BUSY_MSG = (
     "The platform database is busy with other writes. Executed: no. Retry: retry later."
 )
 
-_MISSING = object()
+MISSING = object()
+"""A keyword argument left out (None is a value a caller may have sent)."""
 
 
 # ---------------------------------------------------------------- the message template
@@ -153,26 +116,6 @@ _TEMPLATE = re.compile(
     re.DOTALL)
 
 
-class ApiFailure(Exception):
-    """A request the platform refuses or cannot complete; becomes an error envelope."""
-
-    def __init__(
-        self,
-        code: int,
-        msg: str,
-        *,
-        status: int = 400,
-        data: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
-        self.status = status
-        self.data = data
-        self.headers = headers or {}
-
-
 def quote(text: object) -> str:
     """A name as it appears in messages: JSON-quoted, so any quote inside stays readable."""
     return json.dumps(text, ensure_ascii=False)
@@ -180,22 +123,6 @@ def quote(text: object) -> str:
 
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def error_body(code: int, msg: str, log_id: str, data: Any = None) -> dict[str, Any]:
-    """The envelope of every error response.
-
-    The message ends with `LogID: <id>` (upstream: callers that only see `msg`, such as
-    an agent reading lark-cli's stderr, can still quote it), within the 500-character cap.
-    """
-    if "LogID:" not in msg:
-        suffix = f" LogID: {log_id}"
-        msg = clip(msg, MAX_MSG_CHARS - len(suffix)) + suffix
-    body: dict[str, Any] = {"code": code, "msg": clip(msg, MAX_MSG_CHARS),
-                            "error": {"log_id": log_id}}
-    if data is not None:
-        body["data"] = data
-    return body
 
 
 def render_received(value: Any) -> str:
@@ -212,7 +139,7 @@ def unexecuted_message(
     *,
     parameter: str,
     fix: str,
-    received: Any = _MISSING,
+    received: Any = MISSING,
     candidates: Iterable[Any] = (),
     retry: str = "retry after fixing",
 ) -> str:
@@ -222,34 +149,5 @@ def unexecuted_message(
                   for c in list(candidates)[:MAX_CANDIDATES])
     return FailureMessage(
         reason, parameter=parameter,
-        received=None if received is _MISSING else render_received(received),
+        received=None if received is MISSING else render_received(received),
         fix=fix, candidates=shown, executed="no", retry=retry).render()
-
-
-def bad_request(
-    reason: str,
-    *,
-    parameter: str,
-    fix: str,
-    received: Any = _MISSING,
-    candidates: Iterable[Any] = (),
-    code: int = Code.BAD_REQUEST,
-    status: int = 400,
-) -> ApiFailure:
-    """A refused request (nothing executed), with a templated message."""
-    return ApiFailure(code, unexecuted_message(reason, parameter=parameter, fix=fix,
-                                               received=received, candidates=candidates),
-                      status=status)
-
-
-def not_found(what: str, parameter: str, value: str, fix: str) -> ApiFailure:
-    """A path or body reference to something that does not exist (HTTP 404)."""
-    return bad_request(f"{what} was not found", parameter=parameter, received=value, fix=fix,
-                       status=404)
-
-
-def permission_denied(reason: str, fix: str) -> ApiFailure:
-    """The caller is known but may not do this (HTTP 403)."""
-    msg = FailureMessage(reason, fix=fix, executed="no",
-                         retry="retry after access is granted").render()
-    return ApiFailure(Code.PERMISSION_DENIED, msg, status=403)
