@@ -27,8 +27,10 @@ RELEASE_GUARD_S = 60  # a guard against a hang, not a window
 
 
 class OpenAIStub:
-    def __init__(self, *, hold: bool = True, cut: bool = False) -> None:
+    def __init__(self, *, hold: bool = True, cut: bool = False,
+                 hold_images: bool = False) -> None:
         self.hold = hold
+        self.hold_images = hold_images  # image answers wait for `release` too
         self.cut = cut  # a stream ends after its first piece, without an end
         self.release = threading.Event()
         self.requests: list[tuple[str, dict[str, Any]]] = []
@@ -53,6 +55,8 @@ class OpenAIStub:
                                                          "content": "".join(PIECES)}}],
                                 "usage": {"total_tokens": 9}})
                 elif self.path == "/v1/images/generations":
+                    if stub.hold_images:
+                        stub.release.wait(RELEASE_GUARD_S)
                     self._json({"created": 1, "data": [{"url": IMAGE_URL}]})
                 else:
                     self._json({"error": {"message": "no such route"}}, status=404)

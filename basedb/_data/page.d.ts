@@ -103,6 +103,8 @@ export interface AIMediaTask {
   /** Non-zero when the task failed: an envelope code such as 800004005. */
   errCode: number;
   errMessage: string;
+  /** The LogID of the call that started the task (`basedb logs LOGID`). */
+  logId: string;
   /** When it succeeded: the media made, each by URL (an https URL or a data: URL). */
   result: { media: Array<{ url: string; type: "image" | "video" }> } | null;
   createdAt: string;

@@ -226,12 +226,18 @@ async function* serverSentEvents(body) {
 // ----------------------------------------------------------------- media tasks
 
 // Starts a media AI Function (text to image or video): resolves to {taskId, status}.
-export function createSiteAIMediaTask(key, input = {}) {
-  return invoke(key, input);
+export async function createSiteAIMediaTask(key, input = {}) {
+  const started = await invoke(key, input);
+  if (typeof started?.taskId !== "string") {
+    throw new BasedbError(NETWORK_ERROR, `${key} answered without a taskId: it is not a ` +
+      "media AI Function; call it with callSiteAIFunction or invokeSiteAIFunctionStream", "",
+      started);
+  }
+  return started;
 }
 
-// A media task as it stands: {taskId, key, status, errCode, errMessage, result}; status is
-// pending, running, succeeded, failed or cancelled.
+// A media task as it stands: {taskId, key, status, errCode, errMessage, logId, result};
+// status is pending, running, succeeded, failed or cancelled.
 export function getSiteAIMediaTask(taskId) {
   try {
     requireId("taskId", taskId);
@@ -254,11 +260,13 @@ export async function waitForSiteAIMediaTask(taskId, options = {}) {
     if (TERMINAL_STATES.has(task.status)) {
       if (task.status === "succeeded") return task;
       throw new BasedbError(task.errCode || NETWORK_ERROR,
-        task.errMessage || `The media task ${taskId} ended as ${task.status}`, "", task);
+        task.errMessage || `The media task ${taskId} ended as ${task.status}`,
+        task.logId || "", task);
     }
     if (Date.now() >= deadline) {
       throw new BasedbError(NETWORK_ERROR, `The media task ${taskId} is still ${task.status} ` +
-        "after the wait allowed; read it later with getSiteAIMediaTask", "", task);
+        "after the wait allowed; read it later with getSiteAIMediaTask", task.logId || "",
+        task);
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

@@ -2,10 +2,12 @@
 
 Upstream rejects a FaaS `inputSchema` whose top level is not an object or whose top-level
 properties lack a description; basedb also rejects schemas that are not valid JSON Schema
-(checked against the metaschema of their `$schema`, draft 2020-12 when absent) and
-`required` names that no top-level property declares. A FaaS without `inputSchema` is
-allowed (the platform reports `schemaStatus: "missing"`), and so is `"inputSchema": null`,
-which says the same thing explicitly.
+(checked against the metaschema of their `$schema`, draft 2020-12 when absent),
+`required` names that no top-level property declares, and patterns the platform's
+linear-time regex engine cannot run (`basedb.core.schema_regex`: backreferences,
+lookaround), which a backtracking engine could spend hours on for one call. A FaaS
+without `inputSchema` is allowed (the platform reports `schemaStatus: "missing"`), and so
+is `"inputSchema": null`, which says the same thing explicitly.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 from basedb.check.context import CheckContext
 from basedb.check.declarations import SHORT_DESCRIPTION_CHARS
 from basedb.check.messages import clip, did_you_mean, show_json
+from basedb.core.json_schema import schema_patterns
+from basedb.core.schema_regex import pattern_problem
 from basedb.protocol.findings import Finding, Hint, pointer
 from basedb.workspace.declarations import json_type
 from basedb.workspace.faas_access import (
@@ -48,6 +52,8 @@ def check_faas(ctx: CheckContext) -> None:
             # A non-object AI schema is DECLARATION_INVALID from the declaration builder.
             ctx.extend(list(_invalid_schema_findings(decl.input_schema, decl.file,
                                                      decl.function_id)))
+            ctx.extend(list(_pattern_findings(decl.input_schema, decl.file,
+                                              decl.function_id)))
 
 
 def _check_faas_schema(decl: FaaS) -> Iterator[Finding | Hint]:
@@ -72,6 +78,7 @@ def _check_faas_schema(decl: FaaS) -> Iterator[Finding | Hint]:
                       "Set \"type\": \"object\" at the top of inputSchema and describe each "
                       "input under \"properties\".")
     yield from _invalid_schema_findings(schema, decl.file, decl.function_id)
+    yield from _pattern_findings(schema, decl.file, decl.function_id)
     properties = schema.get("properties")
     if isinstance(properties, dict):
         yield from _property_descriptions(decl, properties)
@@ -166,6 +173,22 @@ def _invalid_schema_findings(schema: Mapping[str, Any], file: str, function_id: 
                       f"{message}", file, pointer(SCHEMA_KEY, *tokens), function_id,
                       "Fix the keyword at this place so that the schema follows JSON Schema "
                       "(draft 2020-12 unless $schema names another draft).")
+
+
+def _pattern_findings(schema: Mapping[str, Any], file: str, function_id: str,
+                      ) -> Iterator[Finding]:
+    """Patterns RE2 cannot run. One that is no regular expression at all is the
+    metaschema's to report (FAAS_SCHEMA_INVALID, format "regex")."""
+    for tokens, pattern in sorted(schema_patterns(schema), key=lambda found: str(found[0])):
+        problem = pattern_problem(pattern) if _compiles(pattern) else None
+        if problem is not None:
+            yield Finding("FAAS_PATTERN_UNSUPPORTED",
+                          f"The pattern {clip(show_json(pattern), limit=80)} uses {problem}; the "
+                          "platform runs patterns on RE2, which matches in linear time.",
+                          file, pointer(SCHEMA_KEY, *tokens), function_id,
+                          "Rewrite it without backreferences or lookaround (list the "
+                          "allowed forms, or check the rest in the handler), with "
+                          "repetition counts of at most 1000.")
 
 
 def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:

@@ -43,7 +43,7 @@ class CheckResult:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape of `basedb check --json` (DESIGN §3)."""
+        """The stable JSON shape of `basedb check --json` (docs/json.md)."""
         out: dict[str, Any] = {
             "ok": self.ok,
             "errors": [f.to_dict() for f in self.errors],

@@ -14,6 +14,10 @@ from basedb.core.environment import PUBLIC_URL
 from basedb.core.errors import UsageError
 from basedb.platform.domain.quotas import (
     FAAS_PER_OWNER,
+    LOG_MIB,
+    LOG_MIB_PER_OWNER,
+    MIB,
+    OUTPUT_KIB_PER_MINUTE,
     SITES_PER_OWNER,
     SLOW_QUERIES_PER_OWNER,
     OwnerQuotas,
@@ -95,9 +99,20 @@ def site_lines(platform: LocalPlatform, base: PublicUrl) -> list[str]:
               type=click.IntRange(1, 64),
               help="Slow Database Function queries (over 0.25 s) of one owner's sites at "
                    "once (of 4 in all); more answer 429, retry later.")
+@click.option("--log-mib-per-owner", default=LOG_MIB_PER_OWNER, show_default=True,
+              type=click.IntRange(1, 1_048_576),
+              help="Platform log kept for all the sites of one owner (basedb logs); the "
+                   "oldest entries go first.")
+@click.option("--log-mib", default=LOG_MIB, show_default=True, type=click.IntRange(1, 1_048_576),
+              help="Platform log kept in all.")
+@click.option("--output-kib-per-minute", default=OUTPUT_KIB_PER_MINUTE, show_default=True,
+              type=click.IntRange(1, 1_048_576),
+              help="What this command prints on stderr (access and platform log); past "
+                   "it, lines are counted, not printed.")
 def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: bool,
                   forwarded_allow_ips: str | None, sites_per_owner: int, faas_per_owner: int,
-                  slow_queries_per_owner: int) -> None:
+                  slow_queries_per_owner: int, log_mib_per_owner: int, log_mib: int,
+                  output_kib_per_minute: int) -> None:
     """Run the local platform's Open API over HTTP, with one JSON access-log line per
     request on stderr. Every API call needs a bearer token; the owner's token is in the
     data dir (`basedb auth token` prints it). One user's sites share one owner's
@@ -112,12 +127,15 @@ def serve_command(host: str, port: int, data_dir: Path | None, allow_remote: boo
     from basedb.platform import open_platform
     from basedb.platform.domain.runtimes.sql import QUERY_POOL
     from basedb.platform.domain.warmup import warm
+    from basedb.platform.storage import server_output
     from basedb.platform.web import origins, serving
     from basedb.platform.web.app import build_app
 
     platform = open_platform(data_dir)
     quotas = OwnerQuotas(sites=sites_per_owner, faas_calls=faas_per_owner,
-                         slow_queries=slow_queries_per_owner)
+                         slow_queries=slow_queries_per_owner,
+                         log_bytes=log_mib_per_owner * MIB, log_bytes_total=log_mib * MIB)
+    server_output.STDERR.configure(bytes_per_minute=output_kib_per_minute * 1024)
     app = build_app(platform.store, data_dir=platform.data_dir, access_log=True,
                     quotas=quotas)
     # Before the socket is served: the first call finds its plan built, sqlglot and

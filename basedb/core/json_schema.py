@@ -1,10 +1,42 @@
-"""Helpers over JSON Schema documents, shared by the contracts generator and the
-platform's request examples."""
+"""Helpers over JSON Schema documents, shared by the contracts generator, the
+platform's request examples, and `check` and the platform judging a schema's patterns."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas, in
+# every draft from 4 to 2020-12.
+_ONE_SCHEMA = frozenset({"additionalProperties", "additionalItems", "items", "contains",
+                         "not", "propertyNames", "if", "then", "else",
+                         "unevaluatedProperties", "unevaluatedItems", "contentSchema"})
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas", "dependencies"})
+
+Tokens = tuple[str | int, ...]
+
+
+def schema_patterns(schema: Any) -> Iterator[tuple[Tokens, str]]:
+    """Every regular expression of `schema`: each `pattern` value and each key of a
+    `patternProperties`, with the JSON Pointer tokens of where it is written."""
+    stack: list[tuple[Tokens, Any]] = [((), schema)]
+    while stack:
+        at, node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield (*at, key), value
+            if key == "patternProperties" and isinstance(value, Mapping):
+                yield from (((*at, key, name), name) for name in value if isinstance(name, str))
+            if key in _ONE_SCHEMA and isinstance(value, Mapping):
+                stack.append(((*at, key), value))
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                stack.extend(((*at, key, i), item) for i, item in enumerate(value))
+            elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                stack.extend(((*at, key, name), item) for name, item in value.items())
 
 
 def merge_schemas(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@
     platform.owner_token                 # the platform owner's bearer token
     platform.store                       # the storage (basedb.platform.storage.store.Store)
 
-Layout of the package, each layer importing only those below it (DESIGN §1):
+Layout of the package, each layer importing only those below it (docs/architecture.md):
 
     web/        the request layer and app (`http`, `app`), one module per route group
                 (`routes/`), pages and sign-in sessions, the OpenAPI document

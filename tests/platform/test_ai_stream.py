@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from basedb.platform import LocalPlatform
+from basedb.platform.domain.runtimes.ai_media import SITE_RUNNING_MAX
 from basedb.protocol import Code
 from tests.ai_stub import IMAGE_URL, MODEL, PIECES, OpenAIStub
 from tests.platform.conftest import Api
@@ -131,21 +132,50 @@ def test_a_media_task_is_polled_to_its_result(api: Api, released: TaskSite,
     assert other["code"] == Code.FUNCTION_NOT_FOUND and "Fix:" in other["msg"]
 
 
+def wait_for_end(api: Api, site: TaskSite, task_id: str) -> dict[str, Any]:
+    task_path = f"/sites/{site.app_token}/ai-tasks/{task_id}"
+    deadline = time.monotonic() + GUARD_S
+    task: dict[str, Any] = api.ok("GET", task_path, params={"env": "prod"})
+    while task["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, task
+        time.sleep(0.02)
+        task = api.ok("GET", task_path, params={"env": "prod"})
+    return task
+
+
+def test_a_site_runs_at_most_its_share_of_media_tasks(
+        api: Api, released: TaskSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    with OpenAIStub(hold_images=True) as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        started = [api.ok("POST", path(released, "drawCover", "invoke"),
+                          json={"params": {"title": str(n)}}, params={"env": "prod"})
+                   for n in range(SITE_RUNNING_MAX)]
+        refused = api.call("POST", path(released, "drawCover", "invoke"),
+                           json={"params": {"title": "one more"}}, params={"env": "prod"})
+        assert refused.status_code == 429
+        assert refused.json()["code"] == Code.RATE_LIMITED
+        assert "retry later" in refused.json()["msg"]
+        stub.release.set()
+        for task in started:
+            assert wait_for_end(api, released, task["taskId"])["status"] == "succeeded"
+    # Once they ended, the site may start another.
+    with OpenAIStub() as stub:
+        monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url)
+        again = api.ok("POST", path(released, "drawCover", "invoke"),
+                       json={"params": {"title": "again"}}, params={"env": "prod"})
+        assert wait_for_end(api, released, again["taskId"])["status"] == "succeeded"
+
+
 def test_a_media_task_that_fails_carries_err_code(api: Api, released: TaskSite,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     with OpenAIStub() as stub:  # answers 404 for images under another root
         monkeypatch.setenv("BASEDB_AI_BASE_URL", stub.base_url.replace("/v1", "/v0"))
         started = api.ok("POST", path(released, "drawCover", "invoke"),
                          json={"params": {"title": "x"}}, params={"env": "prod"})
-        task_path = f"/sites/{released.app_token}/ai-tasks/{started['taskId']}"
-        deadline = time.monotonic() + GUARD_S
-        task = api.ok("GET", task_path, params={"env": "prod"})
-        while task["status"] in ("pending", "running"):
-            assert time.monotonic() < deadline, task
-            time.sleep(0.02)
-            task = api.ok("GET", task_path, params={"env": "prod"})
+        task = wait_for_end(api, released, started["taskId"])
     assert task["status"] == "failed" and task["errCode"] == Code.EXECUTION_FAILED
     assert "HTTP 404" in task["errMessage"] and task["result"] is None
+    assert task["logId"] and task["logId"] in task["errMessage"]
 
 
 def test_without_an_endpoint_each_kind_answers_800004011_with_a_fix(

@@ -362,3 +362,18 @@ def test_only_owners_and_admins_deploy(api: Api, site: TaskSite) -> None:
     created_by = {d["deploymentId"]: d["createdBy"]
                   for d in api.ok("GET", deployments_of(site))["deployments"]}
     assert created_by[second] != created_by[first]
+
+
+def test_a_new_deployment_is_answered_as_documented(api: Api, site: TaskSite) -> None:
+    # Every property of the answer is in its documented response schema, and none that
+    # is required is missing.
+    from jsonschema import Draft202012Validator
+
+    from basedb.platform.web.openapi import current_document
+
+    created = deploy(api, site.app_token)
+    operation = current_document()["paths"]["/open-apis/base/v3/sites/{app_token}/deployments"]
+    envelope = operation["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    schema = envelope["allOf"][1]["properties"]["data"]
+    assert set(created) <= set(schema["properties"]), set(created) - set(schema["properties"])
+    Draft202012Validator(schema).validate(created)

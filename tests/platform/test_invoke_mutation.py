@@ -176,8 +176,9 @@ def test_a_schema_change_during_the_call_is_seen_by_the_write(
     checked = invoke.checked_input
     changed: list[bool] = []
 
-    def check_then_drop_remark(plan: Any, params: dict[str, Any]) -> dict[str, Any]:
-        result = checked(plan, params)
+    def check_then_drop_remark(plan: Any, params: dict[str, Any],
+                               **kwargs: Any) -> dict[str, Any]:
+        result = checked(plan, params, **kwargs)
         if not changed:  # the table changes after the call was resolved, before it writes
             changed.append(True)
             with platform.store.write() as conn:

@@ -80,6 +80,18 @@ def test_served_document_needs_no_token(client: TestClient) -> None:
     assert documented(document) == documented(current_document())
 
 
+def test_every_server_named_is_where_the_document_was_served(platform: LocalPlatform) -> None:
+    # Served on another port than the default, no operation names 127.0.0.1:8787 or
+    # {site}.localhost:8787.
+    with TestClient(platform.app, base_url="http://127.0.0.1:9123") as served:
+        document = served.get("/openapi.json").json()
+    urls = {server["url"] for server in document["servers"]}
+    for item in document["paths"].values():
+        for operation in item.values():
+            urls |= {server["url"] for server in operation.get("servers", [])}
+    assert urls == {"http://127.0.0.1:9123", "http://{site}.localhost:9123"}
+
+
 def test_every_operation_is_described() -> None:
     document = current_document()
     for path, item in document["paths"].items():

@@ -45,7 +45,9 @@ from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
 
 HAS_NODE = int((node_version() or "0").split(".")[0]) >= 20
-ISOLATED = HAS_NODE and Sandbox.detect(FaasLimits()).isolated
+# Detected once: the skips below and the test of what it says ask the same sandbox.
+SANDBOX = Sandbox.detect(FaasLimits())
+ISOLATED = HAS_NODE and SANDBOX.isolated
 needs_node = pytest.mark.skipif(not HAS_NODE, reason="Node.js 20+ is not installed")
 needs_sandbox = pytest.mark.skipif(
     not ISOLATED, reason="the OS sandbox needs bubblewrap and user namespaces "
@@ -676,9 +678,9 @@ def test_a_forged_record_call_for_another_call_is_ignored(target: Target) -> Non
 
 
 def test_the_sandbox_says_what_it_enforces() -> None:
-    line = Sandbox.detect(FaasLimits()).describe()
+    line = SANDBOX.describe()
     assert line.startswith("basedb faas: ")
-    if ISOLATED:
+    if SANDBOX.isolated:
         assert "bubblewrap" in line and "network" in line
     else:
         assert "DEGRADED" in line or "unavailable" in line

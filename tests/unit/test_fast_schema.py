@@ -1,6 +1,8 @@
 """The compiled `is_valid` (basedb.platform.domain.fast_schema) answers what jsonschema's
 Draft 2020-12 validator answers, on schemas of the vocabulary it compiles and on the
-schemas the platform builds for functions' params."""
+schemas the platform builds for functions' params. The validator compared with is the
+platform's (`bounded_schema`): jsonschema's, with patterns on RE2 and a linear
+uniqueItems; test_bounded_schema.py compares those with jsonschema's own."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
+from basedb.platform.domain.bounded_schema import bounded_class
 from basedb.platform.domain.fast_schema import FastValidator, compile_is_valid
 from basedb.platform.domain.schemas import DATE_PATTERN, DATETIME_PATTERN
+
+Draft202012Validator = bounded_class({})
 
 TYPES = ["string", "number", "integer", "boolean", "null", "array", "object"]
 NAMES = ["a", "b", "状态", "x y"]
@@ -38,7 +42,7 @@ def _keywords(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]
         "exclusiveMaximum": bounds,
         "minLength": counts, "maxLength": counts,
         "pattern": st.sampled_from(["^a", "b$", "[0-9]", DATE_PATTERN, DATETIME_PATTERN]),
-        "minItems": counts, "maxItems": counts,
+        "minItems": counts, "maxItems": counts, "uniqueItems": st.booleans(),
         "items": inner,
         "properties": st.dictionaries(st.sampled_from(NAMES), inner, max_size=3),
         "required": st.lists(st.sampled_from(NAMES), max_size=3, unique=True),

@@ -1,4 +1,4 @@
-"""The layers of DESIGN §1 hold: no import cycle anywhere, the import-linter contracts
+"""The layers of docs/architecture.md hold: no import cycle anywhere, the import-linter contracts
 pass, and every package says what it may import."""
 
 from __future__ import annotations
@@ -117,3 +117,13 @@ def test_every_module_of_the_sql_front_end_is_held_to_opening_no_database() -> N
     front_end = {f"basedb.sql.{path.stem}" for path in (PACKAGE_DIR / "sql").glob("*.py")
                  if path.stem != "__init__"}
     assert set(contract["source_modules"]) == front_end
+
+
+def test_docs_architecture_names_every_contract() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [c["name"] for c in config["tool"]["importlinter"]["contracts"]
+               if f"| {c['name']} |" not in doc]
+    assert missing == [], "docs/architecture.md does not describe these contracts"

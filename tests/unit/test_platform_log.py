@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.storage import platform_log
+from basedb.platform.storage import platform_log, schema
 
 TOKEN = "bdb_abcdefghijklmnopqrstuvwxyz012345"
 
@@ -99,12 +99,8 @@ def test_scopes_that_arrive_together_are_saved_in_one_transaction() -> None:
 
 def test_a_batch_keeps_each_scope_with_its_site_only_for_members() -> None:
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    conn.executescript(
-        "CREATE TABLE site_members (app_token TEXT, user_id TEXT, role TEXT);"
-        "CREATE TABLE platform_log (entry_id INTEGER PRIMARY KEY AUTOINCREMENT, "
-        "created_at TEXT, log_id TEXT, app_token TEXT, user_id TEXT, kind TEXT, level TEXT, "
-        "env TEXT, function_id TEXT, code INTEGER, ms REAL, message TEXT);"
-        "INSERT INTO site_members VALUES ('app1', 'ou_member', 'member');")
+    schema.apply_migrations(conn, schema.MIGRATIONS)  # foreign keys are not enforced here
+    conn.execute("INSERT INTO site_members VALUES ('app1', 'ou_member', 'member')")
     scopes = [platform_log.LogScope("A", "app1", "ou_member"),
               platform_log.LogScope("B", "app1", "ou_stranger"),
               platform_log.LogScope("C", "app1", None),

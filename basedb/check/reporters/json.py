@@ -1,4 +1,4 @@
-"""The machine report: exactly `CheckResult.to_dict()`, pretty-printed (DESIGN §3)."""
+"""The machine report: exactly `CheckResult.to_dict()`, pretty-printed (docs/json.md)."""
 
 from __future__ import annotations
 

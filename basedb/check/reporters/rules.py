@@ -208,6 +208,21 @@ _RULES: tuple[Rule, ...] = (
          '{"inputSchema": {"type": "object", "properties": {"n": {"type": "integr"}}}}',
          "Fix the schema so that it validates against the JSON Schema meta-schema; use "
          "oneOf branches for conditional requirements."),
+    Rule(ErrorCode.FAAS_PATTERN_UNSUPPORTED, "A FaaS or AI inputSchema pattern needs a "
+         "backtracking regex engine.",
+         "A `pattern` (or a `patternProperties` name) of a FaaS's or AI Function's "
+         "inputSchema uses what RE2, the platform's linear-time regex engine, cannot run: "
+         "a backreference (\\1, \\k<name>), a lookahead or lookbehind ((?=…), (?!…), "
+         "(?<=…), (?<!…)) or a repetition count above 1000.",
+         "The platform checks every call's params against the schema on a server shared "
+         "by every site. A backtracking engine can take seconds or hours on one crafted "
+         "value (`^(a+)+$`), so patterns run on RE2, which matches in linear time; the "
+         "platform marks such a function unavailable instead of running the pattern.",
+         '{"inputSchema": {"type": "object", "properties": {"code": {"type": "string", '
+         '"description": "…", "pattern": "^(\\\\w)\\\\1$"}}}}',
+         "Rewrite the pattern without backreferences or lookaround (list the allowed "
+         "forms, or check the rest in the handler), and keep repetition counts at 1000 "
+         "or below; the README (\"One server is shared\") says how patterns are read."),
     Rule(ErrorCode.FAAS_NETWORK_INVALID, "A FaaS network.allow entry is not a public host name.",
          "An entry of a FaaS's network.allow is an IP address, a URL, a name of a private or "
          "reserved domain (localhost, *.local, *.internal, …), a repeat, or the 33rd.",

@@ -9,17 +9,25 @@ Every call's params are checked against its function's inputSchema; jsonschema w
 schema anew for each (about 50 µs for a handful of params), the closures take a few.
 They answer exactly what Draft 2020-12 `is_valid` answers (without format assertion,
 which jsonschema does not do by default either), and only for schemas they understand
-through and through: any other keyword, a `$ref`, another dialect or a pattern Python
-cannot compile leaves the schema to jsonschema (`compile_is_valid` returns None).
+through and through: any other keyword, a `$ref`, another dialect or a pattern RE2
+cannot run leaves the schema to jsonschema (`compile_is_valid` returns None).
 tests/unit/test_fast_schema.py compares the two on generated schemas and instances.
+
+Every keyword the closures implement costs time linear in the instance: patterns run on
+RE2 (`basedb.core.schema_regex`), `enum` looks numbers up in a set, `uniqueItems`
+hashes each item once (`bounded_schema.all_unique`). So a schema they compile
+(`FastValidator.linear`) may be checked on the server's event loop; any other is
+validated in a worker thread, under a step budget (`basedb.platform.domain.invoke`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from basedb.core.schema_regex import PatternUnsupported, compile_pattern
+from basedb.platform.domain.bounded_schema import all_unique
 
 Predicate = Callable[[Any], bool]
 
@@ -29,8 +37,8 @@ _ANNOTATIONS = frozenset({"title", "description", "$comment", "examples", "defau
                           "deprecated", "readOnly", "writeOnly", "format", "$schema"})
 _SUPPORTED = _ANNOTATIONS | {
     "type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "minLength", "maxLength", "pattern", "items", "minItems", "maxItems", "properties",
-    "required", "additionalProperties"}
+    "minLength", "maxLength", "pattern", "items", "minItems", "maxItems", "uniqueItems",
+    "properties", "required", "additionalProperties"}
 
 
 class Unsupported(Exception):
@@ -68,6 +76,11 @@ class FastValidator:
         self.schema = validator.schema
         self._fast = compile_is_valid(self.schema)
 
+    @property
+    def linear(self) -> bool:
+        """Whether `is_valid` runs the closures (time linear in the instance)."""
+        return self._fast is not None
+
     def is_valid(self, instance: Any) -> bool:
         if self._fast is not None:
             return self._fast(instance)
@@ -83,7 +96,7 @@ def compile_is_valid(schema: Any) -> Predicate | None:
         return None
     try:
         return _compile(schema)
-    except (Unsupported, re.error, RecursionError):
+    except (Unsupported, PatternUnsupported, RecursionError):
         return None
 
 
@@ -127,7 +140,7 @@ def _enum(schema: dict[str, Any]) -> Predicate | None:
             for member in members):
         raise Unsupported  # arrays or objects: compared deeply by jsonschema
     texts = frozenset(member for member in members if isinstance(member, str))
-    numbers = tuple(member for member in members if _is_number(member))
+    numbers = frozenset(member for member in members if _is_number(member))
     has_true = any(member is True for member in members)
     has_false = any(member is False for member in members)
     has_null = any(member is None for member in members)
@@ -140,7 +153,7 @@ def _enum(schema: dict[str, Any]) -> Predicate | None:
         if isinstance(value, bool):
             return has_true if value else has_false
         if isinstance(value, (int, float)):
-            return any(value == number for number in numbers)
+            return value in numbers  # 1 == 1.0, with equal hashes
         return False
 
     return member
@@ -186,7 +199,7 @@ def _string(schema: dict[str, Any]) -> Predicate | None:
     pattern = schema.get("pattern")
     if "pattern" in schema and not isinstance(pattern, str):
         raise Unsupported
-    search = re.compile(pattern).search if pattern is not None else None
+    search = compile_pattern(pattern).search if pattern is not None else None
     if shortest is None and longest is None and search is None:
         return None
 
@@ -203,7 +216,10 @@ def _string(schema: dict[str, Any]) -> Predicate | None:
 def _array(schema: dict[str, Any]) -> Predicate | None:
     fewest, most = _count(schema, "minItems"), _count(schema, "maxItems")
     item = _compile(schema["items"]) if "items" in schema else None
-    if fewest is None and most is None and item is None:
+    unique = schema.get("uniqueItems", False)
+    if not isinstance(unique, bool):
+        raise Unsupported
+    if fewest is None and most is None and item is None and not unique:
         return None
 
     def array(value: Any) -> bool:
@@ -211,7 +227,8 @@ def _array(schema: dict[str, Any]) -> Predicate | None:
             return True
         return ((fewest is None or len(value) >= fewest)
                 and (most is None or len(value) <= most)
-                and (item is None or all(item(element) for element in value)))
+                and (item is None or all(item(element) for element in value))
+                and (not unique or all_unique(value)))
 
     return array
 

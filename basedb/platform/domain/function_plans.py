@@ -26,7 +26,10 @@ from basedb.check.context import CheckContext
 from basedb.check.declarations import check_declarations
 from basedb.check.mutations import check_mutations
 from basedb.check.sql.rules import check_database_functions
+from basedb.core.json_schema import schema_patterns
 from basedb.core.memo import Memo
+from basedb.core.schema_regex import pattern_problem
+from basedb.platform.domain.bounded_schema import bounded_class
 from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
 from basedb.platform.domain.runtimes.mutation import MutationPlan, mutation_bindings, plan_mutation
@@ -145,19 +148,24 @@ def _declared_schema_plan(base: dict[str, Any], decl: FaaS | AIFunction) -> Func
     except Exception as exc:  # jsonschema raises several kinds for a broken schema
         return _unavailable(base, f"its inputSchema is not a valid JSON Schema "
                             f"({type(exc).__name__})")
+    for tokens, pattern in schema_patterns(schema):
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            # `basedb check` refuses it too (FAAS_PATTERN_UNSUPPORTED); a deployment made
+            # without it is judged here, before any call could run it.
+            where = "/".join(str(token) for token in tokens)
+            return _unavailable(base, f"its inputSchema pattern at /{where} uses {problem}; "
+                                "the platform runs patterns on RE2, a linear-time engine")
     return FunctionPlan(**base, status=SchemaStatus.READY, status_hint=None, input_schema=schema,
                         validator=validator)
 
 
 def schema_validator(schema: dict[str, Any], *, check: bool = False) -> Any:
-    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default),
-    with `is_valid` compiled where it can be (`fast_schema`). Remote `$ref`s are never
-    fetched: the registry has no retriever."""
-    # Lazy: jsonschema loads with the first plan, not with the app.
-    from jsonschema import Draft202012Validator  # noqa: PLC0415
-    from jsonschema.validators import validator_for  # noqa: PLC0415
-
-    cls = validator_for(schema, default=Draft202012Validator)
+    """A jsonschema validator for `schema` (its `$schema` dialect, 2020-12 by default,
+    with the bounded keywords of `bounded_schema`), with `is_valid` compiled where it can
+    be (`fast_schema`). Remote `$ref`s are never fetched: the registry has no
+    retriever."""
+    cls = bounded_class(schema)
     if check:
         cls.check_schema(schema)
     return FastValidator(cls(schema))

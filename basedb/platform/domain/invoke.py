@@ -40,6 +40,7 @@ from basedb.core.frozen import frozen_dataclass
 from basedb.core.memo import NotBuilt, memos_only
 from basedb.platform.domain import identity, site_secrets, sites
 from basedb.platform.domain.access import require_site
+from basedb.platform.domain.bounded_schema import TooComplex, step_budget
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.dev_drafts import DEV_ENV
 from basedb.platform.domain.function_plans import FunctionPlan, function_plan
@@ -190,15 +191,55 @@ def require_callable(plan: FunctionPlan) -> None:
 # -------------------------------------------------------------------------- input
 
 
-def checked_input(plan: FunctionPlan, params: dict[str, Any]) -> dict[str, Any]:
+# How many keyword evaluations validating one call's params may take (jsonschema's; the
+# compiled closures of `fast_schema` count none): a few hundred milliseconds of a worker
+# thread. On the event loop, far fewer: past LOOP_VALIDATION_STEPS the call is validated
+# again in a worker thread.
+VALIDATION_STEPS = 100_000
+LOOP_VALIDATION_STEPS = 2_000
+
+
+class OffTheLoop(Exception):
+    """What is left of the call must be done in a worker thread, not on the event loop."""
+
+
+def checked_input(plan: FunctionPlan, params: dict[str, Any], *,
+                  on_loop: bool = False) -> dict[str, Any]:
     """`params` validated against the function's inputSchema (as they are, for a
-    function whose schema is missing)."""
+    function whose schema is missing), within VALIDATION_STEPS.
+
+    On the event loop (`on_loop`), only a schema whose check is linear in the params
+    (`FastValidator.linear`) is checked, and an invalid call explained within
+    LOOP_VALIDATION_STEPS; anything else raises OffTheLoop."""
     _check_values(params)
-    if plan.validator is not None and not plan.validator.is_valid(params):
-        failure = parameter_failure(plan.validator.iter_errors(params), plan)
-        if failure is not None:
-            raise failure
+    validator = plan.validator
+    if validator is None:
+        return params
+    if on_loop and not validator.linear:
+        raise OffTheLoop
+    steps = LOOP_VALIDATION_STEPS if on_loop else VALIDATION_STEPS
+    try:
+        with step_budget(steps):
+            if validator.is_valid(params):
+                return params
+            failure = parameter_failure(validator.iter_errors(params), plan)
+    except (TooComplex, RecursionError):
+        if on_loop:
+            raise OffTheLoop from None
+        raise _too_complex(plan) from None
+    if failure is not None:
+        raise failure
     return params
+
+
+def _too_complex(plan: FunctionPlan) -> ApiFailure:
+    return ApiFailure(Code.PARAMETER_INVALID, unexecuted_message(
+        f"The params are too complex to validate against the inputSchema of "
+        f"{quote(plan.function_id)}: checking them took more than the platform's "
+        f"{VALIDATION_STEPS:,} steps", parameter="/params",
+        fix="send fewer or less deeply nested values; if ordinary input hits this, ask "
+        "the function's author to simplify the inputSchema (anyOf or oneOf over a "
+        "recursive $ref)"))
 
 
 def _check_values(params: Any) -> None:
@@ -334,7 +375,8 @@ class Pending:
 
 
 # The largest params (as JSON text) validated on the event loop; larger ones are checked
-# in a thread, where a long validation holds up no one else.
+# in a thread, where a long validation holds up no one else. On the loop only schemas
+# whose check is linear in the params are checked (`checked_input`).
 LOOP_PARAMS_CHARS = 16 * 1024
 # How much CPU time a Mutation's statements may take on the event loop before the write
 # is rolled back and done in a worker thread instead (one record takes a fraction of it);
@@ -359,7 +401,7 @@ def start_on_loop(call: InvokeCall, params_chars: int) -> Any:
     try:
         with memos_only():
             return _start(call, on_loop=True)
-    except NotBuilt:
+    except (NotBuilt, OffTheLoop):
         return Pending(partial(finish, call))
 
 
@@ -373,7 +415,7 @@ def _start(call: InvokeCall, *, on_loop: bool, retried: bool = False) -> Any:
         target = _resolved_target(conn, call)
         plan = target.plan
         require_callable(plan)
-        checked = checked_input(plan, call.params)
+        checked = checked_input(plan, call.params, on_loop=on_loop)
         if plan.compiled is None:
             answer = None
         else:
@@ -495,8 +537,9 @@ def _mutation_on_loop(call: InvokeCall, target: Target,
     started = time.perf_counter()
     try:
         with call.store.write_now(LOOP_WRITE_BUDGET_S, sql_inline.BUDGET_S) as conn:
-            return _write_mutation(conn, call.caches, call.caller, target, params)
-    except WriteBusy:
+            return _write_mutation(conn, call.caches, call.caller, target, params,
+                                   on_loop=True)
+    except (WriteBusy, OffTheLoop):
         return None
     except WriteOutOfTime:
         sql_inline.gave_up_on_loop(key, time.perf_counter() - started)
@@ -504,7 +547,8 @@ def _mutation_on_loop(call: InvokeCall, target: Target,
 
 
 def _write_mutation(conn: sqlite3.Connection, caches: DomainCaches, caller: identity.User,
-                    target: Target, params: dict[str, Any]) -> dict[str, Any]:
+                    target: Target, params: dict[str, Any], *,
+                    on_loop: bool = False) -> dict[str, Any]:
     """Apply the Mutation inside the caller's write transaction on `conn`."""
     live = live_catalog(conn, target.deployed.site, caches.catalogs)
     plan = target.plan
@@ -514,7 +558,7 @@ def _write_mutation(conn: sqlite3.Connection, caches: DomainCaches, caller: iden
         plan = function_plan(target.deployed.snapshot, target.function_id, live,
                              caches.plans)
         require_callable(plan)
-        params = checked_input(plan, params)
+        params = checked_input(plan, params, on_loop=on_loop)
     assert plan.mutation is not None
     zone = target.deployed.snapshot.timezone
     return run_mutation(conn, plan.mutation, param_values(plan, params, zone),

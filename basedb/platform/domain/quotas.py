@@ -8,8 +8,9 @@ The platform's owner (who runs the server, and can raise these) is exempt from t
 site quota only.
 
 `basedb serve` sets these from its options (`--sites-per-owner`, `--faas-per-owner`,
-`--slow-queries-per-owner`, `--log-mib-per-owner`, `--log-mib`); an embedded platform
-uses the defaults. docs/security.md lists them.
+`--slow-queries-per-owner`, `--log-mib-per-owner`, `--log-mib`; and, for its own
+stderr, `--output-kib-per-minute`); an embedded platform uses the defaults.
+docs/security.md lists them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ SITES_PER_OWNER = 20
 # share leaves the other half to everyone else.
 FAAS_PER_OWNER = 8
 SLOW_QUERIES_PER_OWNER = 2
+LOG_MIB_PER_OWNER = 64
+LOG_MIB = 1024
+OUTPUT_KIB_PER_MINUTE = 1024  # of `basedb serve`'s stderr (storage.server_output)
 
 
 @frozen_dataclass
@@ -36,6 +40,8 @@ class OwnerQuotas:
     sites: int = SITES_PER_OWNER  # sites one user may own
     faas_calls: int = FAAS_PER_OWNER  # FaaS calls of one owner's sites running at once
     slow_queries: int = SLOW_QUERIES_PER_OWNER  # slow-query slots of one owner's sites
+    log_bytes: int = LOG_MIB_PER_OWNER * MIB  # platform log kept for one owner's sites
+    log_bytes_total: int = LOG_MIB * MIB  # platform log kept in all
 
 
 def require_site_quota(conn: sqlite3.Connection, user: User, quotas: OwnerQuotas) -> None:

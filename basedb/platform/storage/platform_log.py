@@ -3,9 +3,10 @@ errors of SQLite or an AI endpoint), each entry tagged with its request's log id
 
     platform_log.write(f"basedb faas: … (log_id {log_id}) …")
 
-`basedb serve` writes it to stderr, beside its access log. A platform embedded in a CLI
-command (the `local` profile, see `LocalPlatform.log_to_file`) appends it to
-`platform.log` in its data dir instead: that command's stderr carries the command's own
+`basedb serve` writes it to stderr, beside its access log, within a byte budget
+(`basedb.platform.storage.server_output`). A platform embedded in a CLI command (the
+`local` profile, see `LocalPlatform.log_to_file`) appends it to `platform.log` in its
+data dir instead (rotated at `FILE_MAX_BYTES`): that command's stderr carries the command's own
 error envelope, which agents read as one JSON document, and an entry printed there would
 be gone with the command, while error messages send the site's developer to look the
 log id up later. The destination is per request (a context variable the request layer
@@ -24,7 +25,12 @@ before the response starts, outside any transaction of the handler:
 An entry belongs to a site only when the request named one (`/sites/{app}/…`) and the
 caller is a member of it; any other entry is the platform owner's alone. Entries are
 capped in size, and each site keeps its newest `ENTRIES_KEPT` (and what was added
-since its last prune: see `_PRUNE_EVERY`).
+since its last prune: see `_PRUNE_EVERY`). Storage is capped in bytes too (`LogCaps`):
+the entries of all the sites of one owner (and the platform's own entries) keep at
+most `owner_bytes`, all entries `total_bytes`; past a cap the oldest go, down to
+`LOW_WATER` of it, so that a prune comes once per tenth of a cap written rather than on
+every batch. An entry's size is its message's UTF-8 bytes plus `ENTRY_OVERHEAD_BYTES`
+for the rest of its row, so a flood of small entries counts too.
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ from __future__ import annotations
 import atexit
 import os
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -43,9 +48,11 @@ from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import redact
+from basedb.platform.storage import server_output
 from basedb.platform.storage.ids import now_text
 
 FILE_NAME = "platform.log"
+FILE_MAX_BYTES = 16 * 1024 * 1024
 MAX_ENTRY_CHARS = 32 * 1024
 ENTRIES_KEPT = 10_000
 ENTRIES_PER_REQUEST = 64
@@ -53,6 +60,9 @@ ENTRIES_PER_REQUEST = 64
 # ENTRIES_KEPT entries to find the cut, about a millisecond: once per 1,024 inserts it
 # costs a logged request a microsecond, once per 64 it cost more than the insert.
 _PRUNE_EVERY = 1024
+MIB = 1024 * 1024
+ENTRY_OVERHEAD_BYTES = 128
+LOW_WATER = 0.9
 
 _destination: ContextVar[Path | None] = ContextVar("basedb_platform_log", default=None)
 
@@ -95,6 +105,15 @@ class LogScope:
 _scope: ContextVar[LogScope | None] = ContextVar("basedb_platform_log_scope", default=None)
 
 
+@frozen_dataclass
+class LogCaps:
+    """How many bytes of entries the table keeps (`basedb serve --log-mib-per-owner`,
+    `--log-mib`)."""
+
+    owner_bytes: int = 64 * MIB  # all the sites of one owner; the platform's own entries
+    total_bytes: int = 1024 * MIB  # every entry
+
+
 def write(text: str) -> None:
     """Append one entry (redacted) to this request's platform log."""
     entry = redact(text.rstrip("\n")) + "\n"
@@ -104,14 +123,25 @@ def write(text: str) -> None:
     path = _destination.get()
     if path is not None:
         try:
+            _rotate_if_full(path)
             descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with os.fdopen(descriptor, "a", encoding="utf-8") as log:
                 log.write(entry)
             return
         except OSError:
             pass  # an unwritable log file must not lose the entry: stderr still has it
-    sys.stderr.write(entry)
-    sys.stderr.flush()
+    server_output.STDERR.write(entry)
+
+
+def _rotate_if_full(path: Path) -> None:
+    """Past `FILE_MAX_BYTES`, the file becomes `platform.log.1` (replacing the one
+    before) and a new one starts: an embedded platform's file keeps at most twice that."""
+    try:
+        full = path.stat().st_size >= FILE_MAX_BYTES
+    except FileNotFoundError:
+        return
+    if full:
+        os.replace(path, path.with_name(path.name + ".1"))
 
 
 def destination() -> Path | None:
@@ -159,10 +189,12 @@ class request_logging:
 # ------------------------------------------------------------------------ the table
 
 
-def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope]) -> None:
+def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope],
+             caps: LogCaps | None = None) -> None:
     """Insert the scopes' entries (inside a write transaction), each attached to its site
-    when its caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT`: one
-    INSERT for all of them, and each caller's membership looked up once."""
+    when its caller is a member of it, and prune the oldest beyond `ENTRIES_KEPT` and
+    beyond `caps`: one INSERT for all of them, and each caller's membership looked up
+    once."""
     members: dict[tuple[str, str], bool] = {}
     rows: list[tuple[Any, ...]] = []
     sites: set[str | None] = set()
@@ -185,7 +217,9 @@ def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope]) -> None:
             entries.append(Entry("detail", "error", f"{scope.dropped} more entries of this "
                                  "request were not kept"))
         rows += [(created, scope.log_id, site, scope.user_id, e.kind, e.level, e.env,
-                  e.function_id, e.code, e.ms, e.message) for e in entries]
+                  e.function_id, e.code, e.ms, e.message,
+                  len(e.message.encode("utf-8", "surrogatepass")) + ENTRY_OVERHEAD_BYTES)
+                 for e in entries]
         sites.add(site)
         scope.entries.clear()
         scope.dropped = 0
@@ -193,11 +227,75 @@ def save_all(conn: sqlite3.Connection, scopes: Sequence[LogScope]) -> None:
         return
     conn.executemany(
         "INSERT INTO platform_log (created_at, log_id, app_token, user_id, kind, level, env, "
-        "function_id, code, ms, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        "function_id, code, ms, message, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows)
     last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
     if last // _PRUNE_EVERY != (last - len(rows)) // _PRUNE_EVERY:
         for site in sites:
             prune(conn, site)
+    keep_within(conn, sites, caps or LogCaps())
+
+
+def keep_within(conn: sqlite3.Connection, sites: set[str | None], caps: LogCaps) -> None:
+    """Prune the entries of the owners of `sites` (None: the platform's own), and then
+    all entries, that are over their caps."""
+    owners: set[tuple[str, ...]] = set()
+    for site in sites:
+        owners.add(_sites_of_owner(conn, site) if site is not None else ())
+    for owned in owners:
+        _prune_bytes(conn, owned, caps.owner_bytes)
+    _prune_bytes(conn, None, caps.total_bytes)
+
+
+def usage(conn: sqlite3.Connection, sites: tuple[str, ...] | None = None) -> int:
+    """Bytes of the entries of `sites` (`()`: the platform's own; None: all entries)."""
+    args: tuple[str, ...] = ()
+    if sites is None:
+        query = "SELECT coalesce(sum(bytes), 0) FROM platform_log_usage"
+    else:
+        keys = sites or ("",)
+        query = ("SELECT coalesce(sum(bytes), 0) FROM platform_log_usage WHERE site IN "
+                 f"({', '.join('?' * len(keys))})")
+        args = keys
+    return int(conn.execute(query, args).fetchone()[0])
+
+
+def _sites_of_owner(conn: sqlite3.Connection, site: str) -> tuple[str, ...]:
+    owner = conn.execute("SELECT owner_id FROM sites WHERE app_token = ?", (site,)).fetchone()
+    if owner is None:
+        return (site,)
+    return tuple(row[0] for row in conn.execute(
+        "SELECT app_token FROM sites WHERE owner_id = ? ORDER BY app_token", owner))
+
+
+def _prune_bytes(conn: sqlite3.Connection, sites: tuple[str, ...] | None, cap: int) -> None:
+    """Delete the oldest entries of `sites` (as in `usage`) once they hold more than
+    `cap` bytes, down to `LOW_WATER` of it."""
+    used = usage(conn, sites)
+    if used <= cap:
+        return
+    excess = used - int(cap * LOW_WATER)
+    # Read from the indexes that hold each entry's size: never the entries themselves.
+    args: tuple[str, ...] = ()
+    if sites is None:
+        index, where = "platform_log_sizes", ""
+    elif sites:
+        index, where = "platform_log_by_site", f"WHERE app_token IN ({', '.join('?' * len(sites))})"
+        args = sites
+    else:
+        index, where = "platform_log_by_site", "WHERE app_token IS NULL"
+    freed, cut = 0, None
+    oldest = conn.execute(f"SELECT entry_id, bytes FROM platform_log INDEXED BY {index} "
+                          f"{where} ORDER BY entry_id", args)
+    for entry_id, size in oldest:
+        freed += size
+        cut = entry_id
+        if freed >= excess:
+            break
+    oldest.close()
+    if cut is not None:
+        conn.execute(f"DELETE FROM platform_log {where} {'AND' if where else 'WHERE'} "
+                     "entry_id <= ?", (*args, cut))
 
 
 def prune(conn: sqlite3.Connection, app_token: str | None, keep: int | None = None) -> None:
@@ -226,9 +324,10 @@ class LogWriter:
     BATCH_SCOPES = 1024
 
     def __init__(self, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]],
-                 *, linger_s: float = LINGER_S) -> None:
+                 *, linger_s: float = LINGER_S, caps: LogCaps | None = None) -> None:
         self._transaction = transaction  # a write transaction on the platform's store
         self._linger_s = linger_s
+        self.caps = caps or LogCaps()
         self._changed = threading.Condition()
         self._queue: list[LogScope] = []
         self._submitted = 0
@@ -273,7 +372,7 @@ class LogWriter:
                 batch, self._queue = self._queue, []
             try:
                 with self._transaction() as conn:
-                    save_all(conn, batch)
+                    save_all(conn, batch, self.caps)
             except Exception as exc:  # the text log has every detail; say why the table not
                 for scope in batch:
                     write(f"basedb platform: log entries of {scope.log_id} were not saved: "

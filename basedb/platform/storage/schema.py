@@ -361,6 +361,38 @@ CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes(expires_at);
 # token typed there.
 
 
+_LOG_SIZES = """
+ALTER TABLE platform_log ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE platform_log SET bytes = length(CAST(message AS BLOB)) + 128;
+DROP INDEX platform_log_by_site;
+CREATE INDEX platform_log_by_site ON platform_log(app_token, entry_id, bytes);
+CREATE INDEX platform_log_sizes ON platform_log(entry_id, bytes);
+CREATE TABLE platform_log_usage (  -- bytes of each site's entries ('': the platform's own)
+    site TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL
+);
+INSERT INTO platform_log_usage (site, bytes)
+    SELECT coalesce(app_token, ''), sum(bytes) FROM platform_log GROUP BY app_token
+"""
+_LOG_USAGE_TRIGGERS = (
+    "CREATE TRIGGER platform_log_usage_add AFTER INSERT ON platform_log BEGIN "
+    "INSERT INTO platform_log_usage (site, bytes) VALUES (coalesce(NEW.app_token, ''), "
+    "NEW.bytes) ON CONFLICT (site) DO UPDATE SET bytes = bytes + excluded.bytes; END",
+    "CREATE TRIGGER platform_log_usage_remove AFTER DELETE ON platform_log BEGIN "
+    "UPDATE platform_log_usage SET bytes = bytes - OLD.bytes "
+    "WHERE site = coalesce(OLD.app_token, ''); END",
+)
+# The platform log is capped in bytes per owner and in all (storage.platform_log): each
+# entry records its size, and the triggers keep each site's total.
+
+
+def _log_sizes(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_LOG_SIZES):
+        conn.execute(statement)
+    for trigger in _LOG_USAGE_TRIGGERS:  # their bodies hold `;`, which _statements splits
+        conn.execute(trigger)
+
+
 def _draft_content_hashes(conn: sqlite3.Connection) -> None:
     """Each draft function keeps its content hash (basedb.core.content_hash), so that a
     redeploy can name the functions the site already holds instead of sending them."""
@@ -390,6 +422,7 @@ MIGRATIONS: list[Migration] = [
     Migration(13, "draft functions keep their content hash", _draft_content_hashes),
     Migration(14, "one-time sign-in codes from the platform origin to page origins",
               _SIGN_IN_CODES),
+    Migration(15, "platform log entries keep their size; each site's total", _log_sizes),
 ]
 
 

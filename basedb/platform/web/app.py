@@ -40,10 +40,9 @@ def build_app(store: Store, *, data_dir: Path, access_log: bool = False,
     command), instead of every group now; `direct_routes` off sends every request
     through the router (`DirectRoutes` must answer exactly as it does); `quotas` are what
     one owner's sites may hold (default: `OwnerQuotas()`)."""
-    context = (AppContext(store=store, data_dir=data_dir) if faas is None
-               else AppContext(store=store, data_dir=data_dir, faas=faas))
-    if quotas is not None:
-        context.quotas = quotas
+    context = (AppContext(store=store, data_dir=data_dir, quotas=quotas or OwnerQuotas())
+               if faas is None else AppContext(store=store, data_dir=data_dir, faas=faas,
+                                               quotas=quotas or OwnerQuotas()))
     # (method, path, handler, whether it is a direct route, the endpoint's own handler)
     handlers: list[tuple[str, str, Handler, bool, DirectHandler | None]] = []
     if lazy_routes:

@@ -37,4 +37,6 @@ class AppContext:
     log_writer: platform_log.LogWriter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.log_writer = platform_log.LogWriter(self.store.write)
+        self.log_writer = platform_log.LogWriter(
+            self.store.write, caps=platform_log.LogCaps(self.quotas.log_bytes,
+                                                        self.quotas.log_bytes_total))

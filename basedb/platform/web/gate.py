@@ -9,7 +9,6 @@ and a handler leaves the caller's user id (`USER_ID_KEY`) for the access log.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
 import weakref
@@ -26,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from basedb import protocol
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.storage import platform_log
+from basedb.platform.storage import platform_log, server_output
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.web.context import AppContext
 from basedb.platform.web.origins import HOST_KEY, classify_host
@@ -278,12 +277,11 @@ def write_access_line(scope: Scope, log_id: str, status: int, ms: float) -> None
     written out field by field: a dict and the encoder's walk over it cost a request
     more than the write."""
     user_id = scope.get(USER_ID_KEY)
-    sys.stderr.write(
+    server_output.STDERR.write(
         f'{{"ts": {_string(_timestamp(int(time.time())))}, "log_id": {_string(log_id)}, '
         f'"method": {_string(scope["method"])}, "path": {_string(scope["path"])}, '
         f'"status": {int(status)!r}, "ms": {float(round(ms, 2))!r}, '
         f'"user_id": {"null" if user_id is None else _string(user_id)}}}\n')
-    sys.stderr.flush()
 
 
 _string: Callable[[str], str] = encode_basestring  # a JSON string, as json.dumps writes it

@@ -25,7 +25,7 @@ from typing import Any
 from basedb import __version__
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.http import Endpoint
-from basedb.platform.web.origins import DEFAULT_PUBLIC_URL
+from basedb.platform.web.origins import DEFAULT_PUBLIC_URL, page_origin, parse_public_url
 from basedb.platform.web.responses import JSON
 from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
 from basedb.protocol.envelope import ERROR_SCHEMA, SUCCESS_SCHEMA
@@ -56,22 +56,32 @@ _CONVERTER_RE = re.compile(r"\{(\w+):\w+\}")
 _LOG_ID_HEADER = {"X-Tt-Logid": {"$ref": "#/components/headers/LogId"}}
 _API_SERVER = {"url": DEFAULT_PUBLIC_URL, "description": "An API host: 127.0.0.1, localhost, "
                "or the host of $BASEDB_PUBLIC_URL."}
-_PAGE_SERVER = {
-    "url": "http://{site}.localhost:8787",
-    "description": "A site's page host: its own browser origin (on a public URL, "
-                   "{site}.<public host>). It serves only that site's pages, the page "
-                   "runtime, the page session and that site's invoke endpoint.",
-    "variables": {"site": {"default": "prjexample", "description": "The site's appToken "
-                           "in lower case."}},
-}
+_PAGE_SERVER_DESCRIPTION = (
+    "A site's page host: its own browser origin (on a public URL, {site}.<public host>). "
+    "It serves only that site's pages, the page runtime, the page session and that "
+    "site's invoke endpoint.")
+_SITE_VARIABLE = {"site": {"default": "prjexample",
+                           "description": "The site's appToken in lower case."}}
+
+
+def _servers(server_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The API server and the page server of a document served at `server_url`: page
+    hosts are on the same port (`{site}.localhost` for a loopback or IP address,
+    `{site}.<host>` for a public name)."""
+    base = parse_public_url(server_url)
+    page = page_origin("{site}", base=base)
+    return ({**_API_SERVER, "url": server_url},
+            {"url": page, "description": _PAGE_SERVER_DESCRIPTION,
+             "variables": _SITE_VARIABLE})
 
 
 def build_document(endpoints: Iterable[Endpoint],
                    server_url: str = DEFAULT_PUBLIC_URL) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     operation_ids: set[str] = set()
+    servers = _servers(server_url)
     for endpoint in endpoints:
-        operation = _operation(endpoint)
+        operation = _operation(endpoint, servers)
         if operation["operationId"] in operation_ids:
             raise ValueError(f"two endpoints share the handler name {operation['operationId']!r}")
         operation_ids.add(operation["operationId"])
@@ -89,7 +99,7 @@ def build_document(endpoints: Iterable[Endpoint],
                            "every response is the Lark envelope {code, msg, data} and carries "
                            "the header X-Tt-Logid.",
         },
-        "servers": [{**_API_SERVER, "url": server_url}],
+        "servers": [servers[0]],
         "security": [{"bearer": []}],
         "paths": {path: paths[path] for path in sorted(paths)},
         "components": {
@@ -124,7 +134,8 @@ def build_document(endpoints: Iterable[Endpoint],
     }
 
 
-def _operation(endpoint: Endpoint) -> dict[str, Any]:
+def _operation(endpoint: Endpoint,
+               servers: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": getattr(endpoint.handler, "__name__", endpoint.summary),
         "tags": [endpoint.tag],
@@ -133,8 +144,9 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
     if endpoint.description:
         operation["description"] = endpoint.description
     if endpoint.hosts != "api":
-        operation["servers"] = ([_PAGE_SERVER] if endpoint.hosts == "page"
-                                else [_API_SERVER, _PAGE_SERVER])
+        api_server, page_server = servers
+        operation["servers"] = ([page_server] if endpoint.hosts == "page"
+                                else [api_server, page_server])
     if not endpoint.auth:
         operation["security"] = []
     elif endpoint.page_session:

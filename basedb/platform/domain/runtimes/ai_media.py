@@ -12,9 +12,12 @@ Each image of the answer becomes `{url, type: "image"}`: its URL, or a `data:` U
 fixed message with the LogID of the call that started it.
 
 Tasks live in the platform's memory (`MediaTasks`, one per platform app): at most
-`RUNNING_MAX` run at once (more answer 99991400, retry later) and the newest
-`TASKS_KEPT` are kept; a restarted platform has none. A task is visible to the user who
-started it, on the site and environment it was started in, and to no one else.
+`RUNNING_MAX` run at once and `SITE_RUNNING_MAX` per site (more answer 99991400, retry
+later), an image kept inline (`b64_json`) is at most `MAX_INLINE_IMAGE_BYTES`, and the
+newest `TASKS_KEPT` tasks are kept; a restarted platform has none. A task is visible to
+the user who started it, on the site and environment it was started in, and to no one
+else. It carries the LogID of the call that started it, which the platform log files
+the endpoint's answers under.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from basedb.platform.domain.runtimes import ai
 from basedb.protocol import ApiFailure, Code
 
 RUNNING_MAX = 4
+SITE_RUNNING_MAX = 2
 TASKS_KEPT = 1000
+MAX_INLINE_IMAGE_BYTES = 8 * 1024 * 1024
 TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
 
 
@@ -58,6 +63,7 @@ class MediaTask:
         return {
             "taskId": self.task_id, "key": self.key, "capability": self.capability,
             "status": self.status, "errCode": self.err_code, "errMessage": self.err_message,
+            "logId": self.log_id,
             "result": {"media": list(self.media)} if self.status == "succeeded" else None,
             "createdAt": _iso(self.created_at), "updatedAt": _iso(self.updated_at),
         }
@@ -78,11 +84,14 @@ class MediaTasks:
         task = MediaTask(task_id="tsk" + uuid.uuid4().hex, key=key, capability=capability,
                          app_token=app_token, env=env, user_id=user_id, log_id=log_id)
         with self._lock:
-            running = sum(1 for t in self._tasks.values() if t.status not in TERMINAL)
-            if running >= RUNNING_MAX:
+            running = [t for t in self._tasks.values() if t.status not in TERMINAL]
+            of_site = sum(1 for t in running if t.app_token == app_token)
+            if len(running) >= RUNNING_MAX or of_site >= SITE_RUNNING_MAX:
+                limit = (f"{SITE_RUNNING_MAX} media AI tasks of site {app_token}"
+                         if of_site >= SITE_RUNNING_MAX else f"{RUNNING_MAX} media AI tasks")
                 raise ApiFailure(Code.RATE_LIMITED, (
-                    f"The platform already runs {RUNNING_MAX} media AI tasks. Fix: wait for "
-                    "one of them to end. Executed: no. Retry: retry later."), status=429)
+                    f"The platform already runs {limit}. Fix: wait for one of them to end. "
+                    "Executed: no. Retry: retry later."), status=429)
             self._tasks[task.task_id] = task
             while len(self._tasks) > TASKS_KEPT:
                 self._tasks.popitem(last=False)
@@ -143,6 +152,11 @@ def _images(answer: Any, log_id: str) -> list[dict[str, str]]:
         if isinstance(item, dict) and isinstance(item.get("url"), str):
             media.append({"url": item["url"], "type": "image"})
         elif isinstance(item, dict) and isinstance(item.get("b64_json"), str):
+            if len(item["b64_json"]) > MAX_INLINE_IMAGE_BYTES:
+                raise ai.failed(f"The AI endpoint's image is over {MAX_INLINE_IMAGE_BYTES} "
+                                "bytes inline", "ask the endpoint for a URL "
+                                "(response_format) or a smaller size", "retry after fixing",
+                                log_id, status=502)
             try:
                 base64.b64decode(item["b64_json"], validate=True)
             except ValueError:

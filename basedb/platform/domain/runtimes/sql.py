@@ -1,7 +1,7 @@
 """Database Functions: run a compiled query on a read-only connection, within limits.
 
 Defence in depth, each layer enough on its own: the SQL was checked read-only and
-compiled with every value a bound parameter (`basedb.check.sql`); the connection is
+compiled with every value a bound parameter (`basedb.sql`); the connection is
 opened read-only (`mode=ro`) with `PRAGMA query_only`; and while the function's
 statement is prepared and run, an authorizer allows only SELECT, reads of the physical
 tables the statement was compiled against (plus json_each) and the allow-listed

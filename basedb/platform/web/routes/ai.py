@@ -80,13 +80,14 @@ _TASK = obj({
                                           "cancelled"]},
     "errCode": {**INTEGER, "description": "Non-zero when the task failed."},
     "errMessage": STRING,
+    "logId": {**STRING, "description": "The LogID of the call that started the task."},
     "result": {"type": ["object", "null"], "description": "{media: [{url, type}]} once the "
                "task succeeded (a data: URL for an image the endpoint sent inline); null "
                "before.", "properties": {"media": array(obj({"url": STRING, "type": STRING},
                                                              ("url", "type")))}},
     "createdAt": STRING, "updatedAt": STRING,
-}, ("taskId", "key", "capability", "status", "errCode", "errMessage", "result", "createdAt",
-    "updatedAt"))
+}, ("taskId", "key", "capability", "status", "errCode", "errMessage", "logId", "result",
+    "createdAt", "updatedAt"))
 
 ENDPOINTS = [
     Endpoint("POST", "/sites/{app_token}/functions/{function_id}/stream", stream,

@@ -1,0 +1,201 @@
+"""One caller never freezes every tenant (issue 21, items 1-3): nothing a call sends or
+asks for holds the server's event loop, whatever the function's schema or answer.
+
+Each attack runs under the loop's watchdog (`loop_watchdog`, autouse in
+tests/security/conftest.py): a callback of the loop that takes more than 50 ms of CPU
+time fails the test, however the assertions below fare.
+
+- a FaaS inputSchema `pattern` that backtracks (`^(a+)+$`) meets a param made to blow it
+  up: patterns run on a linear-time engine (RE2);
+- `uniqueItems` over an array of distinct objects: a linear check;
+- a schema whose validation grows exponentially (anyOf over a recursive `$ref`): it is
+  validated off the loop, within a step budget, and refused past it;
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from basedb.platform.domain import function_plans
+from basedb.protocol import Code
+from basedb.workspace.model import FaaS
+from tests.platform.conftest import Api
+from tests.platform.functions_support import TaskSite, build_site, deploy, save_drafts
+from tests.security.support import LoopWatchdog
+
+ECHO = ("export default async function (input) {\n"
+        "  return {code: 0, msg: 'ok', data: {got: input}};\n}\n")
+
+
+def faas(function_id: str, properties: dict[str, Any], **schema: Any) -> dict[str, Any]:
+    return {"functionId": function_id, "handler": ECHO, "declaration": {
+        "name": function_id, "description": f"{function_id}: an attack surface of the tests",
+        "inputSchema": {"type": "object", "properties": properties, **schema}}}
+
+
+def ai_function(key: str, properties: dict[str, Any], **schema: Any) -> dict[str, Any]:
+    return {"key": key, "declaration": {
+        "name": key, "description": f"{key}: validates its input, then needs a model",
+        "capability": "text", "prompt": "Answer {{code}}",
+        "inputSchema": {"type": "object", "properties": properties, **schema}}}
+
+
+BACKTRACKING = "^(a+)+$"
+CODE = {"code": {"type": "string", "pattern": BACKTRACKING,
+                 "description": "A code of letters a"}}
+ITEMS = {"items": {"type": "array", "uniqueItems": True, "items": {"type": "object"},
+                   "description": "Items, each once"}}
+# anyOf over a recursive $ref: the first case fails only after validating the whole
+# subtree, the second validates it again, so each level of nesting doubles the work.
+TREE_DEFS = {"node": {"anyOf": [
+    {"type": "array", "items": {"$ref": "#/$defs/node"}, "minItems": 2},
+    {"type": "array", "items": {"$ref": "#/$defs/node"}}]}}
+TREE = {"tree": {"$ref": "#/$defs/node", "description": "Nested lists"}}
+
+ATTACK_FAAS = [faas("checkCode", CODE, required=["code"]),
+               faas("uniqueThings", ITEMS, required=["items"]),
+               faas("walkTree", TREE, **{"$defs": TREE_DEFS})]
+ATTACK_AI = [ai_function("explainCode", CODE, required=["code"]),
+             ai_function("countThings", ITEMS, required=["items"])]
+
+@pytest.fixture
+def site(api: Api) -> TaskSite:
+    found = build_site(api)
+    save_drafts(found, database_functions=[], mutations=[], faas=ATTACK_FAAS,
+                ai_functions=ATTACK_AI, exclude=[])
+    deploy(found)
+    return found
+
+
+def call(site: TaskSite, function_id: str, body: bytes) -> dict[str, Any]:
+    """Invoke with `body` exactly as given (compact JSON, its size chosen by the test)."""
+    response = site.api.call("POST", site.url(f"/{function_id}/invoke"), content=body,
+                             params={"env": "prod"})
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def params_body(params: dict[str, Any]) -> bytes:
+    return json.dumps({"params": params}, separators=(",", ":")).encode()
+
+
+def planned(site: TaskSite, *function_ids: str) -> None:
+    """Have the platform plan each function (its validator built, in a worker thread on
+    the first call), so that the attack meets the loop's own path: a call with a wrong
+    type that is refused before anything runs."""
+    for function_id in function_ids:
+        answer = call(site, function_id, params_body({"code": 1, "items": 1, "tree": 1}))
+        assert answer["code"] in (Code.BAD_REQUEST, Code.PARAMETER_INVALID), answer
+
+
+# ------------------------------------------------------------------------ patterns
+
+
+def test_a_backtracking_pattern_answers_at_once(site: TaskSite,
+                                                loop_watchdog: LoopWatchdog) -> None:
+    """25 letters and a mismatch take Python's backtracking engine 2^25 steps (seconds,
+    doubling with each letter); the platform answers at once that the value does not
+    match, and nothing ran."""
+    planned(site, "checkCode", "explainCode")
+    for length in (25, 26, 5_000):
+        answer = call(site, "checkCode", params_body({"code": "a" * length + "!"}))
+        assert answer["code"] == Code.PARAMETER_INVALID, answer
+        assert "does not have the required format" in answer["msg"]
+        assert "Parameter: /params/code" in answer["msg"] and "Executed: no." in answer["msg"]
+    # A value that matches passes validation (the AI Function then needs a model).
+    answer = call(site, "explainCode", params_body({"code": "a" * 30}))
+    assert answer["code"] == Code.AI_FUNCTION_NOT_ENABLED, answer
+    answer = call(site, "explainCode", params_body({"code": "a" * 30 + "b"}))
+    assert answer["code"] == Code.PARAMETER_INVALID, answer
+    loop_watchdog.assert_no_stall()
+
+
+# ----------------------------------------------------------------------- uniqueItems
+
+
+def distinct_objects(size_chars: int) -> list[dict[str, int]]:
+    """As many distinct small objects as fit in a body of about `size_chars`."""
+    items: list[dict[str, int]] = []
+    used = 40
+    while used < size_chars:
+        items.append({"a": len(items)})
+        used += len(json.dumps(items[-1], separators=(",", ":"))) + 1
+    return items
+
+
+def test_unique_items_over_many_objects_answers_at_once(site: TaskSite,
+                                                       loop_watchdog: LoopWatchdog) -> None:
+    """About 1,500 distinct objects in a 16 KiB body (validated on the loop): comparing
+    each with every other is a million comparisons; the check is linear instead."""
+    planned(site, "uniqueThings", "countThings")
+    items = distinct_objects(16 * 1024 - 64)
+    assert len(items) > 1_400
+    body = params_body({"items": items})
+    assert len(body) <= 16 * 1024
+    assert call(site, "countThings", body)["code"] == Code.AI_FUNCTION_NOT_ENABLED
+    repeated = params_body({"items": [*items[:-1], {"a": 0.0}]})  # 0.0 == 0 in JSON Schema
+    answer = call(site, "uniqueThings", repeated)
+    assert answer["code"] == Code.PARAMETER_INVALID, answer
+    assert "must not repeat an item" in answer["msg"]
+    loop_watchdog.assert_no_stall()
+
+
+# ------------------------------------------------------------------ exponential schemas
+
+
+def nested(depth: int) -> list[Any]:
+    tree: list[Any] = []
+    for _ in range(depth):
+        tree = [tree]
+    return tree
+
+
+def test_an_exponential_schema_is_refused_within_a_budget(site: TaskSite,
+                                                          loop_watchdog: LoopWatchdog) -> None:
+    """Each level of nesting doubles the work of validating `tree`: a small input is
+    validated (off the loop), a deep one is refused as too complex for the schema once
+    the validation has spent its budget, and nothing ran."""
+    planned(site, "walkTree")
+    answer = call(site, "walkTree", params_body({"tree": nested(3)}))
+    assert answer["code"] != Code.PARAMETER_INVALID, answer  # valid: it reaches the handler
+    answer = call(site, "walkTree", params_body({"tree": nested(40)}))
+    assert answer["code"] == Code.PARAMETER_INVALID, answer
+    msg = answer["msg"]
+    assert "too complex" in msg and "Parameter: /params" in msg and "Executed: no." in msg
+    loop_watchdog.assert_no_stall()
+
+
+# ------------------------------------------------------------- patterns RE2 cannot run
+
+
+def test_a_pattern_that_needs_backtracking_is_refused_at_deploy(
+        api: Api, loop_watchdog: LoopWatchdog) -> None:
+    """A draft whose schema has a backreference is refused as `basedb check` refuses it
+    (FAAS_PATTERN_UNSUPPORTED): nothing deployable runs a pattern RE2 cannot."""
+    found = build_site(api)
+    twice = {"code": {"type": "string", "pattern": r"^(\w+)\1$", "description": "Twice"}}
+    response = api.call("PUT", f"/sites/{found.app_token}/draft/functions", json={
+        "databaseFunctions": [], "mutations": [], "faas": [faas("twice", twice)]})
+    assert response.status_code == 400
+    assert "FAAS_PATTERN_UNSUPPORTED" in response.json()["msg"]
+    loop_watchdog.assert_no_stall()
+
+
+def test_a_deployed_pattern_that_needs_backtracking_is_unavailable() -> None:
+    """A deployment made before the rule (or by a platform without it) is judged when
+    its plan is built: unavailable, saying why, so no call runs the pattern."""
+    schema = {"type": "object", "properties": {"code": {
+        "type": "string", "pattern": r"^(?=x)\w+$", "description": "Code"}}}
+    declaration = FaaS(function_id="lookahead", kind="faas", file="faas/lookahead/function.json",
+                       name="lookahead", description="A lookahead", raw={},
+                       input_schema=schema, has_input_schema=True)
+    plan = function_plans._declared_schema_plan(
+        {"deployment_id": "d", "function_id": "lookahead", "kind": "faas",
+         "declaration": declaration, "revision": 1, "name": "lookahead",
+         "description": "A lookahead"}, declaration)
+    assert plan.status == "unavailable" and plan.validator is None
+    assert plan.status_hint is not None
+    assert "/properties/code/pattern" in plan.status_hint and "lookahead" in plan.status_hint
