@@ -235,8 +235,8 @@ ENDPOINTS = [
              "pages", description="Links to each site's production pages and, for owners "
              "and admins, its preview. Needs a bearer token, or the index cookie "
              "(`basedb_sites`) that signing in on the platform's form leaves on its origin; "
-             "without either, answers 401 with a page that says where to sign in.", auth=False, absolute=True,
-             response_media_type=HTML, error_page_media_type=HTML),
+             "without either, answers 401 with a page that says where to sign in.",
+             auth=False, absolute=True, response_media_type=HTML, error_page_media_type=HTML),
     # The preview route comes first: the prod route's {path} would match preview/… too.
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",
