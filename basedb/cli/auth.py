@@ -186,10 +186,14 @@ def token_command(profile: str | None, workspace_dir: Path | None) -> None:
 
 
 @auth_group.command("status")
+@click.option("--verify", is_flag=True,
+              help="Feishu/Lark profiles: check the stored sign-in against the server (a "
+                   "token is fetched or refreshed). Without it, only what is stored is shown.")
 @connection_options
 @workspace_option
 @json_option
-def status_command(profile: str | None, workspace_dir: Path | None, as_json: bool) -> None:
+def status_command(verify: bool, profile: str | None, workspace_dir: Path | None,
+                   as_json: bool) -> None:
     """Show the current profile, its endpoint and the signed-in user (never the token)."""
     from basedb.client.profiles import current_profile
 
@@ -200,13 +204,17 @@ def status_command(profile: str | None, workspace_dir: Path | None, as_json: boo
 
         endpoint = f"embedded (data dir {paths.data_dir()})"
     lark: dict[str, Any] = {}
-    with open_client(resolved) as client:
-        if resolved.lark is not None:
-            from basedb.cli.auth_lark import status_of
+    if resolved.lark is not None:
+        from basedb.cli.auth_lark import stored_status_of, verified_status_of
 
-            lark = status_of(resolved, client)
-            user = lark.pop("user", None)
+        if verify:
+            with open_client(resolved) as client:
+                lark = verified_status_of(resolved, client)
         else:
+            lark = stored_status_of(resolved)
+        user = lark.pop("user", None)
+    else:
+        with open_client(resolved) as client:
             user = _user_of(client.request("GET", "/users/me"))
     if as_json:
         emit_json({"ok": True, "profile": resolved.name, "source": source,

@@ -157,20 +157,31 @@ def spinner(text: str) -> Iterator[None]:
         thread.join(timeout=1)
 
 
-def status_of(profile: Any, client: Any) -> dict[str, Any]:
-    """`auth status` of a Lark profile: its account, token state and who it is."""
+def stored_status_of(profile: Any) -> dict[str, Any]:
+    """`auth status` of a Lark profile without asking the server: its account and, for a
+    user, the stored sign-in (lark-cli answers from its own store)."""
+    from basedb.client.lark import signin
+    from basedb.client.secrets import secret_store
+
+    report = signin.status(profile, store=secret_store())
+    if profile.lark.via == "lark-cli":
+        return {**_lark_cli_report(report, profile), "verified": False}
+    user = None
+    if report.get("userOpenId"):
+        user = {"open_id": report.get("userOpenId"), "name": report.get("userName")}
+    return {**report, "user": user, "verified": False}
+
+
+def verified_status_of(profile: Any, client: Any) -> dict[str, Any]:
+    """`auth status --verify` of a Lark profile: the stored sign-in checked against the
+    server (a tenant token fetched, a user token refreshed when due, who it is)."""
     from basedb.client.lark import signin
     from basedb.client.secrets import secret_store
 
     report = signin.status(profile, store=secret_store())
     lark = profile.lark
     if lark.via == "lark-cli":
-        report.update(signin.lark_cli_status(lark))
-        report.pop("state", None)
-        report.pop("fix", None)
-        report["user"] = ({"open_id": report.get("userOpenId"), "name": report.get("userName")}
-                          if report.get("userOpenId") else None)
-        return report
+        return {**_lark_cli_report(report, profile), "verified": False}
     if lark.identity == "bot":
         client.credentials.token()  # the app credentials work
         report["user"] = None
@@ -179,4 +190,16 @@ def status_of(profile: Any, client: Any) -> dict[str, Any]:
         data = client.request("GET", "/open-apis/authen/v1/user_info").get("data") or {}
         report["user"] = {"open_id": data.get("open_id"), "name": data.get("name")}
         report.update(signin.status(profile, store=secret_store()))
+    report["verified"] = True
+    return report
+
+
+def _lark_cli_report(report: dict[str, Any], profile: Any) -> dict[str, Any]:
+    from basedb.client.lark import signin
+
+    report.update(signin.lark_cli_status(profile.lark))
+    report.pop("state", None)
+    report.pop("fix", None)
+    report["user"] = ({"open_id": report.get("userOpenId"), "name": report.get("userName")}
+                      if report.get("userOpenId") else None)
     return report

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from basedb.client.lark import policy
 from basedb.client.lark.brands import console_url
 from basedb.client.retry import RATE_LIMIT_RESET_HEADER, parse_reset
 from basedb.core.errors import (
@@ -110,6 +111,9 @@ def envelope_or_raise(request: httpx.Request, response: httpx.Response,
     if code in (Code.RATE_LIMITED, 0) or status == 429:
         raise _rate_limited(request, response, code or Code.RATE_LIMITED, message, error,
                             log_id, body.get("data"))
+    blocked = policy.from_envelope(body)
+    if blocked is not None:
+        raise blocked.with_context(detail={"log_id": log_id} if log_id else None)
     kind = lark_errors.classify(code)
     common: dict[str, Any] = {"code": code, "http_status": status, "log_id": log_id,
                               "data": body.get("data"), "error": error}

@@ -180,6 +180,39 @@ def test_an_expired_refresh_token_mid_command_asks_for_a_new_sign_in(
     assert secret_store().get("lark:me:user_token") is None, "a dead sign-in is forgotten"
 
 
+def test_a_security_policy_refusal_keeps_the_token_and_shows_the_challenge(
+        lark: respx.MockRouter) -> None:
+    """21000 in the refresh answer: lark-cli keeps the token and shows the challenge URL
+    (the refresh used to delete the sign-in as if it were dead)."""
+    lark_profile("me", "user")
+    stored_user("me", expires_in=60)  # due for a refresh
+    before = secret_store().get("lark:me:user_token")
+    lark.post("/open-apis/authen/v2/oauth/token").respond(400, json={
+        "code": 21000, "error": "access_denied", "error_description": "challenge required",
+        "challenge_url": "https://challenge.feishu.cn/c/abc", "cli_hint": ""})
+    sites = lark.get("/open-apis/base/v3/sites/list")
+    result = run("api", "GET", "/sites/list", "--profile", "me", "--json")
+    assert result.exit_code == 3 and sites.call_count == 0
+    error = json.loads(result.stderr)["error"]
+    assert error["code"] == 21000 and "https://challenge.feishu.cn/c/abc" in error["hint"]
+    assert secret_store().get("lark:me:user_token") == before, "the sign-in is kept"
+
+
+def test_a_policy_refusal_of_a_call_is_shown_with_its_challenge(
+        lark: respx.MockRouter) -> None:
+    lark_profile("me", "user")
+    stored_user("me")
+    lark.get("/open-apis/base/v3/sites/list").respond(400, json={
+        "code": 21001, "msg": "denied by policy", "data": {
+            "challenge_url": "http://not-https.example/c", "cli_hint": "ask IT"}})
+    result = run("sites", "list", "--profile", "me", "--json")
+    error = json.loads(result.stderr)["error"]
+    assert result.exit_code == 3 and error["code"] == 21001
+    assert "denied by policy" in error["message"] and "ask IT" in error["hint"]
+    assert "not-https" not in result.stderr, "only an https challenge URL is shown"
+    assert secret_store().get("lark:me:user_token") is not None
+
+
 def test_a_refreshed_token_is_used_and_stored(lark: respx.MockRouter) -> None:
     lark_profile("me", "user")
     stored_user("me", expires_in=60)  # inside the five minutes before expiry

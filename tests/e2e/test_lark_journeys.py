@@ -156,10 +156,13 @@ def test_a_user_signs_in_with_the_device_flow(feishu: StandIn, tmp_path: Path,
     result = journey(in_process, tmp_path, "me")
     catalog = json.loads((Path(result["site"]) / "catalog.json").read_text())
     assert catalog["tables"]
-    status = json.loads(in_process("auth", "status", "--profile", "me", "--json")[1])
-    assert_shape("auth status --json", status)
-    assert status["user"] == {"open_id": user_id, "name": "Ada"}
-    assert status["tokenStatus"] == "valid" and "offline_access" in status["scope"]
+    for verify in ((), ("--verify",)):
+        status = json.loads(in_process("auth", "status", *verify, "--profile", "me",
+                                       "--json")[1])
+        assert_shape("auth status --json", status)
+        assert status["user"] == {"open_id": user_id, "name": "Ada"}
+        assert status["tokenStatus"] == "valid" and "offline_access" in status["scope"]
+        assert status["verified"] is bool(verify)
 
 
 def test_a_user_sign_in_split_in_two_for_agents(feishu: StandIn) -> None:

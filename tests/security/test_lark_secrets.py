@@ -78,7 +78,7 @@ def test_verbose_refresh_and_json_output_never_show_a_secret(lark: respx.MockRou
         "code": 0, "data": {"open_id": "ou_ada", "name": "Ada", "access_token": FRESH}})
     lark.get("/open-apis/base/v3/sites/list").respond(json={
         "code": 0, "data": {"sites": [], "hasMore": False}})
-    result = run("auth", "status", "--profile", "me", "--json", "--verbose")
+    result = run("auth", "status", "--verify", "--profile", "me", "--json", "--verbose")
     assert result.exit_code == 0, result.stderr
     assert "> POST http://lark.test/open-apis/authen/v2/oauth/token" in result.stderr
     assert "refresh_token=***" in result.stderr and "Bearer ***" in result.stderr
@@ -94,8 +94,8 @@ def test_errors_never_show_a_secret(lark: respx.MockRouter) -> None:
     lark.post("/open-apis/authen/v2/oauth/token").respond(400, json={
         "code": 20026, "error": "invalid_grant",
         "error_description": f"refresh token {REFRESH} is invalid"})
-    for args in (["api", "GET", "/sites/list"], ["doctor", "--json"], ["auth", "status"],
-                 ["deploy", "--json"]):
+    for args in (["api", "GET", "/sites/list"], ["doctor", "--json"],
+                 ["auth", "status", "--verify"], ["deploy", "--json"]):
         result = run(*args, "--profile", "me")
         assert result.exit_code != 0
         no_secret_in(result.stdout, result.stderr)
@@ -136,6 +136,63 @@ def test_a_tenant_token_cache_is_not_a_way_around_a_wrong_secret(
                 "--app-secret", "wrong-secret", "--profile", "bot")
     assert wrong.exit_code == 3 and len(calls) == 2
     no_secret_in(ok.stdout, ok.stderr, wrong.stdout, wrong.stderr)
+
+
+def test_a_cached_tenant_token_is_not_used_with_another_secret(
+        lark: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is keyed by a hash of the secret too: a CI job whose secret was rotated
+    away (or mistyped) is refused by Lark at once, not served the token cached under the
+    old one until it expires."""
+    import httpx
+
+    asked: list[str] = []
+
+    def tenant(request: Any) -> Any:
+        secret = json.loads(request.content)["app_secret"]
+        asked.append(secret)
+        if secret != SECRET:
+            return httpx.Response(400, json={"code": 10014, "msg": "app secret invalid"})
+        return httpx.Response(200, json={"code": 0, "tenant_access_token": TENANT,
+                                         "expire": 7200})
+
+    lark.post("/open-apis/auth/v3/tenant_access_token/internal").mock(side_effect=tenant)
+    lark.get("/open-apis/base/v3/sites/list").respond(json={
+        "code": 0, "data": {"sites": [], "hasMore": False}})
+    monkeypatch.setenv("LARK_APP_ID", "cli_app")
+    monkeypatch.setenv("LARK_APP_SECRET", SECRET)
+    assert run("sites", "list", "--profile", "ci").exit_code == 0
+    assert run("sites", "list", "--profile", "ci").exit_code == 0
+    assert asked == [SECRET], "the second command reused the cached token"
+    monkeypatch.setenv("LARK_APP_SECRET", "rotated-away")
+    refused = run("sites", "list", "--profile", "ci")
+    assert refused.exit_code == 3 and asked[-1] == "rotated-away"
+    first = refused.stderr.splitlines()[0]
+    assert first.count("10014") == 1 and first.endswith("app secret invalid [10014]")
+    no_secret_in(refused.stdout, refused.stderr)
+
+
+def test_auth_status_shows_what_is_stored_offline_and_verify_asks(
+        lark: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot from environment variables: `auth status` shows the stored state without a
+    request (it failed offline with a network error before); `--verify` asks Lark."""
+    import httpx
+
+    monkeypatch.setenv("LARK_APP_ID", "cli_app")
+    monkeypatch.setenv("LARK_APP_SECRET", SECRET)
+    route = lark.post("/open-apis/auth/v3/tenant_access_token/internal").mock(
+        side_effect=httpx.ConnectError("offline"))
+    offline = run("auth", "status", "--profile", "ci", "--json")
+    assert offline.exit_code == 0, offline.stderr
+    status = json.loads(offline.stdout)
+    assert status["identity"] == "bot" and status["appSecret"] == "set"
+    assert status["verified"] is False and route.call_count == 0
+    verify = run("auth", "status", "--profile", "ci", "--verify", "--json")
+    assert verify.exit_code == 4 and route.call_count >= 1
+    route.mock(side_effect=None, return_value=httpx.Response(200, json={
+        "code": 0, "tenant_access_token": TENANT, "expire": 7200}))
+    verified = run("auth", "status", "--profile", "ci", "--verify", "--json")
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["verified"] is True
+    no_secret_in(offline.stdout, verify.stderr, verified.stdout)
 
 
 def memory_keyring() -> Any:

@@ -40,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from basedb.client.lark import policy
 from basedb.client.lark.larkcli_states import (
     login_command,
     state_error,
@@ -177,6 +178,12 @@ class LarkCliTransport(httpx.BaseTransport):
                                   request=request)
         kind = error.get("type")
         message = str(error.get("message") or "")
+        blocked = policy.LARK_CLI_CODES.get(str(error.get("code")))
+        if kind == "auth_error" and blocked is not None:  # lark-cli's own policy envelope
+            return httpx.Response(403, json={
+                "code": blocked, "msg": message, "data": {
+                    "challenge_url": error.get("challenge_url"), "cli_hint": error.get("hint")}},
+                request=request)
         if kind == "network":
             if tenant_token_unreachable(message):  # no token: the request was not sent
                 raise httpx.ConnectError(f"lark-cli: {message}", request=request)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from basedb.client.lark import policy
 from basedb.client.lark.brands import Hosts
 from basedb.client.lark.http import AuthHttp
 from basedb.client.secrets import SecretStore, locked
@@ -132,7 +133,9 @@ class OAuth:
 
     def _auth_error(self, message: str, *, state: str | None = None, code: Any = None,
                     error_type: str = "auth") -> AuthError:
-        error = AuthError(message, code=code if isinstance(code, int) else 0,
+        known = isinstance(code, int) and not isinstance(code, bool) and code
+        error = AuthError(message, code=code if known else
+                          f"LARK_{state.upper()}" if state else "LARK_SIGN_IN_FAILED",
                           error_type=error_type,
                           hint=f"Sign in again with `{self.login_command}`.")
         return error.with_context(detail={"state": state} if state else None)
@@ -213,7 +216,8 @@ class OAuth:
 
     def refresh(self, stored: StoredToken) -> StoredToken | None:
         """A refreshed token, or None when the refresh token is gone (sign in again).
-        The server error 20050 is tried once more, as lark-cli does."""
+        The server error 20050 is tried once more, as lark-cli does; a security-policy
+        refusal (21000/21001) raises and leaves the stored token alone."""
         now = _ms(self._clock)
         if now >= stored.refreshExpiresAt or not stored.refreshToken:
             return None
@@ -222,6 +226,9 @@ class OAuth:
         for attempt in (1, 2):
             _, data, _ = self._http.post(self.hosts.open + TOKEN_PATH, form=form)
             code = data.get("code", -1)
+            if code in policy.CODES:  # the sign-in is fine: keep it, show the challenge
+                raise policy.policy_error(code, str(data.get("error_description") or ""),
+                                          data.get("challenge_url"), data.get("cli_hint"))
             failed = (code not in (-1, 0)) or bool(data.get("error"))
             if not failed and data.get("access_token"):
                 break
@@ -276,7 +283,9 @@ class UserCredentials:
     def renew(self, rejected: str) -> bool:
         try:
             self._refreshed(rejected, force=True)
-        except BasedbError:
+        except BasedbError as error:
+            if error.code in policy.CODES:
+                raise
             return False
         return True
 

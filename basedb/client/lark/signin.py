@@ -162,10 +162,11 @@ def status(profile: Profile, *, store: SecretStore) -> dict[str, Any]:
 
 def logout(profile: Profile, *, store: SecretStore) -> bool:
     """Forget the profile and every secret it left behind; False when none was stored."""
+    lark = profile.lark
+    secret = app_secret(profile, store)
     existed = delete_profile(profile.name)
     store.delete(token_key(profile.name))
     store.delete(secret_key(profile.name))
-    lark = profile.lark
-    if lark is not None and lark.app_id:
-        store.delete(cache_key(hosts(lark.brand).open, lark.app_id))
+    if lark is not None and lark.app_id and secret:
+        store.delete(cache_key(hosts(lark.brand).open, lark.app_id, secret))
     return existed

@@ -5,10 +5,14 @@ expire}).
 
 The token is cached in the secret store (so the next command of a CI job reuses it) and
 fetched again five minutes before it expires, or at once when the platform rejects it.
+The cache is keyed by a hash of the app secret as well as the app id: a wrong or rotated
+secret finds no token cached for it, so it is checked by Lark at once instead of working
+until the cached token expires.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -27,8 +31,15 @@ CREDENTIAL_CODES = frozenset({Code.AUTH_PARAM_INVALID, Code.APP_SECRET_INVALID,
 """Answers that mean the app id or secret is wrong (config: exit 3)."""
 
 
-def cache_key(open_url: str, app_id: str) -> str:
-    return f"lark:tenant:{open_url}:{app_id}"
+REFUSED = "LARK_TENANT_TOKEN_REFUSED"
+"""basedb's code for a refusal whose answer carried no Lark code."""
+
+
+def cache_key(open_url: str, app_id: str, app_secret: str) -> str:
+    """The secret-store key of the cached tenant token: a token is found only with the
+    secret it was issued for (the hash names the secret without revealing it)."""
+    digest = hashlib.sha256(f"{app_id}\0{app_secret}".encode()).hexdigest()[:32]
+    return f"lark:tenant:{open_url}:{app_id}:{digest}"
 
 
 class TenantCredentials:
@@ -69,14 +80,14 @@ class TenantCredentials:
         if rejected == self._token:
             self._token, self._expires_at = None, 0.0
         if self._store is not None:
-            self._store.delete(cache_key(self.open_url, self.app_id))
+            self._store.delete(cache_key(self.open_url, self.app_id, self._secret))
         return True
 
     def _cached(self, now: float) -> str | None:
         if self._store is None:
             return None
         try:
-            raw = self._store.get(cache_key(self.open_url, self.app_id))
+            raw = self._store.get(cache_key(self.open_url, self.app_id, self._secret))
             entry = json.loads(raw) if raw else None
         except (BasedbError, ValueError):
             return None
@@ -100,18 +111,19 @@ class TenantCredentials:
                               hint="Retry later" + (f" (in {reset:g}s)." if reset else "."))
         token = data.get("tenant_access_token")
         if code != 0 or not isinstance(token, str) or not token:
-            number = code if isinstance(code, int) else 0
+            number = code if isinstance(code, int) and not isinstance(code, bool) else 0
             kind = "config" if number in CREDENTIAL_CODES else lark_errors.classify(number).type
+            said = f": {msg}" if msg else "."
             raise AuthError(
-                f"Lark refused the app credentials of {self.app_id}: [{number}] {msg}".rstrip(),
-                code=number, http_status=status, error_type=kind if kind != "api_error"
-                else "auth",
+                f"Lark refused the app credentials of {self.app_id}{said}",
+                code=number or REFUSED, http_status=status,
+                error_type=kind if kind != "api_error" else "auth",
                 hint=f"Check the app id and secret ({self._login}); the secret is in the "
                      "developer console under Credentials & Basic Info.")
         expire = data.get("expire")
         lifetime = float(expire) if isinstance(expire, (int, float)) and expire > 0 else 7200.0
         self._token, self._expires_at = token, now + lifetime
         if self._store is not None:
-            self._store.set(cache_key(self.open_url, self.app_id),
+            self._store.set(cache_key(self.open_url, self.app_id, self._secret),
                             json.dumps({"token": token, "expiresAt": self._expires_at}))
         return token
