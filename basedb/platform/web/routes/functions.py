@@ -23,6 +23,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from basedb.platform.domain import identity
@@ -47,7 +48,7 @@ from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.read_only import read_only_pool
-from basedb.platform.web.bodies import parse_json_body, receive_body, refuse_declared_over
+from basedb.platform.web.bodies import parsed_json_body, receive_body, refuse_declared_over
 from basedb.platform.web.context import AppContext
 from basedb.platform.web.gate import LOG_ID_KEY, USER_ID_KEY
 from basedb.platform.web.http import (
@@ -61,6 +62,7 @@ from basedb.platform.web.http import (
 )
 from basedb.platform.web.origins import HOST_KEY, RequestHost
 from basedb.platform.web.responses import (
+    JSON,
     envelope_bytes,
     failure_response,
     send_json_200,
@@ -224,18 +226,23 @@ def describe(call: Call) -> dict[str, Any]:
         internal=target.deployed.is_internal(target.function_id)).to_dict()}
 
 
-async def invoke(call: Call) -> Any:
+async def invoke(call: Call) -> Response:
     """Answered on the event loop when it can be at once (a cheap Database Function
     statement on what the platform holds in memory), else finished in a worker thread
     (`basedb.platform.domain.invoke.start_on_loop`)."""
-    return await _invoke(call.context, call.caller, call.path["app_token"],
-                         call.path["function_id"], call.query, call.body, call.body_sent,
-                         call.body_size, call.from_page, call.log_id)
+    content = await _invoke(call.context, call.caller, call.path["app_token"],
+                            call.path["function_id"], call.query, call.body, call.body_sent,
+                            call.body_size, call.from_page, call.log_id)
+    return Response(content, media_type=JSON)
 
 
 async def _invoke(context: AppContext, caller: User, app_token: str, function_id: str,
                   query: QueryParams, body: Any, body_sent: bool, body_size: int,
-                  from_page: bool, log_id: str) -> Any:
+                  from_page: bool, log_id: str) -> bytes:
+    """The call's answer as the envelope's bytes. One made in a worker thread is encoded
+    there too: its size is the statement's or the handler's (megabytes, at most the
+    answer cap), and encoding it would hold the loop as long as fetching it did. What the
+    loop answers itself is small by construction (`sql_inline.LOOP_ANSWER_BYTES`)."""
     env = _env(query)
     started = time.perf_counter()
     with call_logged(env, function_id, started):
@@ -244,8 +251,12 @@ async def _invoke(context: AppContext, caller: User, app_token: str, function_id
             _params(body, body_sent), env, _flag(query, "includeInternal"), from_page,
             log_id, context.faas, context.quotas), body_size)
         if isinstance(answer, Pending):
-            return await run_in_threadpool(answer.finish)
-        return answer
+            return await run_in_threadpool(_finished_envelope, answer)
+        return envelope_bytes(answer)
+
+
+def _finished_envelope(pending: Pending) -> bytes:
+    return envelope_bytes(pending.finish())
 
 
 def direct_invoke(context: AppContext, endpoint: Endpoint) -> DirectHandler:
@@ -285,9 +296,9 @@ def direct_invoke(context: AppContext, endpoint: Endpoint) -> DirectHandler:
                                  limit)
             raw = await receive_body(receive, limit)
             query = QueryParams(scope["query_string"]) if scope["query_string"] else NO_QUERY
-            data = await _invoke(context, caller, app_token, path["function_id"], query,
-                                 parse_json_body(raw), bool(raw), len(raw), False, log_id)
-            content = envelope_bytes(data)
+            content = await _invoke(context, caller, app_token, path["function_id"], query,
+                                    await parsed_json_body(raw), bool(raw), len(raw), False,
+                                    log_id)
         except ApiFailure as failure:
             await failure_response(failure, log_id)(scope, receive, send)
             return True
