@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from basedb.cli.common import JSON_MODE_KEY, workspace_option
+from basedb.cli.common import JSON_MODE_KEY, workspace_option, workspace_root
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -48,18 +48,13 @@ def check_command(ctx: click.Context, workspace_dir: Path | None, fmt: str | Non
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
         ctx.meta[JSON_MODE_KEY] = True
-    if workspace_dir is not None and not workspace_dir.is_dir():
-        raise click.BadParameter(f"{workspace_dir} is not a directory.",
-                                 param_hint="'-C' / '--workspace'")
-
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace import find_root
 
-    start = workspace_dir if workspace_dir is not None else Path.cwd()
     try:
-        root = find_root(start)
+        root = workspace_root(workspace_dir)
     except WorkspaceNotFound as missing:
-        _report_missing_workspace(ctx, missing, fmt, Path(start), output)
+        start = workspace_dir if workspace_dir is not None else Path.cwd()
+        _report_missing_workspace(ctx, missing, fmt, start, output)
         return
 
     from basedb.check.run import check_directory

@@ -128,20 +128,27 @@ def workspace_root(workspace_dir: Path | None) -> Path:
     return find_root(workspace_dir)
 
 
-def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
-    """(the site's appToken, the workspace root when there is one)."""
+def optional_workspace_root(workspace_dir: Path | None) -> Path | None:
+    """`workspace_root`, or None when there is no workspace and -C named none (a -C
+    DIR without one is still an error)."""
     from basedb.core.errors import WorkspaceNotFound
-    from basedb.workspace.config import workspace_app_token
 
     try:
-        root: Path | None = workspace_root(workspace_dir)
+        return workspace_root(workspace_dir)
     except WorkspaceNotFound:
-        if app_token is None or workspace_dir is not None:
+        if workspace_dir is not None:
             raise
-        root = None
+        return None
+
+
+def site_of(workspace_dir: Path | None, app_token: str | None) -> tuple[str, Path | None]:
+    """(the site's appToken, the workspace root when there is one): --app-token needs no
+    workspace; without it, the workspace's appToken is the site."""
+    from basedb.workspace.config import workspace_app_token
+
     if app_token is not None:
-        return app_token, root
-    assert root is not None
+        return app_token, optional_workspace_root(workspace_dir)
+    root = workspace_root(workspace_dir)
     return workspace_app_token(root), root
 
 

@@ -22,9 +22,9 @@ from basedb.cli.common import (
     connection_options,
     emit_json,
     json_option,
+    optional_workspace_root,
     site_of,
     workspace_option,
-    workspace_root,
 )
 
 FOLLOW_WAIT_SECONDS = 20
@@ -104,7 +104,7 @@ def logs_command(log_id: str | None, follow_: bool, tail: int, function_id: str 
                               "one site's.")
     token: str | None
     if platform_wide:
-        token, root = None, _optional_root(workspace_dir)
+        token, root = None, optional_workspace_root(workspace_dir)
     else:
         token, root = site_of(workspace_dir, app_token)
     query = LogQuery(log_id=log_id, function_id=function_id, env=env, kind=kind)
@@ -138,17 +138,6 @@ def logs_command(log_id: str | None, follow_: bool, tail: int, function_id: str 
                 _show(entry, as_json)
         except KeyboardInterrupt:
             return
-
-
-def _optional_root(workspace_dir: Path | None) -> Path | None:
-    from basedb.core.errors import WorkspaceNotFound
-
-    try:
-        return workspace_root(workspace_dir)
-    except WorkspaceNotFound:
-        if workspace_dir is not None:
-            raise
-        return None
 
 
 def _where(token: str | None) -> str:

@@ -14,8 +14,8 @@ from basedb.cli.common import (
     connection_options,
     emit_json,
     json_option,
+    optional_workspace_root,
     workspace_option,
-    workspace_root,
 )
 from basedb.cli.groups import HelpfulGroup
 
@@ -23,18 +23,6 @@ from basedb.cli.groups import HelpfulGroup
 @click.group("sites", cls=HelpfulGroup)
 def sites_group() -> None:
     """List the sites you belong to, or delete one you own."""
-
-
-def _root(workspace_dir: Path | None) -> Path | None:
-    """The workspace (for its profile and appToken), if there is one."""
-    from basedb.core.errors import WorkspaceNotFound
-
-    try:
-        return workspace_root(workspace_dir)
-    except WorkspaceNotFound:
-        if workspace_dir is not None:
-            raise
-        return None
 
 
 def _workspace_token(root: Path | None) -> str | None:
@@ -57,7 +45,7 @@ def list_command(as_json: bool, workspace_dir: Path | None, profile: str | None)
     """Every site you are a member of, with your role and its Base."""
     from basedb.client import endpoints
 
-    root = _root(workspace_dir)
+    root = optional_workspace_root(workspace_dir)
     with connect_to(profile, root) as client:
         listing = client.paginate("GET", endpoints.SITES_LIST, list_field="sites")
     found = [s for s in (listing.get("data") or {}).get("sites", []) if isinstance(s, dict)]
@@ -109,7 +97,7 @@ def delete_command(app_token: str, yes: bool, as_json: bool, workspace_dir: Path
         common.confirm_or_stop(f"Delete site {app_token} with its deployments, drafts and "
                                "log? This cannot be undone.",
                                f"Not deleted: site {app_token} is unchanged.")
-    root = _root(workspace_dir)
+    root = optional_workspace_root(workspace_dir)
     with connect_to(profile, root) as client:
         result = SiteApi(client, app_token).delete()
     if as_json:
