@@ -21,9 +21,10 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from basedb import __version__
-from basedb.agent_tools.site_tools import SiteTools, ToolSpec
+from basedb.agent_tools.site_tools import InvalidCursor, SiteTools, ToolSpec
 
 SERVER_NAME = "basedb"
 
@@ -41,10 +42,15 @@ def to_mcp_tool(spec: ToolSpec) -> types.Tool:
 def build_server(tools: SiteTools) -> Server[Any]:
     """The MCP server of one site; `tools.instructions()` is read once, here."""
 
-    async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None
+    async def list_tools(_ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
-        specs = await anyio.to_thread.run_sync(tools.tools)
-        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in specs])
+        cursor = params.cursor if params is not None else None
+        try:
+            specs, next_cursor = await anyio.to_thread.run_sync(tools.tools_page, cursor)
+        except InvalidCursor as error:
+            raise MCPError(types.INVALID_PARAMS, str(error)) from None
+        return types.ListToolsResult(tools=[to_mcp_tool(spec) for spec in specs],
+                                     next_cursor=next_cursor)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})

@@ -26,6 +26,7 @@ and Retry: say what to do next.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import threading
@@ -65,6 +66,20 @@ MISSING_SCHEMA_NOTE = ("It declares no input schema: decide the arguments from t
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {},
                                 "additionalProperties": False}
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
+TOOL_THRESHOLD = 40  # above it, tools/list serves the meta tools only (see SiteTools)
+TOOLS_PAGE_SIZE = 50  # tools per tools/list page
+DISCOVER_PAGE_SIZE = 20
+DISCOVER_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {
+        "query": {"type": "string", "description": "Words describing the function wanted, "
+                  "e.g. \"overdue invoices\"; ranked, best first."},
+        "table": {"type": "string", "description": "Only functions working on this table "
+                  "(its name, as discover_functions reports it)."},
+        "access": {"type": "string", "enum": ["read", "write"],
+                   "description": "read: functions that only read; write: all others."},
+        "pageToken": {"type": "string", "description": "The pageToken of the previous "
+                      "answer, with the same query, table and access, for more results."}},
+    "additionalProperties": False}
 
 
 @frozen_dataclass
@@ -274,11 +289,14 @@ def _case_summary(case: Any) -> str:
 
 
 META_TOOL_SPECS = (
-    ToolSpec(DISCOVER, "List the site's published functions: functionId, description, "
-             "type, read or write access, schemaStatus and the tool that calls each. Use it "
-             "when no tool fits the task (a function may have been published after this "
-             "server started) or to learn why a function is not callable.",
-             EMPTY_OBJECT, {"readOnlyHint": True, "openWorldHint": False}),
+    ToolSpec(DISCOVER, "Find the site's published functions: functionId, description, "
+             "table, read or write access, schemaStatus and the tool that calls each. Pass "
+             "query (a few distinctive words of the task; results come best first), table "
+             "or access to narrow; without them a large site answers with its tables and "
+             "how many functions each has. Use it when no tool fits the task (a function "
+             "may have been published after this server started) or to learn why a "
+             "function is not callable.",
+             DISCOVER_SCHEMA, {"readOnlyHint": True, "openWorldHint": False}),
     ToolSpec(DESCRIBE, "Read the live description of one function: inputSchema, "
              "parameters[] (reference: ids to fetch with a read function as valueHint "
              "says; optionSummary: some options, not all), a requestExample whose "
@@ -358,7 +376,14 @@ class SiteTools:
     app_token: str
     env: str = "prod"
     title: str | None = None
+    # Which functions get a tool of their own: "auto" (all of them up to TOOL_THRESHOLD
+    # callable functions, none beyond: the meta tools reach every one), "all", or those
+    # whose table matches one of `tables` (fnmatch globs, case-insensitive).
+    serve: str = "auto"
+    tables: tuple[str, ...] = ()
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # The functions served as tools at the last tools/list (None: not listed yet).
+    _served_ids: frozenset[str] | None = field(default=None, repr=False)
 
     def functions(self) -> list[dict[str, Any]]:
         """Every function open to agents (all pages); raises when the site cannot be
@@ -397,38 +422,71 @@ class SiteTools:
 
     def instructions(self) -> str:
         title = self.load_title()
-        return (f'Tools for the Base Database site "{title}" (app token {self.app_token}, '
-                f"{self.env} release). Each site function is a tool named by its "
-                "functionId; tools marked read-only only read, every other tool may "
-                f"change data or run code. {APPROVAL_GUARD} {PARTIAL_NOTE} Error messages "
-                "say what to fix (Fix:) "
-                "and whether another attempt can succeed (Retry:); never retry "
-                "automatically. For functions published after this server started, use "
-                f"{DISCOVER}, {DESCRIBE} and {INVOKE}.")
+        lead = (f'Tools for the Base Database site "{title}" (app token {self.app_token}, '
+                f"{self.env} release). ")
+        if self.served_functions():
+            how = ("Each site function served as a tool is named by its functionId; tools "
+                   "marked read-only only read, every other tool may change data or run "
+                   f"code. For other functions, or ones published after this server "
+                   f"started, use {DISCOVER}, {DESCRIBE} and {INVOKE}. ")
+        else:
+            how = (f"The site has many functions: find one with {DISCOVER} (query: a few "
+                   f"words of the task; or table), read it with {DESCRIBE}, call it with "
+                   f"{INVOKE}. Functions whose access is read only read; every other one "
+                   "may change data or run code. ")
+        return (lead + how + f"{APPROVAL_GUARD} {PARTIAL_NOTE} Error messages say what to "
+                "fix (Fix:) and whether another attempt can succeed (Retry:); never retry "
+                "automatically.")
 
     # --- tools -------------------------------------------------------------------
 
     def tools(self) -> list[ToolSpec]:
-        """The function tools (read live: listing, then a describe per function) and
-        the meta tools. Functions that cannot be called now are left to discover."""
+        """Every tools/list page, joined."""
+        specs, cursor = self.tools_page(None)
+        while cursor is not None:
+            more, cursor = self.tools_page(cursor)
+            specs += more
+        return specs
+
+    def served_functions(self) -> list[dict[str, Any]]:
+        """The callable functions that get a tool of their own (see `serve`)."""
+        callable_now = [item for item in self.functions()
+                        if item.get("schemaStatus") in CALLABLE_STATUSES
+                        and item["functionId"] not in META_TOOLS]
+        if self.tables:
+            return [item for item in callable_now if _table_matches(item, self.tables)]
+        if self.serve == "all" or len(callable_now) <= TOOL_THRESHOLD:
+            return callable_now
+        return []
+
+    def tools_page(self, cursor: str | None) -> tuple[list[ToolSpec], str | None]:
+        """One tools/list page: up to TOOLS_PAGE_SIZE function tools (each read live:
+        a describe per function), the meta tools on the first page, and the cursor of
+        the next page (None on the last). Functions that cannot be called now are left
+        to discover."""
+        start = _cursor_offset(cursor)
+        served = self.served_functions()
+        self._served_ids = frozenset(item["functionId"] for item in served)
+        page = served[start:start + TOOLS_PAGE_SIZE]
         specs: list[ToolSpec] = []
-        for item in self.functions():
+        for item in page:
             function_id = item["functionId"]
-            if item.get("schemaStatus") not in CALLABLE_STATUSES or function_id in META_TOOLS:
-                continue
             try:
                 described = self.describe(function_id)
             except BasedbError:
                 continue  # unpublished or changed since the listing: discover shows it
             if described.get("functionId") == function_id:
                 specs.append(function_tool(described))
-        return [*specs, *META_TOOL_SPECS]
+        if start == 0:
+            specs += META_TOOL_SPECS
+        end = start + len(page)
+        return specs, (str(end) if end < len(served) else None)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
         arguments = arguments or {}
         try:
             if name == DISCOVER:
-                return ToolOutcome(digest(self._discover()))
+                return ToolOutcome(digest(self._discover(arguments)))
             if name == DESCRIBE:
                 return ToolOutcome(digest(self.describe(_function_id(arguments))))
             if name == INVOKE:
@@ -448,20 +506,75 @@ class SiteTools:
         except BasedbError as error:
             return error_outcome(error)
 
-    def _discover(self) -> dict[str, Any]:
-        functions = []
-        for item in self.functions():
-            status = item.get("schemaStatus")
-            callable_now = status in CALLABLE_STATUSES
-            tool = (item["functionId"] if callable_now and item["functionId"] not in META_TOOLS
-                    else INVOKE if callable_now else None)
-            functions.append({
-                "functionId": item["functionId"], "name": item.get("name"),
-                "description": item.get("description"),
-                "functionType": item.get("functionType"),
-                "access": access_of(item.get("functionType")), "schemaStatus": status,
-                "statusHint": item.get("statusHint"), "tool": tool})
-        return {"appToken": self.app_token, "env": self.env, "functions": functions}
+    def _discover(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One page of a search when arguments narrow it; else every function of a
+        small site, and the tables (with counts) of a large one."""
+        params: dict[str, Any] = {"env": self.env}
+        for key in ("query", "table", "access", "pageToken"):
+            value = arguments.get(key)
+            if value is not None and not isinstance(value, str):
+                raise _BadArguments(f"{key} must be a string, not {value!r}.")
+            if value:
+                params[key] = value
+        out: dict[str, Any] = {"appToken": self.app_token, "env": self.env}
+        if self._served_ids is None:
+            self._served_ids = frozenset(item["functionId"]
+                                         for item in self.served_functions())
+        if len(params) > 1:
+            params["pageSize"] = DISCOVER_PAGE_SIZE
+            with self._lock:
+                data = self.client.request("GET", endpoints.functions(self.app_token),
+                                           params=params).get("data") or {}
+            items = [i for i in data.get("functions") or [] if isinstance(i, dict)]
+            out["functions"] = [self._entry(item) for item in items]
+            out["hasMore"] = bool(data.get("hasMore"))
+            out["pageToken"] = data.get("pageToken")
+            return out
+        items = self.functions()
+        if len(items) <= TOOL_THRESHOLD:
+            out["functions"] = [self._entry(item) for item in items]
+            return out
+        tables: dict[str, dict[str, int]] = {}
+        for item in items:
+            counts = tables.setdefault(item.get("table") or "(no table)",
+                                       {"read": 0, "write": 0})
+            counts[access_of(item.get("functionType"))] += 1
+        out["functionCount"] = len(items)
+        out["tables"] = [{"table": name, "reads": c["read"], "writes": c["write"]}
+                         for name, c in sorted(tables.items())]
+        out["next"] = (f"Call {DISCOVER} again with query (words of the task) or table "
+                       "(one of these) to list the functions.")
+        return out
+
+    def _entry(self, item: dict[str, Any]) -> dict[str, Any]:
+        status = item.get("schemaStatus")
+        callable_now = status in CALLABLE_STATUSES
+        has_tool = item["functionId"] in (self._served_ids or ()) and callable_now
+        return {
+            "functionId": item["functionId"], "name": item.get("name"),
+            "description": item.get("description"), "table": item.get("table"),
+            "functionType": item.get("functionType"),
+            "access": access_of(item.get("functionType")), "schemaStatus": status,
+            "statusHint": item.get("statusHint"),
+            "tool": item["functionId"] if has_tool else INVOKE if callable_now else None}
+
+
+def _table_matches(item: dict[str, Any], globs: tuple[str, ...]) -> bool:
+    table = str(item.get("table") or "").lower()
+    return bool(table) and any(fnmatch.fnmatchcase(table, glob.lower()) for glob in globs)
+
+
+def _cursor_offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        raise InvalidCursor("The tools/list cursor is not one this server returned; list "
+                            "again from the start.")
+    return int(cursor)
+
+
+class InvalidCursor(ValueError):
+    """A tools/list cursor this server did not return (an MCP invalid-params error)."""
 
 
 class _BadArguments(Exception):

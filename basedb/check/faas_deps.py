@@ -14,7 +14,7 @@ working path today: bundle the handler into one `index.mjs` and keep the package
 `devDependencies` (which are not deployed). docs/upstream.md says what is missing.
 
 `allowedValues` is the target site's policy on upstream's server; basedb's platform has
-no per-site policy, so it is read from $BASEDB_FAAS_ALLOWED_DEPENDENCIES (a JSON array of
+no per-site policy, so it is read from $BASEDB_POLICY_ENV (a JSON array of
 regular expressions) where check runs.
 """
 
@@ -27,11 +27,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from basedb.check.context import CheckContext
+from basedb.core import environment
 from basedb.protocol.findings import Finding, pointer
 from basedb.workspace.model import FaaS
 
 PACKAGE_FILE = "package.json"
-POLICY_ENV = "BASEDB_FAAS_ALLOWED_DEPENDENCIES"
+POLICY_ENV = environment.FAAS_ALLOWED_DEPENDENCIES
+
 MAX_PACKAGE_BYTES = 1024 * 1024
 # npm package names: optional @scope/, lower-case URL-safe characters.
 _NAME_RE = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
@@ -46,6 +48,10 @@ _BUNDLE_FIX = (
     "devDependencies, which are not deployed")
 
 
+def _patterns(count: int) -> str:
+    return "pattern" if count == 1 else "patterns"
+
+
 def is_registry_version(spec: str) -> bool:
     """Whether `spec` names a version on the registry (upstream: allowed by default)."""
     alias = _ALIAS_RE.match(spec)
@@ -56,7 +62,7 @@ def is_registry_version(spec: str) -> bool:
 
 def allowed_values() -> tuple[list[re.Pattern[str]], str | None]:
     """The policy's compiled `allowedValues`, and the problem with the setting if any."""
-    raw = os.environ.get(POLICY_ENV, "").strip()
+    raw = os.environ.get(environment.FAAS_ALLOWED_DEPENDENCIES, "").strip()
     if not raw:
         return [], None
     try:
@@ -70,7 +76,8 @@ def allowed_values() -> tuple[list[re.Pattern[str]], str | None]:
         try:
             patterns.append(re.compile(value))
         except re.error as error:
-            return [], f"${POLICY_ENV} has {value!r}, which is not a regular expression ({error})"
+            return [], (f"${POLICY_ENV} has {value!r}, which is not a "
+                        f"regular expression ({error})")
     return patterns, None
 
 
@@ -122,16 +129,16 @@ def _check_package(path: Path, rel: str, function_id: str, patterns: list[re.Pat
             yield invalid(f"The version of {name} must be a string.", at)
         elif not is_registry_version(spec) and not any(p.fullmatch(spec) for p in patterns):
             policy = (f" ({problem})" if problem else
-                      f" (${POLICY_ENV} allows {len(patterns)} pattern(s), none matches "
-                      "all of it)" if patterns else "")
+                      f" (none of the {len(patterns)} {_patterns(len(patterns))} in "
+                      f"${POLICY_ENV} matches all of it)" if patterns else "")
             yield Finding(
                 "FAAS_DEPENDENCY_NOT_ALLOWED",
                 f"{name} comes from {json.dumps(spec, ensure_ascii=False)}, a restricted "
                 f"source that the dependency policy does not allow{policy}.", rel, at,
                 function_id,
                 fix="Use a registry version such as \"^1.2.3\", or have the site's policy "
-                    f"allow the source: a regular expression in ${POLICY_ENV} that matches "
-                    "the whole value.")
+                    f"allow the source: a regular expression in "
+                    f"${POLICY_ENV} that matches the whole value.")
         else:
             yield Finding(
                 "FAAS_DEPENDENCY_NOT_BUNDLED",

@@ -131,6 +131,6 @@ def input_findings(root: Path) -> list[Finding]:
         return []  # the config's own finding says so
     except InputError as error:
         path = error.detail.get("path")
-        return [Finding(error.code or "INPUT_INVALID", error.message,
+        return [Finding(str(error.code or "INPUT_INVALID"), error.message,
                         path if isinstance(path, str) else ".", "", None, error.hint)]
     return []

@@ -55,8 +55,9 @@ def auth_group() -> None:
 @click.option("--app-secret", default=None, envvar=environment.LARK_APP_SECRET, metavar="SECRET",
               help="With --brand: the app's secret ($LARK_APP_SECRET; - reads stdin).")
 @click.option("--scope", default="", metavar="SCOPES",
-              help="With --brand --as user: extra scopes to request (space-separated; "
-                   "offline_access is always added).")
+              help="With --brand --as user: scopes to request besides the site-builder "
+                   "set basedb needs (space-separated; offline_access and that set are always "
+                   "requested).")
 @click.option("--no-wait", is_flag=True,
               help="With --brand --as user: print the verification URL and device code and "
                    "return; finish with --device-code.")

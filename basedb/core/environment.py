@@ -40,6 +40,7 @@ FAAS_DISK_MB = "BASEDB_FAAS_DISK_MB"
 FAAS_IDLE_SECONDS = "BASEDB_FAAS_IDLE_SECONDS"
 FAAS_SPARES = "BASEDB_FAAS_SPARES"
 FAAS_SANDBOX = "BASEDB_FAAS_SANDBOX"
+FAAS_ALLOWED_DEPENDENCIES = "BASEDB_FAAS_ALLOWED_DEPENDENCIES"
 # Troubleshooting, and how requests are sent
 DEBUG = "BASEDB_DEBUG"
 TIMEOUT = "BASEDB_TIMEOUT"
@@ -86,6 +87,10 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(FAAS_IDLE_SECONDS, "An idle warm FaaS worker is stopped after this long.", "60"),
     EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
            "1"),
+    EnvVar(FAAS_ALLOWED_DEPENDENCIES, "The FaaS dependency policy's `allowedValues`: a JSON "
+           "array of regular expressions; a package.json dependency from a restricted source "
+           "(git, a URL, a path) passes `basedb check` only when one of them matches all of "
+           "it.", "only registry versions are allowed"),
     EnvVar(AI_BASE_URL, "The root of an OpenAI-compatible API (e.g. "
            "http://127.0.0.1:11434/v1) that answers AI Functions on the local platform.",
            "AI Functions are not enabled locally"),

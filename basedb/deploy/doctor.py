@@ -38,8 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from basedb import __version__, install_command
 from basedb.client import endpoints
+from basedb.client.lark.oauth import load_token
+from basedb.client.lark.scopes import missing as missing_scopes
 from basedb.client.lark.signin import lark_cli_status
 from basedb.client.profiles import current_profile
+from basedb.client.secrets import secret_store
 from basedb.client.sites import SiteApi
 from basedb.core.errors import AuthError, BasedbError, PermissionDenied, WorkspaceNotFound
 from basedb.core.frozen import frozen_dataclass
@@ -165,9 +168,11 @@ def check_sites(client: Client, profile: Profile) -> Check:
         data = client.request("GET", endpoints.SITES_LIST, params={"pageSize": 1}).get(
             "data") or {}
     except PermissionDenied as error:
-        scopes = " ".join(error.scopes) or "the site scopes"
         state = ("missing_scopes" if error.code in lark_errors.USER_SCOPE_CODES
                  else "app_scope_not_applied")
+        # Every scope the user lacks at once: the refused ones and the rest of the set.
+        wanted = [*error.scopes, *(_ungranted(profile) if state == "missing_scopes" else [])]
+        scopes = " ".join(dict.fromkeys(wanted)) or "the site scopes"
         fix = (f"{profile.login_command} --scope \"{scopes}\"" if state == "missing_scopes"
                else f"apply for {scopes} in the developer console"
                + (f": {error.console_url}" if error.console_url else ""))
@@ -180,6 +185,15 @@ def check_sites(client: Client, profile: Profile) -> Check:
     more = ", and more" if isinstance(data, dict) and data.get("hasMore") else ""
     return Check("sites", "ok", f"GET /sites/list answered ({plural(len(listed or []), 'site')} "
                  f"on the first page{more})")
+
+
+def _ungranted(profile: Profile) -> list[str]:
+    """The site-builder scopes a native user's stored sign-in was not granted."""
+    lark = profile.lark
+    if lark is None or lark.via == "lark-cli" or lark.identity != "user":
+        return []
+    stored = load_token(secret_store(), profile.name)
+    return missing_scopes(stored.scope) if stored is not None else []
 
 
 def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]:

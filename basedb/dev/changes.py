@@ -72,7 +72,7 @@ def relevant(root: Path, path: str | Path) -> str | None:
     return None
 
 
-def settled_paths(batch: Iterable[tuple[str, str | Path]]) -> list[str | Path]:
+def settled_paths(batch: Iterable[tuple[object, str | Path]]) -> list[str | Path]:
     """The paths of a batch of (change, path) events, less those created within it and
     gone by its end: a save's temporary file, written and then renamed over the file
     it replaces. A file that existed before the batch and was deleted stays (its

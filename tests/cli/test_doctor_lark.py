@@ -18,6 +18,7 @@ import respx
 
 from basedb.client.lark.accounts import secret_key
 from basedb.client.lark.oauth import StoredToken, save_token
+from basedb.client.lark.scopes import SITE_BUILDER
 from basedb.client.profiles import LarkAccount, Profile, save_profile
 from basedb.client.secrets import secret_store
 from tests.cli.deploy_support import run
@@ -123,7 +124,11 @@ def test_missing_scopes_of_a_signed_in_user(lark: respx.MockRouter) -> None:
     assert doc["state"] == "missing_scopes"
     assert token_check(doc)["status"] == "ok" and "Ada" in token_check(doc)["detail"]
     sites = next(c for c in doc["checks"] if c["name"] == "sites")
-    assert '--scope "base:app:create"' in sites["fix"]
+    # Every scope the sign-in lacks, at once: the refused one first, then the rest of the
+    # site-builder set the stored sign-in (offline_access only) was not granted.
+    wanted = sites["fix"].split('--scope "')[1].rstrip('"').split()
+    assert wanted[0] == "base:app:create" and len(wanted) == len(set(wanted))
+    assert set(wanted) == set(SITE_BUILDER)
 
 
 @pytest.mark.parametrize(("state", "env"), [

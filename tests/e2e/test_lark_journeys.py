@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from basedb.client.lark import oauth, signin
+from basedb.client.lark.scopes import SITE_BUILDER
 from tests.cli.deploy_support import run
 from tests.cli.test_json_shapes import assert_shape
 from tests.lark_support import (
@@ -147,7 +148,8 @@ def test_a_user_signs_in_with_the_device_flow(feishu: StandIn, tmp_path: Path,
     monkeypatch.setattr(signin, "begin_user", remember)
     monkeypatch.setattr(oauth, "pause", approve_while_waiting)
     code, out, err = in_process("auth", "login", "--brand", "feishu", "--app-id", app_id,
-                                "--app-secret", secret, "--profile", "me")
+                                "--app-secret", secret, "--profile", "me", "--scope",
+                                "contact:user.base:readonly")
     assert code == 0, err
     assert f"{feishu.url}/oauth/v1/device/verify?user_code={started[0].user_code}" in err
     assert "Ada" in out and user_id in out and "'me'" in out
@@ -162,6 +164,9 @@ def test_a_user_signs_in_with_the_device_flow(feishu: StandIn, tmp_path: Path,
         assert_shape("auth status --json", status)
         assert status["user"] == {"open_id": user_id, "name": "Ada"}
         assert status["tokenStatus"] == "valid" and "offline_access" in status["scope"]
+        # The site-builder set is asked for at login, and --scope adds to it.
+        granted = status["scope"].split()
+        assert set(SITE_BUILDER) <= set(granted) and "contact:user.base:readonly" in granted
         assert status["verified"] is bool(verify)
 
 

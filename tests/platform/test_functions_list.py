@@ -50,7 +50,8 @@ def test_lists_open_functions_in_stable_order_with_types_and_statuses(site: Task
     assert items["listTasks"] == {
         "functionId": "listTasks", "name": "listTasks",
         "description": "Tasks of one status, by title. Use listProjects for projects.",
-        "functionType": "database_function", "schemaStatus": "ready", "statusHint": None}
+        "functionType": "database_function", "schemaStatus": "ready", "statusHint": None,
+        "table": "Tasks"}
     assert {f["functionType"] for f in data["functions"]} == {
         "database_function", "mutation", "faas", "ai_function"}
     assert items["createTask"]["functionType"] == "mutation"

@@ -10,6 +10,8 @@ time fails the test, however the assertions below fare.
 - `uniqueItems` over an array of distinct objects: a linear check;
 - a schema whose validation grows exponentially (anyOf over a recursive `$ref`): it is
   validated off the loop, within a step budget, and refused past it;
+- a cheap statement whose answer is megabytes: fetched, shaped and encoded off the loop;
+- a body of megabytes of small JSON values: parsed off the loop.
 """
 
 from __future__ import annotations
@@ -20,10 +22,19 @@ from typing import Any
 import pytest
 
 from basedb.platform.domain import function_plans
+from basedb.platform.domain.runtimes import sql as sql_runtime
+from basedb.platform.domain.runtimes import sql_inline
 from basedb.protocol import Code
 from basedb.workspace.model import FaaS
 from tests.platform.conftest import Api
-from tests.platform.functions_support import TaskSite, build_site, deploy, save_drafts
+from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
+    TaskSite,
+    build_site,
+    deploy,
+    fresh_loop_budget,
+    save_drafts,
+    sql_function,
+)
 from tests.security.support import LoopWatchdog
 
 ECHO = ("export default async function (input) {\n"
@@ -60,6 +71,11 @@ ATTACK_FAAS = [faas("checkCode", CODE, required=["code"]),
                faas("walkTree", TREE, **{"$defs": TREE_DEFS})]
 ATTACK_AI = [ai_function("explainCode", CODE, required=["code"]),
              ai_function("countThings", ITEMS, required=["items"])]
+
+BIG_ROWS = 5_000
+BIG_COLUMNS = [f"C{n:02d}" for n in range(64)]
+BIG_ANSWER = sql_function("everything", "SELECT " + ", ".join(f'"{c}"' for c in BIG_COLUMNS)
+                          + ' FROM "Big"')
 
 @pytest.fixture
 def site(api: Api) -> TaskSite:
@@ -165,6 +181,71 @@ def test_an_exponential_schema_is_refused_within_a_budget(site: TaskSite,
     assert answer["code"] == Code.PARAMETER_INVALID, answer
     msg = answer["msg"]
     assert "too complex" in msg and "Parameter: /params" in msg and "Executed: no." in msg
+    loop_watchdog.assert_no_stall()
+
+
+# ------------------------------------------------------------------------ big answers
+
+
+@pytest.fixture
+def big_site(api: Api) -> TaskSite:
+    found = build_site(api)
+    base, app = found.base_token, found.app_token
+    table = api.ok("POST", f"/bases/{base}/tables", json={
+        "name": "Big", "fields": [{"name": name, "type": "text"} for name in BIG_COLUMNS]})
+    for start in range(0, BIG_ROWS, 200):
+        api.ok("POST", f"/bases/{base}/tables/{table['id']}/records/batch_create", json={
+            "fields": BIG_COLUMNS,
+            "rows": [[f"{name}{n:05d}" + "x" * 8 for name in BIG_COLUMNS]
+                     for n in range(start, start + 200)]})
+    api.ok("POST", f"/sites/{app}/bind_base", json={
+        "baseToken": base, "tableIds": [found.tasks_table, found.projects_table, table["id"]]})
+    save_drafts(found, database_functions=[BIG_ANSWER], mutations=[], faas=[],
+                ai_functions=[], exclude=[])
+    deploy(found)
+    return found
+
+
+@pytest.mark.usefixtures("fresh_loop_budget")
+def test_an_answer_of_megabytes_is_made_off_the_loop(big_site: TaskSite,
+                                                    loop_watchdog: LoopWatchdog) -> None:
+    """A statement the loop could run at once (no function, a plain scan), whose answer
+    is about 8 MB: fetching, decoding and encoding its rows is the loop's to budget too,
+    so the answer is made off the loop, complete."""
+    for _ in range(3):
+        answer = big_site.invoke("everything", {})
+        assert answer["rowCount"] == BIG_ROWS and not answer["truncated"]
+        assert answer["rows"][-1]["C63"] == f"C63{BIG_ROWS - 1:05d}" + "x" * 8
+    loop_watchdog.assert_no_stall()
+
+@pytest.mark.usefixtures("fresh_loop_budget")
+def test_an_answer_fetched_at_once_still_leaves_the_loop(
+        big_site: TaskSite, loop_watchdog: LoopWatchdog,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine fast enough to fetch the whole answer within the loop's SQLite
+    budgets (here: a second each), the answer is still made off the loop: the
+    loop keeps answers of at most LOOP_ANSWER_BYTES, whose shaping and encoding are
+    cheap too."""
+    monkeypatch.setattr(sql_inline, "LOOP_BUDGET_S", 1.0)
+    monkeypatch.setattr(sql_runtime, "BUDGET_S", 1.0)
+    for _ in range(2):  # the first call plans the function, in a worker thread
+        answer = big_site.invoke("everything", {})
+        assert answer["rowCount"] == BIG_ROWS and not answer["truncated"]
+    loop_watchdog.assert_no_stall()
+
+
+def test_a_body_of_megabytes_is_parsed_off_the_loop(site: TaskSite,
+                                                   loop_watchdog: LoopWatchdog) -> None:
+    """Two million small values in a 4 MiB invoke body, and in a record batch: parsing
+    them takes the JSON parser about 100 ms, off the loop."""
+    planned(site, "explainCode")
+    padding = [0] * 2_000_000
+    answer = call(site, "explainCode", params_body({"code": "aaa", "pad": padding}))
+    assert answer["code"] == Code.AI_FUNCTION_NOT_ENABLED, answer  # parsed and validated
+    path = f"/bases/{site.base_token}/tables/{site.tasks_table}/records/batch_create"
+    body = json.dumps({"fields": ["Title"], "rows": [padding]}).encode()
+    response = site.api.call("POST", path, content=body)
+    assert response.status_code == 400 and "one per entry of fields" in response.text
     loop_watchdog.assert_no_stall()
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from basedb.check.faas_deps import POLICY_ENV, is_registry_version
+from basedb.check.faas_deps import is_registry_version
 from basedb.check.run import check_workspace
+from basedb.core.environment import FAAS_ALLOWED_DEPENDENCIES as POLICY_ENV
 from basedb.workspace import load_workspace
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "negative" / "faas_dependency_not_allowed"

@@ -82,7 +82,9 @@ def test_the_distribution_is_basedb_cli_and_every_install_hint_says_so() -> None
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["name"] == DISTRIBUTION == "basedb-cli"
-    assert project["scripts"] == {"basedb": "basedb.cli:main"}
+    # upstream's command name runs the same program (docs/upstream.md)
+    assert project["scripts"] == {"basedb": "basedb.cli:main",
+                                  "base-database-cli": "basedb.cli:main"}
     assert install_command("fast") == "pip install 'basedb-cli[fast]'"
     try:
         assert metadata.version(DISTRIBUTION) == __version__

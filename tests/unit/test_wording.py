@@ -40,7 +40,9 @@ BUBBLEWRAP = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with
               "--ro-bind-try", "--symlink", "--proc", "--dev", "--size", "--perms", "--tmpfs",
               "--chdir", "--info-fd", "--block-fd"}
 PRLIMIT = {"--core", "--fsize", "--nofile", "--cpu", "--nproc", "--as"}
-OTHER_PROGRAMS |= BUBBLEWRAP | PRLIMIT
+# esbuild's, which the Fix for an unbundled FaaS dependency suggests (basedb.check.faas_deps)
+ESBUILD = {"--bundle", "--format", "--platform", "--outfile"}
+OTHER_PROGRAMS |= BUBBLEWRAP | PRLIMIT | ESBUILD
 
 
 def strings_of(path: Path) -> Iterator[tuple[int, str]]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from basedb.client.lark import policy
+from basedb.client.lark import policy, scopes
 from basedb.client.lark.brands import Hosts
 from basedb.client.lark.http import AuthHttp
 from basedb.client.secrets import SecretStore, locked
@@ -38,7 +38,6 @@ DEVICE_PATH = "/oauth/v1/device_authorization"
 TOKEN_PATH = "/open-apis/authen/v2/oauth/token"
 USER_INFO_PATH = "/open-apis/authen/v1/user_info"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
-OFFLINE_ACCESS = "offline_access"
 REFRESH_AHEAD_MS = 5 * 60 * 1000
 MAX_POLL_INTERVAL = 60
 MAX_POLLS = 200
@@ -55,11 +54,6 @@ def pause(seconds: float) -> None:
 
 def token_key(profile: str) -> str:
     return f"lark:{profile}:user_token"
-
-
-def with_offline_access(scope: str) -> str:
-    words = scope.split()
-    return " ".join([*words, OFFLINE_ACCESS] if OFFLINE_ACCESS not in words else words)
 
 
 @frozen_dataclass
@@ -145,7 +139,7 @@ class OAuth:
     def start(self, scope: str) -> DeviceAuthorization:
         status, data, _ = self._http.post(
             self.hosts.accounts + DEVICE_PATH, auth=(self.app_id, self._secret),
-            form={"client_id": self.app_id, "scope": with_offline_access(scope)})
+            form={"client_id": self.app_id, "scope": scopes.requested(scope)})
         if status >= 400 or "error" in data:
             reason = data.get("error_description") or data.get("error") or f"HTTP {status}"
             kind = "config" if data.get("error") == "invalid_client" else "auth"

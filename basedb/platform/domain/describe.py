@@ -29,12 +29,14 @@ class FunctionListItem:
     schema_status: str
     status_hint: str | None
     internal: bool = False  # excluded from agents; shown to a manager on request
+    table: str | None = None  # the main table it works on (FunctionPlan.tables)
 
     def to_dict(self) -> dict[str, Any]:
         item: dict[str, Any] = {
             "functionId": self.function_id, "name": self.name,
             "description": self.description, "functionType": self.function_type,
-            "schemaStatus": self.schema_status, "statusHint": self.status_hint}
+            "schemaStatus": self.schema_status, "statusHint": self.status_hint,
+            "table": self.table}
         if self.internal:
             item["internal"] = True
         return item
@@ -74,7 +76,7 @@ def list_item(plan: FunctionPlan, *, internal: bool) -> FunctionListItem:
     return FunctionListItem(
         function_id=plan.function_id, name=plan.name, description=plan.description,
         function_type=plan.kind, schema_status=plan.status, status_hint=plan.status_hint,
-        internal=internal)
+        internal=internal, table=plan.tables[0] if plan.tables else None)
 
 
 def describe_function(plan: FunctionPlan, *, app_token: str, env: str,

@@ -29,6 +29,7 @@ from basedb.check.sql.rules import check_database_functions
 from basedb.core.json_schema import schema_patterns
 from basedb.core.memo import Memo
 from basedb.core.schema_regex import pattern_problem
+from basedb.core.text_search import named_table
 from basedb.platform.domain.bounded_schema import bounded_class
 from basedb.platform.domain.fast_schema import FastValidator
 from basedb.platform.domain.revision import LiveCatalog
@@ -92,6 +93,10 @@ class FunctionPlan:
     compiled: CompiledQuery | None = None
     mutation: MutationPlan | None = None
     output_schema: dict[str, Any] | None = None
+    # The catalog tables it works on, the main one first: a query's tables in the order
+    # it names them, a Mutation's table, the table a FaaS or AI Function's id (or else
+    # its description) names. Search and the Skill's index group functions by them.
+    tables: tuple[str, ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -121,7 +126,8 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
                             description="", status=SchemaStatus.UNAVAILABLE,
                             status_hint=UNAVAILABLE_HINT.format(
                                 reason="its deployed declaration cannot be read"))
-    base.update(name=decl.name, description=decl.description_str)
+    base.update(name=decl.name, description=decl.description_str,
+                tables=_tables_of(decl, live.catalog))
     if isinstance(decl, (FaaS, AIFunction)):
         return _declared_schema_plan(base, decl)
     if isinstance(decl, DatabaseFunction):
@@ -129,6 +135,21 @@ def _build(snapshot: Snapshot, function_id: str, live: LiveCatalog) -> FunctionP
     if isinstance(decl, Mutation):
         return _mutation_plan(base, decl, live.catalog)
     return _unavailable(base, f"unknown function kind {item.kind}")
+
+
+def _tables_of(decl: AnyDeclaration, catalog: Catalog) -> tuple[str, ...]:
+    """The tables a Mutation declares or a FaaS or AI Function names; a Database
+    Function's come from its analysis (`_database_function_plan`)."""
+    names = catalog.table_names
+    if isinstance(decl, Mutation):
+        spec = decl.spec or decl.spec_as_written
+        table = catalog.table(spec.table) if spec and isinstance(spec.table, str) else None
+        return (table.name,) if table is not None else ()
+    if isinstance(decl, (FaaS, AIFunction)):
+        found = named_table(decl.function_id, names) or named_table(decl.description_str,
+                                                                     names)
+        return (found,) if found else ()
+    return ()
 
 
 def _unavailable(base: dict[str, Any], reason: str) -> FunctionPlan:
@@ -216,6 +237,7 @@ def _database_function_plan(base: dict[str, Any], decl: DatabaseFunction,
         compiled = compile_for_sqlite(analysis, catalog, timezone=timezone)
     except CompileError:
         return _unavailable(base, "its query uses SQL the local platform cannot run")
+    base["tables"] = tuple(dict.fromkeys(table.name for table in analysis.tables))
     bounded = analysis.typing.bound_params if analysis.typing is not None else frozenset()
     specs = param_specs(decl, catalog, analysis.bindings, bounded)
     schema = schema_from_specs(decl, specs)

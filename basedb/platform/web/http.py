@@ -41,7 +41,8 @@ from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.read_only import read_only_pool
 from basedb.platform.storage.store import Store
-from basedb.platform.web.bodies import parse_json_body, read_body
+from basedb.platform.web.bodies import parse_json_body as parse_json_body  # route modules
+from basedb.platform.web.bodies import parsed_json_body, read_body
 from basedb.platform.web.context import AppContext
 from basedb.platform.web.gate import LOG_ID_KEY, USER_ID_KEY
 from basedb.platform.web.origins import request_host
@@ -241,7 +242,7 @@ def asgi_handler(endpoint: Endpoint,
             if reads_json:
                 raw = await read_body(request, endpoint.body_limit)
                 call.body_sent, call.body_size = bool(raw), len(raw)
-                call.body = parse_json_body(raw)
+                call.body = await parsed_json_body(raw)
             if is_async:
                 result = await endpoint.handler(call)
             else:

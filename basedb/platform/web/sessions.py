@@ -66,7 +66,8 @@ def session_of(conn: sqlite3.Connection, secret: str) -> tuple[User, str] | None
     """The user and site of a live session."""
     row = conn.execute(
         "SELECT u.user_id, u.name, u.is_platform_owner, s.app_token FROM page_sessions s "
-        "JOIN users u ON u.user_id = s.user_id WHERE s.session_hash = ? AND s.expires_at > ?",
+        "JOIN users u ON u.user_id = s.user_id WHERE s.session_hash = ? AND s.expires_at > ? "
+        "AND s.app_token IS NOT NULL",  # (the platform origin's index sessions have none)
         (ids.hash_token(secret), int(time.time()))).fetchone()
     return (User(row[0], row[1], bool(row[2])), row[3]) if row else None
 

@@ -20,7 +20,9 @@ statement is:
 - at most `PER_SITE` such statements of one site at once.
 
 An attempt made on the server's event loop (`on_loop`) has the far smaller budget
-`LOOP_BUDGET_S` of the thread's CPU time, since nothing else is served while it runs.
+`LOOP_BUDGET_S` of the thread's CPU time, since nothing else is served while it runs,
+and its answer may hold at most `LOOP_ANSWER_BYTES`: decoding its rows and encoding the
+answer also run on the loop, outside SQLite's budget, and cost about what fetching did.
 CPU time rather than wall-clock time, so that a busy machine taking the CPU away from
 the server does not count against the statement; `BUDGET_S` of wall-clock time still
 bounds waits for the disk. A statement that does not finish within it is not tried on
@@ -55,6 +57,9 @@ from basedb.sql.sqlite.query import CompiledQuery, authorizing, read_only_author
 
 BUDGET_S = 0.02
 LOOP_BUDGET_S = 0.002
+# The largest answer (as `fetch_capped` counts JSON bytes) made on the loop: shaping and
+# encoding it take about as long as fetching it, outside SQLite's budget.
+LOOP_ANSWER_BYTES = 256 * 1024
 LOOP_BACKOFF_S = 1.0
 LOOP_WASTE_S = 0.05
 LOOP_WINDOW_S = 1.0  # the period LOOP_WASTE_S is counted over
@@ -111,11 +116,16 @@ def run_inline(conn: sqlite3.Connection, compiled: CompiledQuery, parameters: Se
     if refused_before or not _enter(site):
         return None
     started = time.perf_counter()
+    # On the loop the answer must stay small too: shaping and encoding it run there.
+    cap_bytes = min(response_cap_bytes, LOOP_ANSWER_BYTES) if on_loop else response_cap_bytes
     try:
-        answer = _attempt(conn, compiled, parameters, column_names, row_cap,
-                          response_cap_bytes, statement_limits, budget_s, cpu_budget_s)
+        answer = _attempt(conn, compiled, parameters, column_names, row_cap, cap_bytes,
+                          statement_limits, budget_s, cpu_budget_s)
     finally:
         _leave(site)
+    if answer is not None and cap_bytes < response_cap_bytes and answer[1] and (
+            len(answer[0]) < row_cap):
+        answer = None  # cut at the loop's cap, not the answer's: made in a thread instead
     if answer is None and on_loop:
         _loop_gave_up(compiled.sql, time.perf_counter() - started)
     return answer

@@ -2,6 +2,7 @@
 agent-tools.md "调用站点函数").
 
     GET  /sites/{app}/functions?env=prod|preview&pageToken&pageSize&includeInternal
+                               &query&table&access   (a search: function_search)
     GET  /sites/{app}/functions/{function_id}?env&includeInternal
     POST /sites/{app}/functions/{function_id}/invoke?env&includeInternal  {"params": {…}}
 
@@ -22,11 +23,18 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from basedb.platform.domain import identity
 from basedb.platform.domain.describe import describe_function, list_item
 from basedb.platform.domain.function_plans import function_plan
+from basedb.platform.domain.function_search import (
+    ACCESS_VALUES,
+    MAX_QUERY_CHARS,
+    FunctionQuery,
+    search_functions,
+)
 from basedb.platform.domain.identity import User
 from basedb.platform.domain.invoke import (
     INVOKE_ENVIRONMENTS,
@@ -40,7 +48,7 @@ from basedb.platform.domain.revision import live_catalog
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.ids import new_log_id
 from basedb.platform.storage.read_only import read_only_pool
-from basedb.platform.web.bodies import parse_json_body, receive_body, refuse_declared_over
+from basedb.platform.web.bodies import parsed_json_body, receive_body, refuse_declared_over
 from basedb.platform.web.context import AppContext
 from basedb.platform.web.gate import LOG_ID_KEY, USER_ID_KEY
 from basedb.platform.web.http import (
@@ -54,6 +62,7 @@ from basedb.platform.web.http import (
 )
 from basedb.platform.web.origins import HOST_KEY, RequestHost
 from basedb.platform.web.responses import (
+    JSON,
     envelope_bytes,
     failure_response,
     send_json_200,
@@ -115,12 +124,20 @@ def _params(body: Any, body_sent: bool) -> dict[str, Any]:
     return params
 
 
-def _page_token(env: str, after: str) -> str:
-    raw = json.dumps({"env": env, "after": after}, separators=(",", ":")).encode("utf-8")
+def _page_token(env: str, after: str | None = None, *, offset: int = 0,
+                search: str | None = None) -> str:
+    state: dict[str, Any] = {"env": env}
+    if search is None:
+        state["after"] = after
+    else:
+        state.update(offset=offset, search=search)
+    raw = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def _read_page_token(call: Call, env: str) -> str | None:
+def _read_page_token(call: Call, env: str, search: str | None = None) -> Any:
+    """Where the previous page stopped: the last functionId of a plain listing, the
+    offset into the results of a search (None: the first page)."""
     token = call.query.get("pageToken")
     if not token:
         return None
@@ -128,33 +145,72 @@ def _read_page_token(call: Call, env: str) -> str | None:
         decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):
         decoded = None
-    after = decoded.get("after") if isinstance(decoded, dict) else None
-    if not isinstance(after, str) or decoded.get("env") != env:
+    if not isinstance(decoded, dict) or decoded.get("env") != env:
+        decoded = {}
+    if search is None:
+        position = decoded.get("after")
+        usable = isinstance(position, str) and "search" not in decoded
+    else:
+        position = decoded.get("offset")
+        usable = (isinstance(position, int) and not isinstance(position, bool)
+                  and position >= 0 and decoded.get("search") == search)
+    if not usable:
         raise bad_request("pageToken is not one this listing returned", parameter="?pageToken",
                           received=token, fix="send the pageToken of the previous page with "
-                          "the same env, or leave it out to start from the first page")
-    return after
+                          "the same env, query, table and access, or leave it out to start "
+                          "from the first page")
+    return position
+
+
+def parse_function_query(call: Call) -> FunctionQuery:
+    """`query`, `table` and `access` of a listing (all optional)."""
+    query = call.query.get("query", "")
+    if len(query) > MAX_QUERY_CHARS:
+        raise bad_request(f"query is longer than {MAX_QUERY_CHARS} characters",
+                          parameter="?query", received=query[:80] + "…",
+                          fix="send a few distinctive words of what the function does")
+    access = call.query.get("access") or None
+    if access is not None and access not in ACCESS_VALUES:
+        raise bad_request("access must be read or write", parameter="?access",
+                          received=access, fix="send access=read (functions that only "
+                          "read) or access=write (all others), or leave it out",
+                          candidates=ACCESS_VALUES)
+    return FunctionQuery(query=query, table=call.query.get("table", "").strip(),
+                         access=access)
 
 
 def list_functions(call: Call) -> dict[str, Any]:
     env, include_internal = parse_env(call), parse_flag(call, "includeInternal")
     page_size = call.query_int("pageSize", default=DEFAULT_PAGE_SIZE, minimum=1,
                                maximum=MAX_PAGE_SIZE)
-    after = _read_page_token(call, env)
+    wanted = parse_function_query(call)
+    search = wanted.key() if wanted.active else None
+    position = _read_page_token(call, env, search)
     with call.store.read() as conn:
         deployed = resolve_deployment(conn, call.caches, call.caller, call.path["app_token"], env,
                                       include_internal)
-        remaining = [f for f in deployed.visible if after is None or f > after]
-        page = remaining[:page_size]
         live = live_catalog(conn, deployed.site, call.caches.catalogs)
-        plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
-                 for function_id in page]
-    has_more = len(remaining) > len(page)
+        if search is None:
+            remaining = [f for f in deployed.visible if position is None or f > position]
+            page_ids = remaining[:page_size]
+            plans = [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
+                     for function_id in page_ids]
+            has_more = len(remaining) > len(plans)
+            token = _page_token(env, page_ids[-1]) if has_more else None
+        else:
+            found = search_functions(
+                [function_plan(deployed.snapshot, function_id, live, call.caches.plans)
+                 for function_id in deployed.visible], wanted)
+            start = position or 0
+            plans = found[start:start + page_size]
+            has_more = len(found) > start + len(plans)
+            token = (_page_token(env, offset=start + len(plans), search=search)
+                     if has_more else None)
     return {
         "functions": [list_item(p, internal=deployed.is_internal(p.function_id)).to_dict()
                       for p in plans],
         "hasMore": has_more,
-        "pageToken": _page_token(env, page[-1]) if has_more else None,
+        "pageToken": token,
         "env": env,
         "deploymentId": deployed.snapshot.deployment_id,
     }
@@ -170,18 +226,23 @@ def describe(call: Call) -> dict[str, Any]:
         internal=target.deployed.is_internal(target.function_id)).to_dict()}
 
 
-async def invoke(call: Call) -> Any:
+async def invoke(call: Call) -> Response:
     """Answered on the event loop when it can be at once (a cheap Database Function
     statement on what the platform holds in memory), else finished in a worker thread
     (`basedb.platform.domain.invoke.start_on_loop`)."""
-    return await _invoke(call.context, call.caller, call.path["app_token"],
-                         call.path["function_id"], call.query, call.body, call.body_sent,
-                         call.body_size, call.from_page, call.log_id)
+    content = await _invoke(call.context, call.caller, call.path["app_token"],
+                            call.path["function_id"], call.query, call.body, call.body_sent,
+                            call.body_size, call.from_page, call.log_id)
+    return Response(content, media_type=JSON)
 
 
 async def _invoke(context: AppContext, caller: User, app_token: str, function_id: str,
                   query: QueryParams, body: Any, body_sent: bool, body_size: int,
-                  from_page: bool, log_id: str) -> Any:
+                  from_page: bool, log_id: str) -> bytes:
+    """The call's answer as the envelope's bytes. One made in a worker thread is encoded
+    there too: its size is the statement's or the handler's (megabytes, at most the
+    answer cap), and encoding it would hold the loop as long as fetching it did. What the
+    loop answers itself is small by construction (`sql_inline.LOOP_ANSWER_BYTES`)."""
     env = _env(query)
     started = time.perf_counter()
     with call_logged(env, function_id, started):
@@ -190,8 +251,12 @@ async def _invoke(context: AppContext, caller: User, app_token: str, function_id
             _params(body, body_sent), env, _flag(query, "includeInternal"), from_page,
             log_id, context.faas, context.quotas), body_size)
         if isinstance(answer, Pending):
-            return await run_in_threadpool(answer.finish)
-        return answer
+            return await run_in_threadpool(_finished_envelope, answer)
+        return envelope_bytes(answer)
+
+
+def _finished_envelope(pending: Pending) -> bytes:
+    return envelope_bytes(pending.finish())
 
 
 def direct_invoke(context: AppContext, endpoint: Endpoint) -> DirectHandler:
@@ -231,9 +296,9 @@ def direct_invoke(context: AppContext, endpoint: Endpoint) -> DirectHandler:
                                  limit)
             raw = await receive_body(receive, limit)
             query = QueryParams(scope["query_string"]) if scope["query_string"] else NO_QUERY
-            data = await _invoke(context, caller, app_token, path["function_id"], query,
-                                 parse_json_body(raw), bool(raw), len(raw), False, log_id)
-            content = envelope_bytes(data)
+            content = await _invoke(context, caller, app_token, path["function_id"], query,
+                                    await parsed_json_body(raw), bool(raw), len(raw), False,
+                                    log_id)
         except ApiFailure as failure:
             await failure_response(failure, log_id)(scope, receive, send)
             return True
@@ -292,6 +357,9 @@ _ITEM_PROPERTIES: dict[str, Schema] = {
     "schemaStatus": _STATUS,
     "statusHint": {**_NULLABLE_STRING, "description": "What to do when schemaStatus is not "
                    "ready; null when it is."},
+    "table": {**_NULLABLE_STRING, "description": "The table it works on (a query's first "
+              "table, a Mutation's table, the table a FaaS id names); null when none is "
+              "known. The `table` filter takes these names."},
     "internal": {**BOOLEAN, "description": "Present (true) for an excluded function shown "
                  "because of includeInternal."},
 }
@@ -338,13 +406,26 @@ ENDPOINTS = [
     Endpoint("GET", _SITE_FUNCTIONS, list_functions, "The site's published functions.",
              "functions",
              description="Stable order (by functionId), pages of pageSize; pass the returned "
-             "pageToken while hasMore is true. A site without a deployment for env answers "
-             "800004004.",
-             query=(_ENV, QueryParam("pageToken", STRING, "From the previous page."),
+             "pageToken while hasMore is true. With query, the best matches come first "
+             "(BM25 over functionId, name, description, table and parameter names; words "
+             "split at camelCase, Chinese as character pairs) and functions matching no "
+             "word are left out; table and access filter. Search with a few distinctive "
+             "words of the task, e.g. query=overdue invoice&access=read. A site without a "
+             "deployment for env answers 800004004.",
+             query=(_ENV, QueryParam("pageToken", STRING, "From the previous page (of the "
+                                     "same query, table and access)."),
                     QueryParam("pageSize", {"type": "integer", "minimum": 1,
                                             "maximum": MAX_PAGE_SIZE,
                                             "default": DEFAULT_PAGE_SIZE}, "Page size."),
-                    _INTERNAL),
+                    _INTERNAL,
+                    QueryParam("query", {"type": "string", "maxLength": MAX_QUERY_CHARS},
+                               "Words describing the function wanted; results are ranked, "
+                               "best first."),
+                    QueryParam("table", STRING, "Only functions working on this table "
+                               "(its name, case-insensitive; see `table` of an entry)."),
+                    QueryParam("access", {"type": "string", "enum": list(ACCESS_VALUES)},
+                               "read: only Database Functions (they never change data); "
+                               "write: every other function.")),
              response=obj({"functions": array(obj(_ITEM_PROPERTIES, _ITEM_REQUIRED)),
                            "hasMore": BOOLEAN, "pageToken": _NULLABLE_STRING,
                            "env": STRING, "deploymentId": STRING},

@@ -23,7 +23,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from basedb.core import page_sdk
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
-from basedb.platform.web import origins, pages, sessions, sign_in
+from basedb.platform.web import index_session, origins, pages, sessions, sign_in
+from basedb.platform.web.gate import USER_ID_KEY
 from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.responses import envelope
 from basedb.platform.web.routes.schemas import STRING, obj
@@ -62,6 +63,7 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
         viewer = _viewer(call, app_token)
         if viewer is None:
             return _signed_out(call)
+        call.request.scope[USER_ID_KEY] = viewer.user_id  # for the access log
         site = sites.get_site(conn, app_token)
         role = sites.role_of(conn, app_token, viewer.user_id) if site else None
         if site is None or role is None:
@@ -107,17 +109,18 @@ def _to_page_host(call: Call, app_token: str) -> Response:
 
 
 def serve_index(call: Call) -> Response:
-    """`/` on an API host: the sites the caller may open, each at its page URL. Browsers
-    sign in per site (each on its own origin), so the caller shows a bearer token here;
-    without one the page says where to go instead."""
+    """`/` on an API host: the sites the caller may open, each at its page URL. The
+    caller is a bearer token, or the browser that signed in on this origin's form (its
+    index cookie, basedb.platform.web.index_session); else the page says where to go."""
     authorization = call.request.headers.get("authorization")
-    if not authorization:
-        return _page(401, "Sign in on a site's page", "Each site's pages sign in on their "
-                     "own origin: open the page URL that basedb serve or basedb deploy "
-                     "printed. With a token, this page lists your sites.")
     base = origins.request_base(call.request)
     with call.store.read() as conn:
-        viewer = identity.authenticate(conn, authorization)
+        viewer = (identity.authenticate(conn, authorization) if authorization
+                  else index_session.index_session_user(conn, call.request))
+        if viewer is None:
+            return _page(401, "Sign in on a site's page", "Open the page URL that basedb "
+                         "serve or basedb deploy printed and sign in there; this page then "
+                         "lists your sites. With a token, so does this page.")
         rows = [(site.app_token, site.title, role, role in sites.MANAGER_ROLES,
                  origins.page_url(site.app_token, "prod", base=base))
                 for site, role in sites.sites_of_user(conn, viewer.user_id)]
@@ -232,9 +235,10 @@ _SESSION = ("On a site's page host only; needs the header X-Basedb-Page: 1 and a
 ENDPOINTS = [
     Endpoint("GET", "/", serve_index, "The sites the viewer may open (an HTML page).",
              "pages", description="Links to each site's production pages and, for owners "
-             "and admins, its preview. Needs the page session cookie or a bearer token; "
-             "without one, answers 401 with the sign-in page.", auth=False, absolute=True,
-             response_media_type=HTML, error_page_media_type=HTML),
+             "and admins, its preview. Needs a bearer token, or the index cookie "
+             "(`basedb_sites`) that signing in on the platform's form leaves on its origin; "
+             "without either, answers 401 with a page that says where to sign in.",
+             auth=False, absolute=True, response_media_type=HTML, error_page_media_type=HTML),
     # The preview route comes first: the prod route's {path} would match preview/… too.
     Endpoint("GET", "/sites/{app_token}/preview/{path:path}", serve_preview_page,
              "A page of the site's latest preview (owners and admins).", "pages",

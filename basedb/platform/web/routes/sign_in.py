@@ -10,14 +10,14 @@ around it (basedb.platform.web.sign_in has the flow and why it is built so).
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlencode
 
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from basedb.platform.domain import identity, sites
-from basedb.platform.web import origins, pages, sessions, sign_in
+from basedb.platform.web import index_session, origins, pages, sessions, sign_in
 from basedb.platform.web.http import KIB, Call, Endpoint, QueryParam
+from basedb.platform.web.responses import envelope
 from basedb.platform.web.routes.pages import HTML, NO_SUCH_SITE
 from basedb.platform.web.routes.schemas import STRING, obj
 from basedb.protocol import ApiFailure, Code, bad_request, permission_denied
@@ -41,7 +41,7 @@ def sign_in_form(call: Call) -> Response:
                         headers=pages.platform_page_headers(script=pages.SIGN_IN_SCRIPT))
 
 
-def submit_sign_in(call: Call) -> dict[str, Any]:
+def submit_sign_in(call: Call) -> Response:
     # Only this origin's own script can send this request (the page header and the
     # browser's Origin / Sec-Fetch-Site): no site's page can post a token here.
     sessions.require_page_request(call.request)
@@ -64,10 +64,14 @@ def submit_sign_in(call: Call) -> dict[str, Any]:
             raise permission_denied(f"User {user.user_id} cannot sign in here: "
                                     f"{NO_SUCH_SITE}", "sign in with the token of a member")
         code = sign_in.issue_code(conn, user, site.app_token, state)
+        index = index_session.open_index_session(conn, user)
     page_origin = origins.page_origin(site.app_token, base=origins.request_base(call.request))
     query = urlencode({"code": code, "next": sign_in.page_path(site.app_token, body.get("next"))})
-    return {"redirect": f"{page_origin}{sign_in.CALLBACK_PATH}?{query}",
-            "userId": user.user_id, "name": user.name}
+    answer = envelope({"redirect": f"{page_origin}{sign_in.CALLBACK_PATH}?{query}",
+                       "userId": user.user_id, "name": user.name})
+    # The platform's own `/` then lists this browser's sites (index_session).
+    index_session.set_index_cookie(answer, index, secure=_secure(call))
+    return answer
 
 
 # ------------------------------------------------------------ on a site's page origin
