@@ -17,6 +17,7 @@ from basedb.protocol.codes import (
     Code,
     ErrorCode,
     HintCode,
+    RecordErrorCode,
     RefreshCode,
     SchemaStatus,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "ErrorCode",
     "FailureMessage",
     "HintCode",
+    "RecordErrorCode",
     "RefreshCode",
     "SchemaStatus",
     "api_envelope",

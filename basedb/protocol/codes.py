@@ -3,6 +3,7 @@
     Code         an envelope's `code` (the Open API, Lark's gateway and auth/v3 endpoints)
     RefreshCode  the `code` of Lark's OAuth token endpoint when a refresh is refused
     SchemaStatus a listed function's `schemaStatus`
+    RecordErrorCode  `error.code` of a refused `ctx.records` call in a FaaS handler
     ErrorCode    a blocking finding of `check` (`data.errors[].code` of a refused draft)
     HintCode     a finding of `check` that never blocks
 
@@ -37,6 +38,10 @@ class Code(IntEnum):
     APP_NOT_IN_USE = 99991662
     APP_UNAUTHORIZED = 99991673
     RATE_LIMITED = 99991400
+    # Lark's security policy: the user must pass a challenge first, or may not (lark-cli
+    # `internal/auth/errors.go`); neither says the sign-in is bad.
+    POLICY_CHALLENGE_REQUIRED = 21000
+    POLICY_ACCESS_DENIED = 21001
     # Lark's auth/v3 tenant token endpoint: a malformed request, a wrong app secret.
     AUTH_PARAM_INVALID = 10003
     APP_SECRET_INVALID = 10014
@@ -84,6 +89,19 @@ class SchemaStatus(StrEnum):
 CALLABLE_STATUSES = frozenset({SchemaStatus.READY, SchemaStatus.MISSING})
 """A function may be called now: by its named params (ready), or with what its
 description says (missing)."""
+
+
+class RecordErrorCode(StrEnum):
+    """Why a FaaS handler's record call (`ctx.records.…`) was refused: the rejected
+    promise's `error.code`. Nothing of a refused call was written."""
+
+    INVALID_ARGUMENT = "invalid_argument"  # the call itself is malformed (types, sizes)
+    TABLE_NOT_FOUND = "table_not_found"  # not a table bound to the site
+    FIELD_NOT_FOUND = "field_not_found"  # no such field in the table
+    INVALID_VALUE = "invalid_value"  # a cell value the field cannot take (or read-only)
+    RECORD_NOT_FOUND = "record_not_found"  # update / delete / get of a missing record
+    BUSY = "busy"  # the database stayed locked by other writers; retry later
+    INTERNAL_ERROR = "internal_error"  # a platform bug; logged with the run's log id
 
 
 class ErrorCode(StrEnum):

@@ -51,3 +51,26 @@ def test_each_line_is_what_json_dumps_writes(path: str, user_id: str | None, ms:
                 "method": "POST", "path": path, "status": 200, "ms": round(ms, 2),
                 "user_id": user_id}
     assert line == json.dumps(expected, ensure_ascii=False) + "\n"
+
+
+def test_a_signed_in_page_request_is_logged_with_its_viewer(
+        platform: LocalPlatform, capsys: pytest.CaptureFixture[str]) -> None:
+    from basedb.platform.web.origins import site_label
+    from tests.platform.conftest import Api
+    from tests.platform.release_support import deploy, functions_body, task_site
+    from tests.platform.sign_in_support import sign_in
+
+    app = build_app(platform.store, data_dir=platform.data_dir, access_log=True)
+    with TestClient(app, base_url="http://localhost") as client:
+        api = Api(client, platform.owner_token)
+        site = task_site(api)
+        api.ok("PUT", f"/sites/{site.app_token}/draft/functions", json=functions_body())
+        deploy(api, site.app_token)
+        me = api.ok("GET", "/users/me")["user_id"]
+    with TestClient(app, base_url=f"http://{site_label(site.app_token)}.localhost") as tab:
+        sign_in(tab, platform.owner_token)
+        capsys.readouterr()
+        assert tab.get(f"/sites/{site.app_token}/preview/").status_code == 200
+    line = json.loads(capsys.readouterr().err.splitlines()[-1])
+    assert line["path"] == f"/sites/{site.app_token}/preview/"
+    assert line["status"] == 200 and line["user_id"] == me

@@ -300,3 +300,23 @@ def test_a_sites_service_worker_never_sees_the_token(scene: Scene, browser: Any)
         # with it the page origin's sign-in steps) is refused.
         assert workers == ["registered", "SecurityError"]
         context.close()
+
+
+def test_behind_a_public_url_the_flow_stays_on_its_names(
+        scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With $BASEDB_PUBLIC_URL (a proxy in front), the form is on the public host and
+    the code goes to the site's page host under it."""
+    monkeypatch.setenv("BASEDB_PUBLIC_URL", "https://basedb.example.com")
+    label = scene.b.lower()
+    with TestClient(scene.platform.app, base_url=f"https://{label}.basedb.example.com") as tab:
+        start = tab.get(sign_in.START_PATH, follow_redirects=False)
+        form = urlsplit(start.headers["location"])
+        assert (form.scheme, form.netloc, form.path) == ("https", "basedb.example.com",
+                                                         sign_in.SIGN_IN_PATH)
+        answer = tab.post(f"https://basedb.example.com{sign_in.SIGN_IN_PATH}",
+                          json={"token": scene.mo_token, **dict(parse_qsl(form.query))},
+                          headers=PAGE)
+        callback = urlsplit(answer.json()["data"]["redirect"])
+        assert (callback.scheme, callback.netloc) == ("https", f"{label}.basedb.example.com")
+        done = tab.get(answer.json()["data"]["redirect"], follow_redirects=False)
+        assert done.status_code == 200 and "Secure" in done.headers["set-cookie"]

@@ -223,6 +223,8 @@ def test_draft_and_deployment_calls_return_results_that_render_to_json(tmp_path:
         catalog = live_catalog(conn, site, caches.catalogs).catalog
     assert _assert_result(dev_drafts.state(caches.dev, app_token)) == {
         "revision": None, "functionIds": []}
-    saved = _assert_result(dev_drafts.replace(caches.dev, app_token, {"faas": []}, catalog))
+    saved = _assert_result(dev_drafts.replace(caches.dev, app_token, {"faas": []}, catalog,
+                                              by=owner, role="owner"))
     assert list(saved) == ["functionHints", "counts", "revision"]
-    assert _assert_result(dev_drafts.discard(caches.dev, app_token)) == {"discarded": True}
+    assert _assert_result(dev_drafts.discard(caches.dev, app_token, by=owner,
+                                             role="owner")) == {"discarded": True}

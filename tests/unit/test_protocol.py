@@ -9,7 +9,15 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from basedb.core.errors import ApiError, BadResponse, WorkspaceNotFound
+from basedb.client.api_output import from_exception
+from basedb.core.errors import (
+    ApiError,
+    AuthError,
+    BadResponse,
+    BasedbError,
+    UsageError,
+    WorkspaceNotFound,
+)
 from basedb.protocol import (
     MAX_MSG_CHARS,
     Code,
@@ -18,6 +26,7 @@ from basedb.protocol import (
     permission_denied,
     unexecuted_message,
 )
+from basedb.protocol.envelope import error_envelope
 
 
 def test_every_code_is_defined_once_with_its_documented_value() -> None:
@@ -95,3 +104,18 @@ def test_with_context_returns_a_new_error_and_leaves_the_original_alone() -> Non
 def test_a_bad_response_knows_whether_a_write_may_have_happened() -> None:
     assert BadResponse("proxy page", detail={"http_status": 502}).outcome_unknown
     assert not BadResponse("not found", detail={"http_status": 404}).outcome_unknown
+
+
+def test_an_error_envelope_leaves_out_an_absent_code_as_lark_cli_does() -> None:
+    """lark-cli's ErrDetail writes `code` with omitempty: JSON mode and `basedb api` both
+    leave out a code of none or 0, and keep basedb's string codes and Lark's numbers."""
+    def keys(error: BasedbError) -> list[str]:
+        return list(error_envelope(error, "user")["error"])
+
+    assert keys(UsageError("bad option")) == ["type", "message"]
+    assert keys(AuthError("not signed in", code=0)) == ["type", "message"]
+    assert keys(WorkspaceNotFound("/tmp"))[:3] == ["type", "code", "message"]
+    assert error_envelope(ApiError("refused", code=Code.BAD_REQUEST))["error"]["code"] == 9499
+    api = json.loads(from_exception(UsageError("bad option")).envelope_text("user"))
+    assert api == error_envelope(UsageError("bad option"), "user")
+    assert list(api) == ["ok", "identity", "error"]

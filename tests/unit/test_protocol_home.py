@@ -21,12 +21,14 @@ PACKAGE = Path(basedb.__file__).parent
 HOME = PACKAGE / "protocol"
 
 FAMILIES: tuple[type[Enum], ...] = (codes.Code, codes.RefreshCode, codes.SchemaStatus,
-                                    codes.ErrorCode, codes.HintCode)
+                                    codes.RecordErrorCode, codes.ErrorCode, codes.HintCode)
 # Numbers that are also ordinary quantities (0, HTTP statuses) are not codes in code.
 WIRE_NUMBERS = frozenset(int(code) for family in (codes.Code, codes.RefreshCode)
                          for code in family if int(code) >= 9000)
 WIRE_RANGES = (range(99991000, 99992000), range(800004000, 800005000))
-STATUSES = frozenset(status.value for status in codes.SchemaStatus)
+# The string families: a literal that lists two of a family's values re-defines it.
+LISTED = {family.__name__: frozenset(member.value for member in family)
+          for family in (codes.SchemaStatus, codes.RecordErrorCode)}
 # An envelope: {code, msg} with nothing but its optional members.
 ENVELOPE_KEYS = frozenset({"code", "msg", "data", "error"})
 # lark-cli's ErrDetail: {type, message} with its optional members.
@@ -56,10 +58,11 @@ def offences(tree: ast.AST) -> list[tuple[int, str]]:
             elif {"type", "message"} <= keys <= CLI_ERROR_KEYS:
                 found.append((node.lineno, f"lark-cli's error built by hand: {sorted(keys)}"))
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            named = {item.value for item in node.elts
-                     if isinstance(item, ast.Constant) and item.value in STATUSES}
-            if len(named) >= 2:
-                found.append((node.lineno, f"schemaStatus values listed: {sorted(named)}"))
+            items = {item.value for item in node.elts if isinstance(item, ast.Constant)}
+            for family, values in LISTED.items():
+                if len(items & values) >= 2:
+                    found.append((node.lineno, f"{family} values listed: "
+                                  f"{sorted(items & values)}"))
     return sorted(found)
 
 
@@ -84,6 +87,7 @@ def test_no_module_outside_protocol_defines_a_code_or_an_envelope() -> None:
     "error = {'type': kind, 'code': code, 'message': message}",
     "STATUS = {'enum': ['ready', 'missing', 'needs_upgrade', 'unavailable']}",
     "if status in ('ready', 'missing'): pass",
+    "CODES = ('invalid_argument', 'table_not_found', 'busy')",
 ])
 def test_each_rule_catches_what_it_is_for(source: str) -> None:
     assert offences(ast.parse(source)) != []

@@ -180,9 +180,8 @@ class LarkCliTransport(httpx.BaseTransport):
         message = str(error.get("message") or "")
         blocked = policy.LARK_CLI_CODES.get(str(error.get("code")))
         if kind == "auth_error" and blocked is not None:  # lark-cli's own policy envelope
-            return httpx.Response(403, json={
-                "code": blocked, "msg": message, "data": {
-                    "challenge_url": error.get("challenge_url"), "cli_hint": error.get("hint")}},
+            return httpx.Response(403, json=api_envelope(blocked, message, data={
+                "challenge_url": error.get("challenge_url"), "cli_hint": error.get("hint")}),
                 request=request)
         if kind == "network":
             if tenant_token_unreachable(message):  # no token: the request was not sent

@@ -28,8 +28,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from basedb.core.frozen import frozen_dataclass
-from basedb.platform.domain import drafts
+from basedb.platform.domain import dev_authors, drafts
 from basedb.platform.domain.drafts import DraftFunction
+from basedb.platform.domain.identity import User
 from basedb.platform.domain.snapshots import FunctionSnapshot, Snapshot, make_snapshot
 from basedb.platform.storage import ids
 from basedb.protocol import bad_request
@@ -142,10 +143,12 @@ class DevDraftDiscarded:
         return {"discarded": self.discarded}
 
 
-def replace(memory: DevDrafts, app_token: str, body: Any, catalog: Catalog) -> DevDraftSaved:
+def replace(memory: DevDrafts, app_token: str, body: Any, catalog: Catalog, *,
+            by: User, role: str) -> DevDraftSaved:
     """Judge a PUT dev/functions body against the site's live `catalog` as PUT
     draft/functions judges a draft (9499 with data.errors) and make it the site's
-    development draft."""
+    development draft, if `by` (with `role` on the site) may put it (`dev_authors`);
+    the put is written to the site's platform log."""
     functions = drafts.parse_lists(body, DEV_LISTS, drafts.MAX_FUNCTIONS,
                                    extra=(drafts.TIMEZONE_KEY,))
     timezone = drafts.parse_timezone(body)
@@ -157,7 +160,9 @@ def replace(memory: DevDrafts, app_token: str, body: Any, catalog: Catalog) -> D
     result = drafts.validate(functions, catalog)
     if result.errors:
         raise drafts.findings_failure(result, functions, what="The development draft")
+    dev_authors.check_author(by, role, app_token, functions)
     draft = memory.put(app_token, functions, timezone=timezone)
+    dev_authors.record_put(by, role, app_token, functions, draft.revision)
     counts: dict[str, int] = {kind: sum(1 for f in functions if f.kind == kind)
                               for kind in DEV_LISTS.values()}
     return DevDraftSaved(tuple(hint.to_dict() for hint in result.hints), counts,
@@ -171,5 +176,7 @@ def state(memory: DevDrafts, app_token: str) -> DevDraftState:
     return DevDraftState(draft.revision, tuple(sorted(draft.snapshot.functions)))
 
 
-def discard(memory: DevDrafts, app_token: str) -> DevDraftDiscarded:
-    return DevDraftDiscarded(memory.discard(app_token))
+def discard(memory: DevDrafts, app_token: str, *, by: User, role: str) -> DevDraftDiscarded:
+    discarded = memory.discard(app_token)
+    dev_authors.record_discard(by, role, app_token, discarded)
+    return DevDraftDiscarded(discarded)

@@ -1,5 +1,7 @@
-"""The development draft of `basedb dev` (owners and admins): the functions a dev
-session is editing, which env=dev calls run (`basedb.platform.domain.dev_drafts`).
+"""The development draft of `basedb dev` (owners and admins; one whose FaaS functions
+declare secrets, the owner only: `basedb.platform.domain.dev_authors`): the functions a
+dev session is editing, which env=dev calls run (`basedb.platform.domain.dev_drafts`).
+Every put and discard is written to the site's platform log.
 
     PUT    /sites/{app}/dev/functions   {databaseFunctions, mutations, faas, aiFunctions}
     GET    /sites/{app}/dev/functions   → {revision, functionIds} (revision null: none)
@@ -26,29 +28,30 @@ from basedb.platform.web.routes.drafts import (
 from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRINGS, obj
 
 
-def _manage(call: Call) -> sites.SiteRow:
+def _manage(call: Call) -> tuple[sites.SiteRow, str]:
     with call.store.read() as conn:
-        site, _ = require_site(conn, call.caller, call.path["app_token"],
-                               roles=sites.MANAGER_ROLES)
-    return site
+        return require_site(conn, call.caller, call.path["app_token"],
+                            roles=sites.MANAGER_ROLES)
 
 
 def put_dev_functions(call: Call) -> dict[str, Any]:
     with call.store.read() as conn:
-        site, _ = require_site(conn, call.caller, call.path["app_token"],
-                               roles=sites.MANAGER_ROLES)
+        site, role = require_site(conn, call.caller, call.path["app_token"],
+                                  roles=sites.MANAGER_ROLES)
         catalog = live_catalog(conn, site, call.caches.catalogs).catalog
-    return dev_drafts.replace(call.caches.dev, site.app_token, call.body, catalog).to_dict()
+    return dev_drafts.replace(call.caches.dev, site.app_token, call.body, catalog,
+                              by=call.caller, role=role).to_dict()
 
 
 def get_dev_functions(call: Call) -> dict[str, Any]:
-    site = _manage(call)
+    site, _ = _manage(call)
     return dev_drafts.state(call.caches.dev, site.app_token).to_dict()
 
 
 def delete_dev_functions(call: Call) -> dict[str, Any]:
-    site = _manage(call)
-    return dev_drafts.discard(call.caches.dev, site.app_token).to_dict()
+    site, role = _manage(call)
+    return dev_drafts.discard(call.caches.dev, site.app_token, by=call.caller,
+                              role=role).to_dict()
 
 
 _DEV = "/sites/{app_token}/dev/functions"
@@ -62,7 +65,9 @@ ENDPOINTS = [
              description="Judged as PUT draft/functions judges a draft. Held in the "
              "platform's memory only: the site's draft, deployments, preview and prod are "
              "unchanged. Errors answer 9499 with data.errors (the findings of `basedb "
-             "check`).",
+             "check`). A draft whose FaaS functions declare secrets is the owner's only "
+             "(403 for an admin). Every put and discard is written to the site's platform "
+             "log (`basedb logs`).",
              body=_BODY, body_limit=32 * MIB,
              response=obj({"functionHints": FUNCTION_HINTS,
                            "counts": obj({kind: INTEGER for kind in DEV_LISTS.values()}),

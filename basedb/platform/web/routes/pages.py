@@ -24,6 +24,7 @@ from basedb.core import page_sdk
 from basedb.platform.domain import identity, sites
 from basedb.platform.domain.snapshots import deployment_id_for
 from basedb.platform.web import index_session, origins, pages, sessions, sign_in
+from basedb.platform.web.gate import USER_ID_KEY
 from basedb.platform.web.http import Call, Endpoint
 from basedb.platform.web.responses import envelope
 from basedb.platform.web.routes.schemas import STRING, obj
@@ -62,6 +63,7 @@ def _serve(call: Call, env: str, raw_path: str) -> Response:
         viewer = _viewer(call, app_token)
         if viewer is None:
             return _signed_out(call)
+        call.request.scope[USER_ID_KEY] = viewer.user_id  # for the access log
         site = sites.get_site(conn, app_token)
         role = sites.role_of(conn, app_token, viewer.user_id) if site else None
         if site is None or role is None:

@@ -9,8 +9,9 @@ grouped: a handler that makes three writes and then fails has made three writes,
 is why upstream asks handlers to report partial progress in `data`.
 
 A refused call raises `RecordCallError(code, message)`; the runner turns it into a
-rejected promise with `error.code` (one of `ERROR_CODES`) and `error.message` in the
-platform's "… Executed: no. Retry: …" template, so a handler can catch and report it.
+rejected promise with `error.code` (a `basedb.protocol.codes.RecordErrorCode`) and
+`error.message` in the platform's "… Executed: no. Retry: …" template, so a handler can
+catch and report it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from basedb.protocol import (
     BUSY_MSG,
     INTERNAL_ERROR_MSG,
     ApiFailure,
+    RecordErrorCode,
     quote,
     unexecuted_message,
 )
@@ -37,16 +39,6 @@ from basedb.workspace.model import Catalog, Table
 
 MAX_PAGE_SIZE = 200  # as GET …/records
 DEFAULT_PAGE_SIZE = 100
-
-ERROR_CODES = (
-    "invalid_argument",  # the call itself is malformed (types, sizes)
-    "table_not_found",  # not a table bound to the site
-    "field_not_found",  # no such field in the table
-    "invalid_value",  # a cell value the field cannot take (or a read-only field)
-    "record_not_found",  # update / delete / get of a record that does not exist
-    "busy",  # the database stayed locked by other writers; retry later
-    "internal_error",  # a platform bug; logged with the run's log id
-)
 
 
 class RecordCallError(Exception):
@@ -79,7 +71,7 @@ class RecordRoutes:
         """Run one call; raises RecordCallError when it is refused."""
         route = _ROUTES.get(op) if isinstance(op, str) else None
         if route is None or not isinstance(args, list):
-            raise _refused("invalid_argument", f"Unknown record call {quote(op)}",
+            raise _refused(RecordErrorCode.INVALID_ARGUMENT, f"Unknown record call {quote(op)}",
                            parameter="/op", received=op, fix="use ctx.records.create, "
                            "batchCreate, update, delete, list or get", candidates=list(_ROUTES))
         method, arity, writes = route
@@ -89,16 +81,17 @@ class RecordRoutes:
         except RecordCallError:
             raise
         except InvalidCell as cell:
-            code = "field_not_found" if cell.field is None else "invalid_value"
+            code = (RecordErrorCode.FIELD_NOT_FOUND if cell.field is None
+                    else RecordErrorCode.INVALID_VALUE)
             raise RecordCallError(code, cell.msg) from None
         except ApiFailure as failure:
-            raise RecordCallError("invalid_value", failure.msg) from None
+            raise RecordCallError(RecordErrorCode.INVALID_VALUE, failure.msg) from None
         except Exception as error:
             if is_busy_error(error):
-                raise RecordCallError("busy", BUSY_MSG) from None
+                raise RecordCallError(RecordErrorCode.BUSY, BUSY_MSG) from None
             # A platform bug: the call's transaction rolled back; the handler may go on.
             _report_bug(error, self.log_id, op)
-            raise RecordCallError("internal_error", INTERNAL_ERROR_MSG) from None
+            raise RecordCallError(RecordErrorCode.INTERNAL_ERROR, INTERNAL_ERROR_MSG) from None
         if writes:
             self.writes += 1
         return result
@@ -108,7 +101,8 @@ class RecordRoutes:
     def _table_id(self, table: Any) -> str:
         found = self.catalog.table(table) if isinstance(table, str) and table else None
         if found is None:
-            raise _refused("table_not_found", f"Table {quote(table)} is not bound to this site",
+            raise _refused(RecordErrorCode.TABLE_NOT_FOUND,
+                           f"Table {quote(table)} is not bound to this site",
                            parameter="/table", received=table,
                            fix="use the name or table id of a table the site binds",
                            candidates=closest(str(table), self.catalog.table_names))
@@ -118,7 +112,7 @@ class RecordRoutes:
         # The catalog was read when the call started; fields may have changed since.
         table = bases.load_table(conn, self.catalog.base_token, table_id)
         if table is None:
-            raise _refused("table_not_found", f"Table {table_id} no longer exists",
+            raise _refused(RecordErrorCode.TABLE_NOT_FOUND, f"Table {table_id} no longer exists",
                            parameter="/table", received=table_id,
                            fix="bind an existing table to the site and redeploy")
         return table
@@ -126,7 +120,7 @@ class RecordRoutes:
     @staticmethod
     def _fields(fields: Any, at: str = "/fields") -> dict[str, Any]:
         if not isinstance(fields, dict):
-            raise _refused("invalid_argument", "Field values must be an object",
+            raise _refused(RecordErrorCode.INVALID_ARGUMENT, "Field values must be an object",
                            parameter=at, received=fields,
                            fix='pass {"field name": value, …}')
         return fields
@@ -134,14 +128,15 @@ class RecordRoutes:
     @staticmethod
     def _record_id(record_id: Any) -> str:
         if not isinstance(record_id, str) or not record_id:
-            raise _refused("invalid_argument", "The record id must be a non-empty string",
+            raise _refused(RecordErrorCode.INVALID_ARGUMENT,
+                           "The record id must be a non-empty string",
                            parameter="/recordId", received=record_id,
                            fix="pass a record_id returned by create, list or get")
         return record_id
 
     @staticmethod
     def _missing(table: Table, record_id: str) -> RecordCallError:
-        return _refused("record_not_found", f"Record {record_id} is not in table "
+        return _refused(RecordErrorCode.RECORD_NOT_FOUND, f"Record {record_id} is not in table "
                         f"{quote(table.name)}", parameter="/recordId", received=record_id,
                         fix="use a record_id returned by create, list or get")
 
@@ -165,7 +160,8 @@ class RecordRoutes:
     def batch_create(self, table: Any, rows: Any) -> dict[str, Any]:
         table_id = self._table_id(table)
         if not isinstance(rows, list) or not 1 <= len(rows) <= records.MAX_BATCH:
-            raise _refused("invalid_argument", f"rows must be an array of 1 to {records.MAX_BATCH} "
+            raise _refused(RecordErrorCode.INVALID_ARGUMENT,
+                           f"rows must be an array of 1 to {records.MAX_BATCH} "
                            "objects", parameter="/rows",
                            received=f"{len(rows)} rows" if isinstance(rows, list) else rows,
                            fix=f"create at most {records.MAX_BATCH} records per call")
@@ -205,7 +201,7 @@ class RecordRoutes:
         table_id = self._table_id(table)
         options = {} if options is None else options
         if not isinstance(options, dict):
-            raise _refused("invalid_argument", "List options must be an object",
+            raise _refused(RecordErrorCode.INVALID_ARGUMENT, "List options must be an object",
                            parameter="/options", received=options,
                            fix="pass {offset, limit} or nothing")
         offset = _page_number(options, "offset", 0, 0, 10**9)
@@ -235,7 +231,8 @@ def _page_number(options: dict[str, Any], name: str, default: int, low: int, hig
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _refused("invalid_argument", f"{name} must be an integer from {low} to {high}",
+        raise _refused(RecordErrorCode.INVALID_ARGUMENT,
+                       f"{name} must be an integer from {low} to {high}",
                        parameter=f"/options/{name}", received=value,
                        fix=f"pass {name}: {default}, or leave it out")
     return value
