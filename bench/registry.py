@@ -51,10 +51,12 @@ class Settings:
 @dataclass(frozen=True, slots=True)
 class Target:
     limit: float
-    on: Literal["ratio", "seconds"]
+    on: Literal["ratio", "seconds", "tokens"]  # tokens: the measure's median, in tokens
 
     @property
     def text(self) -> str:
+        if self.on == "tokens":
+            return f"≤ {self.limit:,.0f} tokens"
         return f"≤ {self.limit:g}×" if self.on == "ratio" else f"≤ {self.limit:g} s"
 
     def to_json(self) -> dict[str, Any]:

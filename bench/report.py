@@ -22,6 +22,8 @@ def _duration(seconds: float) -> str:
 def _value(samples: Samples) -> str:
     if samples.unit == "bytes":
         return f"{samples.median / 2**20:.1f} MB"
+    if samples.unit == "tokens":
+        return f"{samples.median:,.0f} tok"
     return _duration(samples.median)
 
 

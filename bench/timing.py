@@ -27,7 +27,7 @@ class Samples:
 
     label: str
     command: list[str] = field(default_factory=list)  # empty for in-process measures
-    seconds: list[float] = field(default_factory=list)  # or bytes, for a "bytes" unit
+    seconds: list[float] = field(default_factory=list)  # or bytes or tokens (`unit`)
     unit: str = "seconds"
 
     @property

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _SITE_PATH_RE = re.compile(r"/sites/([A-Za-z0-9_-]{1,128})(?:/|\Z)")
 _REFERENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z")
 MAX_DOCUMENT_CHARS = 4 * 1024 * 1024
-MAX_REFERENCES = 20
+MAX_REFERENCES = 500  # a large site has a reference file per table
 
 
 def parse_site(value: str) -> str:

@@ -6,7 +6,17 @@ from bench.suites import check, contracts, startup
 
 # isort: split
 # Imported after the ones above: registration order is the order of the table.
-from bench.suites import deploy, dev, faas, invoke, lark, records, sql_bounds, sql_semantics
+from bench.suites import (
+    agents,
+    deploy,
+    dev,
+    faas,
+    invoke,
+    lark,
+    records,
+    sql_bounds,
+    sql_semantics,
+)
 
-__all__ = ["check", "contracts", "deploy", "dev", "faas", "invoke", "lark", "records",
+__all__ = ["agents", "check", "contracts", "deploy", "dev", "faas", "invoke", "lark", "records",
            "sql_bounds", "sql_semantics", "startup"]

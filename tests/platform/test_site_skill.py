@@ -20,7 +20,7 @@ from basedb.core.skill_spec import (
     split_frontmatter,
     suffixed_name,
 )
-from basedb.platform.domain.site_skill import MAX_LISTED, SkillFunction, render_site_skill
+from basedb.platform.domain.site_skill import SkillFunction, render_site_skill
 from basedb.protocol import Code
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (
@@ -155,7 +155,7 @@ def test_functions_carry_access_and_never_the_excluded_one(site: TaskSite) -> No
         "functionId": "deleteTasks", "name": "deleteTasks",
         "description": "deleteTasks: a write used by the tests",
         "functionType": "mutation", "access": "write", "schemaStatus": "ready",
-        "statusHint": None, "action": "delete"}
+        "statusHint": None, "table": "Tasks", "action": "delete"}
     assert functions["createTask"]["action"] == "create"
     assert {functions[f]["access"] for f in ("pingTasks", "summarizeTasks")} == {"write"}
     assert functions["legacyHook"]["schemaStatus"] == "missing"
@@ -228,7 +228,7 @@ def test_describe_names_a_mutations_action(site: TaskSite) -> None:
     assert "action" not in site.describe("listTasks")
 
 
-def test_a_large_site_is_digested(api: Api) -> None:
+def test_a_large_site_is_indexed_by_table(api: Api) -> None:
     reads = [sql_function(f"read{i:03d}", 'SELECT "Title" FROM "Tasks"',
                           description=f"Read number {i}. " + "Long explanation. " * 40)
              for i in range(70)]
@@ -239,15 +239,30 @@ def test_a_large_site_is_digested(api: Api) -> None:
                          ai_functions=[], exclude=[])
     data = skill(site)
     _, body = frontmatter(data["markdown"])
-    listed = [line for line in body.splitlines() if line.startswith(("- `read", "- `write"))]
-    assert len(listed) == MAX_LISTED
-    assert sum("write0" in line for line in listed) == 10  # writes stay visible
-    assert "20 more functions are listed in references/functions.md" in body
-    assert all(len(line) < 400 for line in listed)
-    reference = data["references"]["functions.md"]
+    assert not [line for line in body.splitlines() if line.startswith("- `read")]
+    assert "| Tasks | 70 | 10 | references/table-tasks.md |" in body
+    assert "grep -n -i" in body and '"query":"<words>"' in body
+    assert set(data["references"]) == {"table-tasks.md"}
+    reference = data["references"]["table-tasks.md"]
+    assert reference.startswith("# Functions of Tasks: table Tasks")
     assert all(f"### `read{i:03d}`" in reference for i in range(70))
     assert len(data["functions"]) == 80
     assert len(data["description"]) <= DESCRIPTION_MAX and "more." in data["description"]
+
+
+def test_tables_get_files_of_their_own_and_examples_spread_over_them() -> None:
+    functions = [_function(f"list{table}{i}", f"Lists {table} number {i}.", table=table)
+                 for table in ("Orders", "Invoices", "报销单") for i in range(25)]
+    functions.append(_function("syncAll", "Runs a sync.", "faas"))
+    skill = render_site_skill(title="Shop", app_token="PrjA", deployment_id="dpl1",
+                              functions=functions)
+    assert set(skill.references) == {"table-orders.md", "table-invoices.md", "table-3.md",
+                                     "other.md"}
+    assert "### `syncAll`" in skill.references["other.md"]
+    assert "| 报销单 | 25 | 0 | references/table-3.md |" in skill.markdown
+    assert "| (no table) | 0 | 1 | references/other.md |" in skill.markdown
+    # The frontmatter's examples come from different tables, not one prefix.
+    assert all(f"list{table}0" in skill.description for table in ("Orders", "Invoices"))
 
 
 # ------------------------------------------------------------------- rendering

@@ -107,3 +107,13 @@ def test_peak_rss_is_the_childs_own() -> None:
     big = peak_rss([sys.executable, "-c", "x = bytearray(200 * 2**20); x[::4096] = b'1' * "
                                           "len(x[::4096])"], env={})
     assert 0 < small < big and big - small > 150 * 2**20
+
+
+def test_token_figures_print_in_tokens_and_are_judged_on_their_median() -> None:
+    within = Figure("reach", Samples("Skill: reach a function", seconds=[3_400.0],
+                                     unit="tokens"), target=Target(8_000, "tokens"))
+    over = Figure("list", Samples("MCP tools/list", seconds=[52_000.0], unit="tokens"),
+                  target=Target(20_000, "tokens"))
+    assert within.passed is True and over.passed is False
+    text = render_table([BenchResult("agents", [within, over])], {})
+    assert "3,400 tok" in text and "≤ 20,000 tokens" in text and "MISS" in text

@@ -9,8 +9,9 @@ with its full description). It lists functions but never their parameters: an ag
 reads the live description before each call, so a Skill installed weeks ago cannot
 send a stale shape.
 
-SKILL.md is a digest: at most MAX_LISTED functions, each description clipped, both
-groups kept visible on a large site; references/functions.md holds the rest.
+SKILL.md lists every function (each description clipped) on a site of at most
+MAX_LISTED; references/functions.md has them whole. A larger site gets an index by
+table and a reference file per table instead (`basedb.platform.domain.skill_tables`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from basedb.core.skill_spec import (
 )
 from basedb.platform.domain.function_plans import FunctionPlan
 from basedb.platform.domain.schemas import mutation_action
+from basedb.platform.domain.skill_tables import TableGroup, group_by_table, table_index
 from basedb.protocol import SchemaStatus
 
 MAX_LISTED = 60
@@ -62,6 +64,7 @@ class SkillFunction:
     schema_status: str
     status_hint: str | None = None
     action: str | None = None  # Mutations: create, update or delete
+    table: str | None = None  # the main table it works on (FunctionPlan.tables)
 
     @property
     def access(self) -> Access:
@@ -74,7 +77,7 @@ class SkillFunction:
             "functionId": self.function_id, "name": self.name,
             "description": self.description, "functionType": self.function_type,
             "access": self.access, "schemaStatus": self.schema_status,
-            "statusHint": self.status_hint}
+            "statusHint": self.status_hint, "table": self.table}
         if self.action is not None:
             item["action"] = self.action
         return item
@@ -84,7 +87,8 @@ def skill_function(plan: FunctionPlan) -> SkillFunction:
     return SkillFunction(function_id=plan.function_id, name=plan.name,
                          description=plan.description, function_type=plan.kind,
                          schema_status=plan.status, status_hint=plan.status_hint,
-                         action=mutation_action(plan.declaration))
+                         action=mutation_action(plan.declaration),
+                         table=plan.tables[0] if plan.tables else None)
 
 
 # ------------------------------------------------------------------------- document
@@ -123,11 +127,19 @@ def render_site_skill(*, title: str, app_token: str, deployment_id: str,
              "metadata": {"appToken": app_token, "endpoint": ENDPOINT_KIND,
                           "deploymentId": deployment_id,
                           "generatedBy": f"basedb {__version__}"}}
-    markdown = render_frontmatter(front) + "\n" + skill_body(title, app_token, ordered)
+    if len(ordered) <= MAX_LISTED:
+        body = skill_body(title, app_token, ordered)
+        references = {REFERENCE_FILE: functions_reference(title, deployment_id, ordered)}
+    else:  # too many to list: an index by table, a reference file per table
+        groups = group_by_table(ordered, lambda f: f.table, lambda f: f.access)
+        body = skill_body(title, app_token, ordered, groups)
+        references = {group.file: functions_reference(
+            title, deployment_id, group.functions, table=group.label) for group in groups}
+    markdown = render_frontmatter(front) + "\n" + body
     return SiteSkill(name=name, description=description, title=title, app_token=app_token,
                      deployment_id=deployment_id, functions=tuple(ordered), markdown=markdown,
-                     references={REFERENCE_FILE: functions_reference(title, deployment_id,
-                                                                     ordered)})
+                     references=references)
+
 
 
 def first_clause(text: str) -> str:
@@ -168,30 +180,33 @@ def skill_description(title: str, functions: Sequence[SkillFunction]) -> str:
 
 
 def _alternate(functions: Sequence[SkillFunction]) -> list[SkillFunction]:
-    """Reads and writes taken in turn, so that examples show both kinds."""
+    """Reads and writes taken in turn, so that examples show both kinds, and on a site
+    of many tables one from each of its largest tables in turn (not the alphabetically
+    first functions, which would all be about one thing)."""
     reads = [f for f in functions if f.access == "read"]
     writes = [f for f in functions if f.access == "write"]
+    if len(functions) > MAX_LISTED:
+        reads, writes = _across_tables(reads), _across_tables(writes)
     out: list[SkillFunction] = []
     for index in range(max(len(reads), len(writes))):
         out += [group[index] for group in (reads, writes) if index < len(group)]
     return out
 
 
+def _across_tables(functions: Sequence[SkillFunction]) -> list[SkillFunction]:
+    """The functions in rounds: each table's first, largest table first, then each
+    table's second, and so on."""
+    by_table: dict[str, list[SkillFunction]] = {}
+    for function in functions:
+        by_table.setdefault(function.table or "", []).append(function)
+    tables = sorted(by_table.values(), key=lambda group: -len(group))
+    return [group[index] for index in range(max(map(len, tables), default=0))
+            for group in tables if index < len(group)]
+
+
 def _summary(function: SkillFunction) -> str:
     clause = clip_text(one_line(first_clause(function.description)), 60)
     return f"{function.function_id} ({clause})" if clause else function.function_id
-
-
-def listed_functions(functions: Sequence[SkillFunction]) -> list[SkillFunction]:
-    """The functions SKILL.md lists: all of them up to MAX_LISTED; beyond that, a share
-    for each group so that neither reads nor writes disappear from view."""
-    reads = [f for f in functions if f.access == "read"]
-    writes = [f for f in functions if f.access == "write"]
-    if len(functions) <= MAX_LISTED:
-        return [*reads, *writes]
-    write_slots = min(len(writes), max(MAX_LISTED // 2, MAX_LISTED - len(reads)))
-    read_slots = min(len(reads), MAX_LISTED - write_slots)
-    return [*reads[:read_slots], *writes[:write_slots]]
 
 
 def _label(function: SkillFunction) -> str:
@@ -210,11 +225,12 @@ def _bullet(function: SkillFunction) -> str:
     return f"- `{function.function_id}` ({_label(function)}) — {text or 'no description'}"
 
 
-def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction]) -> str:
-    shown = listed_functions(functions)
-    reads = [f for f in shown if f.access == "read"]
-    writes = [f for f in shown if f.access == "write"]
-    hidden = len(functions) - len(shown)
+def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction],
+               groups: Sequence[TableGroup[SkillFunction]] | None = None) -> str:
+    """SKILL.md's body: every function (read, then write) on a small site; on a large
+    one (`groups`) the index by table and how to search (`skill_tables`)."""
+    reads = [f for f in functions if f.access == "read"]
+    writes = [f for f in functions if f.access == "write"]
     site = f"{API_PREFIX}/sites/{app_token}/functions"
     env = """--params '{"env":"prod"}'"""
     lines = [
@@ -223,26 +239,28 @@ def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction]) -
         f"`{app_token}`) to look up or change its data for the user. This file says what "
         "each function is for; it never holds parameters. The live description of a "
         "function is the only source for its parameters: read it before calling.", "",
-        "## Read functions", "",
-        "They only read data: safe to call.", "",
-        *([_bullet(f) for f in reads] or ["- (none)"]), "",
-        "## Write functions", "",
-        "They change data, or run code or a model. Confirm with the user before each call "
-        '(see "Before a write").', "",
-        *([_bullet(f) for f in writes] or ["- (none)"]), "",
     ]
-    if hidden:
-        lines += [f"{hidden} more functions are listed in references/{REFERENCE_FILE}; read "
-                  "it when none of the above fits.", ""]
+    if groups is not None:
+        lines += table_index(groups, site=site, env="prod")
     else:
-        lines += [f"references/{REFERENCE_FILE} has their full descriptions.", ""]
+        lines += [
+            "## Read functions", "",
+            "They only read data: safe to call.", "",
+            *([_bullet(f) for f in reads] or ["- (none)"]), "",
+            "## Write functions", "",
+            "They change data, or run code or a model. Confirm with the user before each "
+            'call (see "Before a write").', "",
+            *([_bullet(f) for f in writes] or ["- (none)"]), "",
+            f"references/{REFERENCE_FILE} has their full descriptions.", "",
+        ]
     lines += [
         "## Calling a function", "",
         "1. Discover what is published:", "",
         f"   `basedb api GET {site} {env} --as user`", "",
-        "   Read `functions[]` (`functionId`, `description`, `functionType`, `schemaStatus`, "
-        "`statusHint`). While `hasMore` is true, call again adding the returned "
-        '`"pageToken"` to `--params`.',
+        "   Read `functions[]` (`functionId`, `description`, `functionType`, `table`, "
+        "`schemaStatus`, `statusHint`). While `hasMore` is true, call again adding the "
+        'returned `"pageToken"` to `--params`. To search instead, add `"query":"<words>"` '
+        '(best matches first), `"table":"<table>"` or `"access":"read"` to `--params`.',
         "2. Describe the function right before calling it:", "",
         f"   `basedb api GET {site}/<functionId> {env} --as user`", "",
         "   Build the input from `data.function.inputSchema` and `parameters[]`. "
@@ -298,13 +316,17 @@ def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction]) -
 
 
 def functions_reference(title: str, deployment_id: str,
-                        functions: Iterable[SkillFunction]) -> str:
-    """references/functions.md: every open function, reads first, with its description."""
+                        functions: Iterable[SkillFunction], *, table: str | None = None
+                        ) -> str:
+    """references/functions.md: every open function, reads first, with its description;
+    with `table`, the reference file of that table's functions."""
     groups: dict[Access, list[SkillFunction]] = {"read": [], "write": []}
     for function in functions:
         groups[function.access].append(function)
-    lines = [f"# Functions of {one_line(title)}", "",
-             f"Every function open to agents in production deployment `{deployment_id}`. "
+    scope = f": table {table}" if table else ""
+    lines = [f"# Functions of {one_line(title)}{scope}", "",
+             f"Every function open to agents{' on this table' if table else ''} in "
+             f"production deployment `{deployment_id}`. "
              "They carry no parameters: describe a function before calling it (SKILL.md, "
              '"Calling a function").', ""]
     for heading, group in (("Read functions", groups["read"]),
@@ -315,8 +337,11 @@ def functions_reference(title: str, deployment_id: str,
         for function in group:
             description = clip_text(one_line(function.description),
                                     REFERENCE_DESCRIPTION_CHARS) or "No description."
+            on_table = f" Table: {one_line(function.table)}." if function.table else ""
+            named = (f" Name: {one_line(function.name)}."
+                     if function.name != function.function_id else "")
             lines += [f"### `{function.function_id}`", "",
-                      f"{_label(function)}. Name: {one_line(function.name)}.", "",
+                      f"{_label(function)}.{named}{on_table}", "",
                       description, ""]
             if function.status_hint:
                 lines += [f"Status: {one_line(function.status_hint)}", ""]

@@ -50,6 +50,8 @@ _FUNCTION: Schema = obj({
                "data or run code or a model (confirm with the user before calling)."},
     "schemaStatus": {"type": "string", "enum": [status.value for status in SchemaStatus]},
     "statusHint": {"type": ["string", "null"]},
+    "table": {"type": ["string", "null"], "description": "The table it works on; null "
+              "when none is known."},
     "action": {"type": "string", "enum": ["create", "update", "delete"],
                "description": "Mutations only: what the write does to records."},
 }, ("functionId", "name", "description", "functionType", "access", "schemaStatus"))
@@ -59,8 +61,11 @@ ENDPOINTS = [
              "The site's Agent Skill, rendered from production.", "functions",
              description="SKILL.md (Agent Skills format: name, description, metadata) and "
              "references/functions.md listing the functions open to agents, read or write, "
-             "with the protocol for calling them; never parameter schemas (describe a "
-             "function before each call). env=preview is refused with 9499; a site with no "
+             "with the protocol for calling them and how to search; never parameter schemas "
+             "(describe a function before each call). A site of more than 60 functions gets "
+             "an index by table in SKILL.md instead (reads and writes per table) and a "
+             "reference file per table, references/table-<name>.md (other.md for functions "
+             "of no known table). env=preview is refused with 9499; a site with no "
              "prod deployment answers 800004004.",
              query=(QueryParam("env", {"type": "string", "enum": ["prod"], "default": "prod"},
                                "Always prod: the Skill is installable from production only."),),
