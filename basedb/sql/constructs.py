@@ -148,9 +148,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     # ------------------------------------------------------------------ the platform
     Construct("multi_valued", _PLATFORM, "Multi-valued fields (multi-select, multi-user, "
               "link): `=`, `<>`, IN, NOT IN, = ANY, <> ALL, IS NULL", True,
-              "`field = x` is true when any element equals x; `field <> x` when none "
-              "does; IS NULL also matches an empty list. Anywhere else the field is a "
-              "text[] array."),
+              "`field = x` is `x = ANY(field)`: true when some element equals x; "
+              "`field <> x` is `x <> ALL(field)`: true when none does; `field IN (a, b)` "
+              "is `field = a OR field = b`. An empty field is NULL (IS NULL matches it), "
+              "so a comparison with it is NULL, and so is its NOT, as in PostgreSQL. "
+              "Anywhere else the field is a text[] array."),
     Construct("current_user_id", _PLATFORM, "CURRENT_USER_ID()", True,
               "The calling user's id (text)."),
     Construct("time_zone", _PLATFORM, "now(), CURRENT_TIMESTAMP, CURRENT_DATE, "

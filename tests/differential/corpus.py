@@ -95,6 +95,13 @@ SHAPES = [
     c('SELECT "Title" FROM "Tasks" WHERE "Tags" <> $1 ORDER BY record_id', (T, "urgent")),
     c('SELECT "Title" FROM "Tasks" WHERE "Tags" <> ALL($1) ORDER BY record_id',
       (f"{T}[]", ["urgent", "api"])),
+    c('SELECT record_id FROM "Tasks" WHERE NOT ("Tags" = \'ui\') ORDER BY record_id'),
+    c('SELECT record_id FROM "Tasks" WHERE NOT ("Watchers" <> $1) ORDER BY record_id',
+      (T, "ou_bob")),
+    c('SELECT record_id, "Tags" = \'ui\' AS has_ui, NOT ("Tags" IN (\'api\', NULL)) AS n, '
+      '"Project" = ANY($1) AS p FROM "Tasks" ORDER BY record_id', (f"{T}[]", None)),
+    c('SELECT record_id FROM "Tasks" WHERE NOT ("Project" IN (SELECT record_id FROM '
+      '"Projects" WHERE "Active")) ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NOT NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Status" = ANY($1) ORDER BY record_id',

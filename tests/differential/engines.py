@@ -8,10 +8,11 @@ The PostgreSQL side runs the author's SQL as written, on tables named as the Bas
 names them, with the parameters typed by their declared kinds (text, bigint, double
 precision, boolean, date, timestamp and their arrays) and `SET TIME ZONE` to the site's
 zone. Only what the platform adds to PostgreSQL is rewritten first, in PostgreSQL's own
-terms: `=` / `<>` / IN on a multi-valued field mean "some element" (arrays with
-`= ANY`, `unnest`), IS NULL on one also matches an empty array, `x IN (SELECT
-<array>)` means its elements, CURRENT_USER_ID() reads a session setting, and the
-current time is pinned to the same instant on both sides.
+terms: an empty multi-valued field is NULL, `field = x` is `x = ANY(field)`,
+`field <> x` is `x <> ALL(field)`, `field IN S` (a list, a subquery, `= ANY(array)`) is
+the OR over the values v of S of `v = ANY(field)`, IS NULL on one also matches an empty
+array, `x IN (SELECT <array>)` means its elements, CURRENT_USER_ID() reads a session
+setting, and the current time is pinned to the same instant on both sides.
 """
 
 from __future__ import annotations
@@ -122,16 +123,23 @@ def oracle_sql(analysis: SqlAnalysis) -> str:
         return ref is not None and ref.field is not None and ref.field.is_multi_valued
 
     def elements(node: Any) -> Any:
-        return exp.Coalesce(this=node.copy(), expressions=[
-            exp.cast(exp.Literal.string("{}"), "text[]")])
+        # An empty multi-valued field is NULL (the dataset stores it so; '{}' too).
+        return exp.Nullif(this=node.copy(), expression=exp.cast(exp.Literal.string("{}"),
+                                                                "text[]"))
 
-    def unnest_exists(column: Any, test: Any) -> Any:
-        return exp.Exists(this=exp.Select(
-            expressions=[exp.Literal.number(1)],
-            from_=exp.From(this=exp.Table(this=exp.Anonymous(this="unnest", expressions=[
-                column.copy()]), alias=exp.TableAlias(this=exp.to_identifier("__e"),
-                                                      columns=[exp.to_identifier("v")]))),
-            where=exp.Where(this=test)))
+    def some_value_in(column: Any, rows: Any) -> Any:
+        """`field IN S`: the OR over the values v of S of `v = ANY(field)`, with
+        PostgreSQL's own three-valued OR (`true = ANY (…)`)."""
+        test = exp.EQ(this=exp.column("v", table="__s"),
+                      expression=exp.Any(this=exp.Paren(this=elements(column))))
+        return exp.EQ(this=exp.true(), expression=exp.Any(this=exp.Subquery(this=exp.Select(
+            expressions=[test], from_=exp.From(this=exp.Subquery(
+                this=rows, alias=exp.TableAlias(this=exp.to_identifier("__s"),
+                                                columns=[exp.to_identifier("v")])))))))
+
+    def unnested(array: Any) -> Any:
+        return exp.Select(expressions=[exp.Anonymous(this="unnest", expressions=[
+            array.copy()])])
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, exp.Select) and any(id(p) in stars for p in node.expressions):
@@ -168,11 +176,10 @@ def oracle_sql(analysis: SqlAnalysis) -> str:
                     from_=exp.From(this=exp.Subquery(this=inner, alias=exp.TableAlias(
                         this=exp.to_identifier("__s")))))))
             if multi(node.this):
-                test = exp.In(this=exp.column("v", table="__e"),
-                              **({"query": node.args["query"].copy()}
-                                 if node.args.get("query") else
-                                 {"expressions": [e.copy() for e in node.expressions]}))
-                return unnest_exists(node.this, test)
+                if node.args.get("query"):
+                    return some_value_in(node.this, node.args["query"].this.copy())
+                return exp.Paren(this=exp.or_(*(exp.EQ(this=e.copy(), expression=exp.Any(
+                    this=exp.Paren(this=elements(node.this)))) for e in node.expressions)))
             return node
         if isinstance(node, (exp.EQ, exp.NEQ)):
             for column, other in ((node.this, node.expression), (node.expression, node.this)):
@@ -180,14 +187,22 @@ def oracle_sql(analysis: SqlAnalysis) -> str:
                     continue
                 if isinstance(other, exp.Any) or is_all_call(other):
                     source = other.this if isinstance(other, exp.Any) else other.expressions[0]
-                    test = exp.EQ(this=exp.column("v", table="__e"), expression=exp.Any(
-                        this=exp.Paren(this=source.copy())))
-                    found = unnest_exists(column, test)
-                    return found if isinstance(other, exp.Any) else exp.Not(this=found)
-                found = exp.EQ(this=other.copy(), expression=exp.Any(this=exp.Paren(
-                    this=elements(column))))
-                return found if isinstance(node, exp.EQ) else exp.Not(this=exp.Paren(
-                    this=found))
+                    while isinstance(source, exp.Paren):
+                        source = source.this
+                    if isinstance(source, exp.Subquery):
+                        found = some_value_in(column, source.this.copy())
+                    else:  # an array: NULL when it is NULL (`x = ANY(NULL)`)
+                        found = exp.Case(ifs=[exp.If(
+                            this=exp.Not(this=exp.Is(this=source.copy(),
+                                                     expression=exp.Null())),
+                            true=some_value_in(column, unnested(source)))])
+                    return found if isinstance(other, exp.Any) else exp.Not(
+                        this=exp.Paren(this=found))
+                if isinstance(node, exp.EQ):  # x = ANY(field)
+                    return exp.EQ(this=other.copy(), expression=exp.Any(
+                        this=exp.Paren(this=elements(column))))
+                return exp.NEQ(this=other.copy(), expression=exp.Anonymous(  # x <> ALL(field)
+                    this="ALL", expressions=[exp.Paren(this=elements(column))]))
         if isinstance(node, (exp.CurrentTimestamp,)) and not node.args.get("this"):
             return exp.Anonymous(this="now", expressions=[])
         if isinstance(node, exp.CurrentDate):

@@ -242,6 +242,9 @@ class QueryGenerator:
         project = self.pick(["'recP1'", "'recP2'", "'recP9'"])
         field = self.pick(["Tags", "Watchers", "Project"])
         null = self.pick(["NULL", "NOT NULL"])
+        negate = self.pick(["", "NOT "])
+        other = "'x'"
+        active = ['p."Active"', 'p."Active" OR p."Active" IS NULL', "false"]
         options = [
             lambda: f't."Tags" = {tag}', lambda: f't."Tags" <> {tag}',
             lambda: 't."Tags" IN (\'ui\', \'Docs\')', lambda: 't."Tags" NOT IN (\'api\')',
@@ -250,8 +253,31 @@ class QueryGenerator:
             lambda: f't."Tags" = ANY({self.param("TEXT[]", self.tags())})',
             lambda: f't."Status" <> ALL({self.param("TEXT[]", ["Done", "Todo"])})',
             lambda: 'cardinality(t."Tags") >= 2',
+            # NOT and NULL: an empty field is NULL, and so is a comparison with it.
+            lambda: f'NOT (t."{field}" = {self.multi_value(field)})',
+            lambda: f'NOT (t."{field}" <> {self.multi_value(field)})',
+            lambda: f'(t."{field}" = {self.multi_value(field)}) IS {self.truth()}',
+            lambda: f'NOT (t."Tags" IN ({tag}, {self.pick(["NULL", other])}))',
+            lambda: f't."Tags" NOT IN ({tag}, NULL)',
+            lambda: f'{negate}(t."Tags" = ANY({self.param("TEXT[]", self.tags_or_null())}))',
+            lambda: f'{negate}(t."Watchers" <> ALL('
+                    f'{self.param("TEXT[]", self.rng.choice([["ou_ann", None], ["ou_bob"]]))}))',
+            lambda: f'{negate}(t."Project" IN (SELECT p.record_id FROM "Projects" p WHERE '
+                    f'{self.pick(active)}))',
+            lambda: f'{negate}(t."Watchers" = t."Owner")',
         ]
         return self.rng.choice(options)()
+
+    def multi_value(self, field: str) -> str:
+        return {"Tags": self.pick(["'ui'", "'api'", "NULL::text"]),
+                "Watchers": self.pick(["CURRENT_USER_ID()", "'ou_bob'", 't."Owner"']),
+                "Project": self.pick(["'recP1'", "'recP2'"])}[field]
+
+    def truth(self) -> str:
+        return self.pick(["NULL", "NOT NULL", "TRUE", "NOT TRUE", "FALSE", "NOT FALSE"])
+
+    def tags_or_null(self) -> list[str | None] | None:
+        return self.rng.choice([self.tags(), ["ui", None], [], None])
 
     def tags(self) -> list[str]:
         return self.rng.sample(["ui", "api", "x", "Docs"], 2)

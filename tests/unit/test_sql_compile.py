@@ -170,12 +170,36 @@ def test_multi_valued_equals_means_any_element(db: sqlite3.Connection) -> None:
 
 
 def test_multi_valued_not_equals_means_no_element(db: sqlite3.Connection) -> None:
-    assert titles(db, "标签 <> $1", ["紧急"]) == ["写接口", "写文档"]
+    # 写文档's tags are empty (NULL): `x <> ALL(NULL)` is NULL, so it is left out.
+    assert titles(db, "标签 <> $1", ["紧急"]) == ["写接口"]
+
+
+def test_an_empty_multi_valued_field_compares_as_null(db: sqlite3.Connection) -> None:
+    # As in PostgreSQL: `x = ANY(NULL)` is NULL, and so is its NOT; 修缺陷's watchers
+    # are stored as [] and 写文档's as NULL, both empty.
+    assert titles(db, "NOT (标签 = $1)", ["紧急"]) == ["写接口"]
+    assert titles(db, "NOT (关注人 = $1)", ["ou_ann"]) == ["写接口"]
+    assert titles(db, "(关注人 = $1) IS NULL", ["ou_ann"]) == ["修缺陷", "写文档"]
+    assert titles(db, "NOT (标签 IN ($1, $2))", ["前端", "后端"]) == ["修缺陷"]
+    assert titles(db, "NOT (标签 = ANY($1))", [["前端"]]) == ["修缺陷", "写接口"]
+    assert titles(db, "(关注人 IN (SELECT 负责人 FROM 任务 WHERE false)) IS FALSE") == [
+        "修缺陷", "写接口", "写文档", "画页面"]  # IN an empty set is false, even for NULL
+
+
+def test_a_null_among_the_values_makes_no_match_null(db: sqlite3.Connection) -> None:
+    assert titles(db, "标签 NOT IN ($1, NULL)", ["前端"]) == []
+    assert titles(db, "标签 IN ($1, NULL)", ["前端"]) == ["画页面"]
+    assert titles(db, "(标签 IN ($1, NULL)) IS NULL", ["前端"]) == ["修缺陷", "写接口", "写文档"]
+    assert titles(db, "标签 <> ALL($1)", [["后端", None]]) == []
+    assert titles(db, "(标签 = ANY($1)) IS NULL", [None]) == ["修缺陷", "写接口", "写文档",
+                                                              "画页面"]
+    assert titles(db, "(状态 = ANY($1)) IS NULL", [None]) == ["修缺陷", "写接口", "写文档",
+                                                              "画页面"]
 
 
 def test_multi_valued_in_and_not_in(db: sqlite3.Connection) -> None:
     assert titles(db, "标签 IN ($1, $2)", ["前端", "后端"]) == ["写接口", "画页面"]
-    assert titles(db, "标签 NOT IN ($1, $2)", ["前端", "后端"]) == ["修缺陷", "写文档"]
+    assert titles(db, "标签 NOT IN ($1, $2)", ["前端", "后端"]) == ["修缺陷"]
     assert titles(db, "项目 IN (SELECT record_id FROM 项目 WHERE 名称 = $1)", ["平台"]) == [
         "写接口", "画页面"]
 
@@ -183,7 +207,8 @@ def test_multi_valued_in_and_not_in(db: sqlite3.Connection) -> None:
 def test_multi_valued_any_and_all_with_array_params(db: sqlite3.Connection) -> None:
     assert titles(db, "标签 = ANY($1)", [["前端", "后端"]]) == ["写接口", "画页面"]
     assert titles(db, "标签 = ANY($1::text[])", [["紧急"]]) == ["修缺陷", "画页面"]
-    assert titles(db, "标签 <> ALL($1)", [["紧急", "后端"]]) == ["写文档"]
+    assert titles(db, "标签 <> ALL($1)", [["紧急", "后端"]]) == []
+    assert titles(db, "标签 <> ALL($1)", [["后端"]]) == ["修缺陷", "画页面"]
     assert titles(db, "标签 = ANY($1)", [[]]) == []
 
 

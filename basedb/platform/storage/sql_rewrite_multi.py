@@ -1,9 +1,19 @@
 """Multi-valued fields (multi-select, multi-user, link) in comparisons, for SQLite.
 
-The platform's addition to PostgreSQL: `field = x` is true when some element of the
-field equals x, `field <> x` when none does, IN / NOT IN / = ANY / <> ALL likewise, and
-IS NULL also matches an empty list. A multi-valued cell is a JSON array, so each becomes
-a json_each over the cell; `x IN (SELECT <array> …)` compares with the elements.
+The platform's addition to PostgreSQL, in PostgreSQL's terms: an empty field is NULL
+(IS NULL matches it, stored as NULL or `[]`), `field = x` is `x = ANY(field)`,
+`field <> x` is `x <> ALL(field)`, and `field IN (a, b)` / `field = ANY(array)` is
+`field = a OR field = b` (NOT IN and <> ALL their negation). So each follows
+PostgreSQL's three-valued logic: a comparison with an empty field is NULL, and so is its
+NOT, and a NULL among the values makes "no match" NULL rather than false.
+
+A multi-valued cell is a JSON array, so each becomes a json_each over the cell. The
+elements of an empty cell are read as one NULL: `x IN (NULL)` is NULL for every x, which
+is exactly `x = ANY(NULL)`. `field IN S` is `1 IN (SELECT e IN S FROM elements e)`: true
+when some element is in S, else NULL when some test was NULL, else false, which is the
+OR over S of `v = ANY(field)` (and false for an empty S, as in PostgreSQL). An array
+parameter that is NULL is one NULL value too (`x = ANY(NULL)` is NULL). `x IN (SELECT
+<array> …)` compares with the elements.
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ from sqlglot import exp
 from basedb.sql import pgtypes as T
 from basedb.sql.model import ColumnRef
 from basedb.sql.scope import is_all_call, strip_casts
-from basedb.sql.sqlite.nodes import call
+from basedb.sql.sqlite.nodes import call, string
 from basedb.sql.sqlite.query import CompileError
 from basedb.sql.sqlite.translate import ExpressionRewriter
 
@@ -55,19 +65,17 @@ class MultiValuedRewriter(ExpressionRewriter):
             return {"query": inner}
         if isinstance(inner, exp.Array):
             return {"expressions": list(inner.expressions)}
+        # An array value (a parameter): its elements, or one NULL when it is NULL.
+        values = call("json_each", call("coalesce", inner, string("[null]")))
         elements = exp.Select(expressions=[exp.column("value")],
-                              from_=exp.From(this=exp.Table(this=call("json_each", inner))))
+                              from_=exp.From(this=exp.Table(this=values)))
         return {"query": exp.Subquery(this=elements)}
 
     def comparison(self, node: Any) -> Any:
         if isinstance(node, exp.Is):
             column = self._multi_column(node.this)
             if column is not None and isinstance(node.expression, exp.Null):
-                # An empty multi-valued cell may be stored as [] : it is NULL to the author.
-                empty = exp.EQ(this=call("json_array_length", column.copy()),
-                               expression=exp.Literal.number(0))
-                is_null = exp.Is(this=column.copy(), expression=exp.Null())
-                found: Any = exp.Paren(this=exp.Or(this=is_null, expression=empty))
+                found: Any = exp.Paren(this=_is_empty(column))
                 return exp.Not(this=found) if node.args.get("negate") else found
             return self.is_test(node)
         if isinstance(node, exp.In):
@@ -76,11 +84,9 @@ class MultiValuedRewriter(ExpressionRewriter):
                 node.set("query", self.element_rows(query))
             column = self._multi_column(node.this)
             if column is not None:
-                alias = self._next(f"{self.marker}_mv")
-                test = exp.In(this=exp.column("value", table=alias),
-                              **({"query": node.args["query"]} if node.args.get("query")
-                                 else {"expressions": list(node.expressions)}))
-                return self._any_element(column, alias, test)
+                return self._some_element_in(column, (
+                    {"query": node.args["query"]} if node.args.get("query")
+                    else {"expressions": list(node.expressions)}))
             return node
         for column_side, other in ((node.this, node.expression), (node.expression, node.this)):
             quantified = isinstance(other, exp.Any) or is_all_call(other)
@@ -88,10 +94,8 @@ class MultiValuedRewriter(ExpressionRewriter):
             if quantified:
                 return self.quantified(node, column_side, other, column)
             if column is not None and isinstance(node, (exp.EQ, exp.NEQ)):
-                values = exp.Subquery(this=exp.Select(
-                    expressions=[exp.column("value")],
-                    from_=exp.From(this=exp.Table(this=call("json_each", column.copy())))))
-                found = exp.In(this=other, query=values)
+                # x = ANY(field) / x <> ALL(field): NULL for an empty field.
+                found = exp.In(this=other, query=exp.Subquery(this=_elements(column)))
                 return found if isinstance(node, exp.EQ) else exp.Not(this=found)
         return node
 
@@ -101,12 +105,19 @@ class MultiValuedRewriter(ExpressionRewriter):
             raise CompileError("Only `= ANY(…)` and `<> ALL(…)` are supported for arrays.")
         source = self._list_source(other)
         if column is not None:
-            alias = self._next(f"{self.marker}_mv")
-            test = exp.In(this=exp.column("value", table=alias), **source)
-            found: Any = self._any_element(column, alias, test)
+            found: Any = self._some_element_in(column, source)
         else:
             found = exp.In(this=left, **source)
         return found if is_any else exp.Not(this=found)
+
+    def _some_element_in(self, column: Any, source: dict[str, Any]) -> Any:
+        """`field IN S` with three-valued logic: `1 IN (SELECT e IN S FROM elements)`."""
+        alias = self._next(f"{self.marker}_mv")
+        test = exp.In(this=exp.column("value", table=alias), **source)
+        tests = exp.Select(expressions=[test], from_=exp.From(this=exp.Subquery(
+            this=_elements(column), alias=exp.TableAlias(this=exp.to_identifier(alias)))))
+        return exp.Paren(this=exp.In(this=exp.Literal.number(1),
+                                     query=exp.Subquery(this=tests)))
 
     def element_rows(self, query: Any) -> Any:
         """A subquery of array values as a subquery of their elements."""
@@ -118,11 +129,20 @@ class MultiValuedRewriter(ExpressionRewriter):
                 this=quoted(rows)))),
             joins=[exp.Join(this=json_elements(column, elements))]))
 
-    def _any_element(self, column: Any, alias: str, test: Any) -> exp.Exists:
-        return exp.Exists(this=exp.Select(expressions=[exp.Literal.number(1)],
-                                          from_=exp.From(this=json_elements(column.copy(),
-                                                                             alias)),
-                                          where=exp.Where(this=test)))
+
+def _is_empty(column: Any) -> Any:
+    """An empty multi-valued cell is NULL to the author, whether stored as NULL or []."""
+    return exp.EQ(this=call("coalesce", call("json_array_length", column.copy()),
+                             exp.Literal.number(0)), expression=exp.Literal.number(0))
+
+
+def _elements(column: Any) -> exp.Union:
+    """The elements of a multi-valued cell, or one NULL when it is empty."""
+    return exp.union(
+        exp.Select(expressions=[exp.column("value")],
+                   from_=exp.From(this=exp.Table(this=call("json_each", column.copy())))),
+        exp.Select(expressions=[exp.Null()], where=exp.Where(this=_is_empty(column))),
+        distinct=False)
 
 
 def first_output(query: Any) -> str:
