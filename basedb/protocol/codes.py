@@ -38,6 +38,10 @@ class Code(IntEnum):
     APP_NOT_IN_USE = 99991662
     APP_UNAUTHORIZED = 99991673
     RATE_LIMITED = 99991400
+    # Lark's security policy: the user must pass a challenge first, or may not (lark-cli
+    # `internal/auth/errors.go`); neither says the sign-in is bad.
+    POLICY_CHALLENGE_REQUIRED = 21000
+    POLICY_ACCESS_DENIED = 21001
     # Lark's auth/v3 tenant token endpoint: a malformed request, a wrong app secret.
     AUTH_PARAM_INVALID = 10003
     APP_SECRET_INVALID = 10014

@@ -53,13 +53,14 @@ class Answer:
 def call(app: Any, method: str, path: str, *, host: str = "localhost",
          headers: dict[str, str] | None = None, body: bytes = b"",
          chunk: int = 64 * 1024) -> Answer:
-    """One request straight into the ASGI app, its body offered in `chunk`-byte pieces."""
-    return asyncio.run(_call(app, method, path, host, headers or {}, body, chunk))
+    """One request straight into the ASGI app, its body offered in `chunk`-byte pieces
+    (cut before the loop runs: the client's work is not the server's)."""
+    pieces = [body[i:i + chunk] for i in range(0, len(body), chunk)]
+    return asyncio.run(_call(app, method, path, host, headers or {}, pieces, len(body)))
 
 
 async def _call(app: Any, method: str, path: str, host: str, headers: dict[str, str],
-                body: bytes, chunk: int) -> Answer:
-    pieces = [body[i:i + chunk] for i in range(0, len(body), chunk)]
+                pieces: list[bytes], size: int) -> Answer:
     consumed = 0
     sent: list[dict[str, Any]] = []
     finished = asyncio.Event()
@@ -69,6 +70,9 @@ async def _call(app: Any, method: str, path: str, host: str, headers: dict[str, 
         if not pieces:
             await finished.wait()
             return {"type": "http.disconnect"}
+        # A real transport's body arrives in pieces between which the loop runs other
+        # callbacks (and the loop watchdog measures each stretch on its own).
+        await asyncio.sleep(0)
         piece = pieces.pop(0)
         consumed += len(piece)
         return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
@@ -80,8 +84,8 @@ async def _call(app: Any, method: str, path: str, host: str, headers: dict[str, 
 
     raw = [(b"host", host.encode()), *((k.lower().encode(), v.encode())
                                        for k, v in headers.items())]
-    if body:
-        raw.append((b"content-length", str(len(body)).encode()))
+    if size:
+        raw.append((b"content-length", str(size).encode()))
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
              "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
              "query_string": b"", "root_path": "", "headers": raw,
@@ -122,7 +126,11 @@ class LoopWatchdog:
 
     `paused()` leaves out a stretch that is not the attack (building a site through the
     API, say); `callbacks` counts what was measured, so a test can show it saw the loop
-    at all."""
+    at all.
+
+    What it cannot see: a worker thread holding the GIL inside one long C call (a
+    backtracking regex match, say) stops the loop without the loop's thread using any
+    CPU. Work moved off the loop is bounded on its own terms (RE2, step budgets)."""
 
     limit_s: float = LOOP_STALL_LIMIT_S
     callbacks: int = 0

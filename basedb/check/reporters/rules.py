@@ -222,7 +222,7 @@ _RULES: tuple[Rule, ...] = (
          '"description": "…", "pattern": "^(\\\\w)\\\\1$"}}}}',
          "Rewrite the pattern without backreferences or lookaround (list the allowed "
          "forms, or check the rest in the handler), and keep repetition counts at 1000 "
-         "or below; the README (\"One server is shared\") says how patterns are read."),
+         "or below; docs/security.md (Input schemas) says how patterns are read."),
     Rule(ErrorCode.FAAS_NETWORK_INVALID, "A FaaS network.allow entry is not a public host name.",
          "An entry of a FaaS's network.allow is an IP address, a URL, a name of a private or "
          "reserved domain (localhost, *.local, *.internal, …), a repeat, or the 33rd.",

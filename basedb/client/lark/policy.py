@@ -17,9 +17,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from basedb.core.errors import AuthError
+from basedb.protocol import Code
 
-CHALLENGE_REQUIRED = 21000
-ACCESS_DENIED = 21001
+CHALLENGE_REQUIRED = Code.POLICY_CHALLENGE_REQUIRED
+ACCESS_DENIED = Code.POLICY_ACCESS_DENIED
 CODES = frozenset({CHALLENGE_REQUIRED, ACCESS_DENIED})
 LARK_CLI_CODES = {"challenge_required": CHALLENGE_REQUIRED, "access_denied": ACCESS_DENIED}
 
