@@ -42,7 +42,9 @@ from basedb.protocol.findings import pointer as json_pointer
 from basedb.workspace.model import Field, Table
 
 # The most records one call creates, updates or deletes: a batch route, a Mutation, a
-# FaaS record call.
+# FaaS record call. Base's own batch routes (lark-cli `base +record-batch-create`) take at
+# most 200 records a call, so a caller written against the local platform cannot send a
+# batch that Base refuses; larger loads are split (the deploy's provisioning does so).
 MAX_BATCH = 200
 _CHUNK = 500  # ids per IN (…) lookup
 
