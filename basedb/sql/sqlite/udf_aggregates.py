@@ -84,8 +84,13 @@ class _Ordered:
         self.items.sort(key=lambda item: item[:-1])
         values = [item[-1] for item in self.items]
         if self.distinct:
+            kept: list[Any] = []
             seen: set[Any] = set()
-            values = [v for v in values if not (v in seen or seen.add(v))]
+            for value in values:
+                if value not in seen:
+                    seen.add(value)
+                    kept.append(value)
+            values = kept
         return values
 
 
