@@ -15,13 +15,16 @@ import click
 from basedb.cli.common import emit_json, stderr_is_tty
 
 
-def _account(profile_name: str, brand: str, identity: str, app_id: str | None) -> Any:
+def _account(profile_name: str, brand: str, identity: str, app_id: str | None,
+             pending: Any = None) -> Any:
     from basedb.client.lark.brands import hosts
     from basedb.client.profiles import LarkAccount, Profile, load_profiles
 
     stored = load_profiles().get(profile_name)
     if app_id is None and stored is not None and stored.lark is not None:
         app_id = stored.lark.app_id
+    if app_id is None and pending is not None:
+        app_id = pending.app_id
     if not app_id:
         from basedb.core.errors import UsageError
 
@@ -49,20 +52,23 @@ def login_brand(profile_name: str, brand: str, identity: str, app_id: str | None
     from basedb.client.secrets import secret_store
     from basedb.client.trace import RequestTrace
 
-    profile = _account(profile_name, brand, identity, app_id)
     store = secret_store()
-    given = _secret_for(profile, secret, store)
+    pending = signin.pending_account(profile_name, store) if device_code else None
+    profile = _account(profile_name, brand, identity, app_id,
+                       pending[0] if pending else None)
+    given = secret or (pending[1] if pending else None)
+    given = _secret_for(profile, given, store)
     http = AuthHttp(timeout=timeout, trace=RequestTrace() if verbose else None)
     try:
         if identity == "bot":
             done = signin.sign_in_bot(profile, given, store=store, http=http)
         elif device_code:
-            signin.store_account(profile, store, given)
             with spinner("Waiting for the sign-in to be approved"):
-                done = signin.finish_user(profile, None, device_code, store=store, http=http,
-                                          wait_first=False)
+                done = signin.finish_user(profile, given, None, device_code, store=store,
+                                          http=http, wait_first=False)
         else:
-            device = signin.begin_user(profile, given, scope, store=store, http=http)
+            device = signin.begin_user(profile, given, scope, store=store, http=http,
+                                       keep_pending=no_wait)
             if no_wait:
                 _print_device(device, profile_name, brand, as_json)
                 return
@@ -70,8 +76,8 @@ def login_brand(profile_name: str, brand: str, identity: str, app_id: str | None
                        f"and approve the sign-in with code {device.user_code} "
                        f"(expires in {device.expires_in}s).", err=True)
             with spinner("Waiting for the sign-in to be approved"):
-                done = signin.finish_user(profile, device, device.device_code, store=store,
-                                          http=http)
+                done = signin.finish_user(profile, given, device, device.device_code,
+                                          store=store, http=http)
     finally:
         http.close()
     _print_signed_in(done.to_dict(), as_json)

@@ -39,6 +39,7 @@ FAAS_MEMORY_MB = "BASEDB_FAAS_MEMORY_MB"
 FAAS_DISK_MB = "BASEDB_FAAS_DISK_MB"
 FAAS_IDLE_SECONDS = "BASEDB_FAAS_IDLE_SECONDS"
 FAAS_SPARES = "BASEDB_FAAS_SPARES"
+FAAS_WARM_MB = "BASEDB_FAAS_WARM_MB"
 FAAS_SANDBOX = "BASEDB_FAAS_SANDBOX"
 FAAS_ALLOWED_DEPENDENCIES = "BASEDB_FAAS_ALLOWED_DEPENDENCIES"
 # Troubleshooting, and how requests are sent
@@ -87,6 +88,8 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(FAAS_IDLE_SECONDS, "An idle warm FaaS worker is stopped after this long.", "60"),
     EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
            "1"),
+    EnvVar(FAAS_WARM_MB, "Memory (PSS) of the warm FaaS workers of all sites together, about "
+           "10 MB each; past it the least recently used are stopped.", "1024"),
     EnvVar(FAAS_ALLOWED_DEPENDENCIES, "The FaaS dependency policy's `allowedValues`: a JSON "
            "array of regular expressions; a package.json dependency from a restricted source "
            "(git, a URL, a path) passes `basedb check` only when one of them matches all of "

@@ -62,8 +62,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("window_other", _QUERY, "OVER on anything but a window function or an "
               "aggregate", False, "Apply OVER to a window function (row_number(), lag(), …) "
               "or an aggregate (sum(), count(), …)."),
-    Construct("aggregate_order", _QUERY, "ORDER BY inside string_agg / array_agg", True,
-              "Not with OVER: a window's own ORDER BY orders its rows."),
+    Construct("aggregate_order", _QUERY, "ORDER BY and DISTINCT inside string_agg / "
+              "array_agg", True, "Not with OVER: a window's own ORDER BY orders its rows. "
+              "With DISTINCT, ORDER BY may name only the arguments, as in PostgreSQL; "
+              "without ORDER BY the distinct values come sorted."),
     Construct("windowed_ordered_aggregate", _QUERY,
               "string_agg / array_agg with ORDER BY and OVER", False,
               "Order the window instead: string_agg(x, ',') OVER (ORDER BY …)."),

@@ -55,6 +55,39 @@ local time. Mutations, FaaS record calls and created/updated times write in it t
 Base API writes in its Base's zone (`basedb init` creates the Base in the template's).
 """
 
+_INDEXES = """\
+## Indexes: what stays fast on a large table
+
+Deploying a preview gives each table its Database Functions read an index, planned
+from each query's WHERE and ORDER BY (at most 8 per table, since every write updates
+each one): the fields compared with `=` to a parameter or a literal first, then the
+ORDER BY fields when a range filter is on the first of them or there is none, else
+one field compared with `<`, `<=`, `>`, `>=` or `BETWEEN`; when the query reads at
+most two more fields, they are added so that the index alone answers it. So these
+shapes cost about the same on a million records as on ten thousand: an indexed lookup,
+then as many rows as `LIMIT` asks for, with no sort:
+
+- `WHERE "Status" = $1 ORDER BY "Due" DESC LIMIT 20`
+- `WHERE "Points" >= $1 AND "Points" < $2 ORDER BY "Points" LIMIT 20`
+- `ORDER BY "Title" LIMIT 20`
+
+These stay linear in the number of records, because no index can hold their answer:
+
+- `LIKE` and `ILIKE`: a pattern such as `'%…'` matches anywhere in a value, so every
+  value is read (the local platform reads every value for any pattern); filters on an
+  expression of a field (`lower("Title") = $1`, `date("Due") = $1`) too: compare the
+  field itself.
+- Filters joined by `OR`, and on multi-valued fields (link, multi-select,
+  multi-user), which read each record's list of values.
+- `GROUP BY`, `count(*)`, `sum()` and the other aggregates over the whole table, and
+  `DISTINCT`: the answer depends on every record. Filter first, or keep the figure in
+  a field that a Mutation updates.
+- `ORDER BY` an expression or an aggregate, or a range filter on another field than
+  the first ORDER BY field: the matching rows are sorted before `LIMIT` applies.
+- `OFFSET n`: the first n rows are read and skipped; page with a filter on the last
+  value seen instead (`WHERE "Due" < $1 ORDER BY "Due" DESC LIMIT 20`).
+"""
+
 _RESULTS = """\
 ## Results
 
@@ -126,5 +159,5 @@ def render_sql_reference() -> str:
                  "instead. So does any function not listed above.\n")
     lines += _table(("construct", "write instead"),
                     [(c.title, c.note) for c in CONSTRUCTS if not c.supported])
-    lines.append(_RESULTS)
+    lines += [_RESULTS, _INDEXES]
     return "\n".join(lines).rstrip() + "\n"

@@ -35,6 +35,7 @@ from basedb.sql.typing_base import (
     describe_node,
     function_name,
     is_windowed,
+    sql_text,
 )
 
 _EXTRACT_FIELDS = frozenset({
@@ -78,10 +79,36 @@ class CallTyper(TyperBase):
                                     "OVER (…)", node)
         if distinct and windowed:
             return self.invalid("DISTINCT is not implemented for window functions", node)
+        if distinct and order:
+            written = {self.same_value_key(a) for a in args}
+            for item in order:
+                # A quoted literal is of unknown type in ORDER BY: never an argument.
+                if (isinstance(item.this, exp.Literal) and item.this.is_string) \
+                        or self.same_value_key(item.this) not in written:
+                    return self.invalid(
+                        "in an aggregate with DISTINCT, ORDER BY expressions must appear "
+                        "in argument list", item, f"Order by the value itself: {name}("
+                        f"DISTINCT x, … ORDER BY x).")
         rule = _FUNCTION_RULES.get(name)
         if rule is not None:
             return rule(self, node, name, args)
         return self.resolve_call(node, spec, args)
+
+    def same_value_key(self, node: Any) -> str:
+        """The expression as text with each column named by what it resolves to, so
+        that `t."x"` and `"x"` of one FROM item compare equal, as PostgreSQL sees them."""
+        while isinstance(node, exp.Paren):
+            node = node.this
+        copy = node.copy()
+        refs = {id(new): self.resolution_ref(old) for old, new in zip(
+            node.walk(), copy.walk(), strict=True) if isinstance(old, exp.Column)}
+
+        def named(found: Any) -> Any:
+            ref = refs.get(id(found))
+            if ref is None:
+                return found
+            return exp.column(ref.name, table=ref.qualifier or "", quoted=True)
+        return sql_text(copy.transform(named, copy=False))
 
     def quantifier(self, node: Any, scope: Any) -> str:
         if not isinstance(node.parent, COMPARISONS):

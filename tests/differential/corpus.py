@@ -350,6 +350,15 @@ FUNCTIONS = [
     c('SELECT "Status", string_agg("Title", \'|\' ORDER BY "Seq") AS t, array_agg("Done" '
       'ORDER BY "Seq") AS d FROM "Tasks" GROUP BY "Status" ORDER BY 1'),
     c('SELECT array_agg("Title" ORDER BY record_id) AS t FROM "Tasks" WHERE false'),
+    # DISTINCT inside string_agg / array_agg, with and without ORDER BY.
+    c('SELECT string_agg(DISTINCT "Status", \'|\' ORDER BY "Status") AS v FROM "Tasks"'),
+    c('SELECT "Done", string_agg(DISTINCT lower("Title"), \',\' ORDER BY lower("Title") DESC) '
+      'AS t, array_agg(DISTINCT "Status" ORDER BY "Status" NULLS FIRST) AS s, array_agg('
+      'DISTINCT "Points" ORDER BY "Points" DESC) AS p FROM "Tasks" GROUP BY "Done" ORDER BY 1'),
+    c('SELECT string_agg(DISTINCT "Status", \',\') AS s, array_agg(DISTINCT "Done") AS d, '
+      'array_agg(DISTINCT "Seq" % 3) AS m FROM "Tasks"'),
+    c('SELECT string_agg(DISTINCT "Status", \'|\' ORDER BY "Title") AS v FROM "Tasks"',
+      note="invalid"),
     c('SELECT record_id, cardinality("Tags") AS n, array_length("Watchers", 1) AS w FROM '
       '"Tasks" ORDER BY record_id'),
     c('SELECT record_id, "Tags", "Watchers", "Project" FROM "Tasks" ORDER BY record_id'),

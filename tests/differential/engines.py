@@ -212,6 +212,12 @@ def oracle_sql(analysis: SqlAnalysis) -> str:
         return node
 
     tree = tree.transform(rewrite, copy=False)
+    for distinct in list(tree.find_all(exp.Distinct)):
+        if len(distinct.expressions) > 1:
+            # sqlglot writes `f(DISTINCT a, b)` as a row value for PostgreSQL, which
+            # string_agg refuses: keep it as written.
+            written = ", ".join(e.sql(dialect="postgres") for e in distinct.expressions)
+            distinct.replace(exp.Var(this=f"DISTINCT {written}"))
     return str(tree.sql(dialect="postgres"))
 
 

@@ -339,6 +339,7 @@ class QueryGenerator:
                 lambda: f"array_agg({self.expr(self.pick([TEXT, INT, BOOL]), 1)} ORDER BY "
                         "t.record_id)",
                 lambda: f"round(avg({self.number(1)})::numeric, 2)",
+                lambda: self.distinct_aggregate(),
             ])()
             aggregates.append(f"{agg}{filt} AS a{i}")
         where = f" WHERE {self.boolean(1)}" if self.chance(0.5) else ""
@@ -348,6 +349,16 @@ class QueryGenerator:
             0.3) else ""
         order = f" ORDER BY {', '.join(f'k{i}' for i in range(len(keys)))}" if keys else ""
         return f'SELECT {", ".join(items)} FROM "Tasks" t{where}{group}{having}{order}'
+
+    def distinct_aggregate(self) -> str:
+        """DISTINCT with ORDER BY inside an aggregate: it may order only by its
+        arguments, so the order is total."""
+        value = self.expr(self.pick([TEXT, INT, BOOL]), 1)
+        direction = self.pick(["", " DESC", " NULLS FIRST", " DESC NULLS LAST"])
+        if self.chance(0.5):
+            value = self.text(1)
+            return f"string_agg(DISTINCT {value}, ',' ORDER BY {value}{direction})"
+        return f"array_agg(DISTINCT {value} ORDER BY {value}{direction})"
 
     def window(self) -> str:
         partition = f"PARTITION BY {self.expr(self.pick([TEXT, BOOL]), 2)} " if self.chance(

@@ -34,7 +34,7 @@ def test_describes_a_database_function(site: TaskSite) -> None:
         "required": ["status"], "additionalProperties": False}
     assert described["parameters"] == [{"name": "status", "type": "TEXT", "required": True,
                                         "description": "Status of the tasks to list",
-                                        "enum": STATUSES}]
+                                        "enum": STATUSES, "examples": STATUSES}]
     assert described["requestExample"] == {"params": {"status": "Open"}}
     assert described["replacePaths"] == ["/params/status"]
     assert described["callCommand"] == (

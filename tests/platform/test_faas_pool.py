@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from basedb.core.errors import InputError
 from basedb.platform import LocalPlatform
 from basedb.platform.domain import identity, sites
-from basedb.platform.domain.runtimes.faas import FaasFunction, FaasLimits, FaasRuntime
+from basedb.platform.domain.runtimes.faas import FaasFunction, FaasLimits, FaasRuntime, memory
+from basedb.platform.domain.runtimes.faas import pool as pool_module
 from basedb.platform.domain.runtimes.faas import sandbox as sandbox_module
 from basedb.platform.domain.runtimes.faas.workdirs import runtime_root
 from basedb.protocol import ApiFailure, Code
@@ -118,6 +120,44 @@ def test_a_first_call_takes_a_spare_and_the_spare_is_replaced(
         assert found.run(release(1)) == {"calls": 1, "release": 1}
         assert spare in runtime.idle_workers(found.scope)
         _until(lambda: runtime.stats()["spares"] == 1)
+
+
+@needs_node
+def test_warm_workers_are_bounded_by_memory_not_concurrency(
+        platform: LocalPlatform, api: Api, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "worker_memory_mb", lambda pid: 10.0)
+    # Room for two warm workers of 10 MB, with one call at a time.
+    with runner_with(platform, api, root, spares=0, global_concurrency=1,
+                     warm_memory_mb=25) as found:
+        for deployment in ("dplOne", "dplTwo"):
+            assert found.run(release(1), deployment_id=deployment)["calls"] == 1
+        assert found.runtime.stats()["idle"] == 2  # more than the concurrency
+        # dplOne is used again, so dplTwo is the least recently used when a third
+        # deployment needs room.
+        assert found.run(release(1), deployment_id="dplOne")["calls"] == 2
+        assert found.run(release(1), deployment_id="dplThree")["calls"] == 1
+        assert found.runtime.stats()["idle"] == 2
+        assert found.run(release(1), deployment_id="dplOne")["calls"] == 3  # still warm
+        assert found.run(release(1), deployment_id="dplTwo")["calls"] == 1  # cold again
+
+
+@needs_node
+def test_a_warm_worker_is_counted_by_its_measured_memory(runner: Runner) -> None:
+    runner.run(release(1))
+    [worker] = runner.runtime.idle_workers()
+    assert worker.memory_mb is not None
+    # A Node.js process: more than a few pages, less than its resident limit.
+    assert 1 < worker.memory_mb < runner.runtime.limits.memory_mb
+    assert memory.worker_memory_mb(2 ** 22 + 7) == memory.ESTIMATED_MB  # no such process
+
+
+def test_the_warm_budget_is_read_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BASEDB_FAAS_WARM_MB", "2048")
+    assert FaasLimits.from_env().warm_memory_mb == 2048
+    monkeypatch.setenv("BASEDB_FAAS_WARM_MB", "lots")
+    with pytest.raises(InputError, match="BASEDB_FAAS_WARM_MB"):
+        FaasLimits.from_env()
 
 
 def _until(condition: Any) -> None:

@@ -1,4 +1,4 @@
-"""Deploying a preview indexes the equality filters of its Database Functions; the
+"""Deploying a preview indexes the filters and orders of its Database Functions; the
 indexes change plans, never results, and never stand in the way of dropping a field."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_a_deployed_filter_gets_an_index_that_its_query_uses(api: Api,
     assert site.invoke("byStatusAndTitle", {"status": "Done", "title": "Fix bug"})["rows"] == []
 
 
-def test_only_plain_equality_filters_are_indexed(api: Api, platform: LocalPlatform) -> None:
+def test_only_plain_comparisons_are_indexed(api: Api, platform: LocalPlatform) -> None:
     site = release(api,
                    sql_function("anyOf", 'SELECT "Title" FROM "Tasks" WHERE "Status" = $1 OR '
                                 '"Title" = $2', [param("status", "TEXT"), param("title", "TEXT")]),
@@ -91,10 +91,11 @@ def test_only_plain_equality_filters_are_indexed(api: Api, platform: LocalPlatfo
                                 [param("above", "NUMBER")]),
                    sql_function("mine", 'SELECT "Title" FROM "Tasks" WHERE "Owner" = '
                                 'CURRENT_USER_ID()'))
-    # OR, multi-valued fields (json_each), expressions and ranges get nothing; the caller's
-    # own records (a single-user field) do.
+    # OR, multi-valued fields (json_each) and expressions get nothing; a range and the
+    # caller's own records (a single-user field) do, covering the title they read.
     table = physical.table_name(site.tasks_table)
-    assert platform_indexes(platform) == {table: {columns_of(site, "Owner")}}
+    assert platform_indexes(platform) == {table: {columns_of(site, "Owner", "Title"),
+                                                  columns_of(site, "Points", "Title")}}
     assert sorted(row["Title"] for row in site.invoke("mine")["rows"]) == [
         "Draw pages", "Write API"]
 
@@ -103,7 +104,7 @@ def test_redeploys_add_no_index_that_one_already_covers(api: Api,
                                                        platform: LocalPlatform) -> None:
     by_status = sql_function("byStatus", 'SELECT "Title" FROM "Tasks" WHERE "Status" = $1',
                              [param("status", "TEXT")])
-    by_title = sql_function("byTitle", 'SELECT "Status" FROM "Tasks" WHERE $1 = "Title"',
+    by_title = sql_function("byTitle", 'SELECT "Title" FROM "Tasks" WHERE $1 = "Title"',
                             [param("title", "TEXT")])
     site = release(api, BY_STATUS_AND_TITLE, by_status)
     table = physical.table_name(site.tasks_table)
@@ -119,9 +120,9 @@ def test_redeploys_add_no_index_that_one_already_covers(api: Api,
 
 def test_an_indexed_field_can_be_deleted(api: Api, platform: LocalPlatform) -> None:
     site = release(api, BY_STATUS_AND_TITLE,
-                   sql_function("mine", 'SELECT "Title" FROM "Tasks" WHERE "Owner" = '
+                   sql_function("mine", 'SELECT "Points" FROM "Tasks" WHERE "Owner" = '
                                 'CURRENT_USER_ID()'))
-    owner = columns_of(site, "Owner")
+    owner = columns_of(site, "Owner", "Points")
     status = api.ok("GET", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields")
     status_id = next(f["id"] for f in status["fields"] if f["name"] == "Status")
     api.ok("DELETE", f"/bases/{site.base_token}/tables/{site.tasks_table}/fields/{status_id}")
@@ -133,13 +134,13 @@ def test_an_indexed_field_can_be_deleted(api: Api, platform: LocalPlatform) -> N
 def test_rebuilding_a_table_to_drop_a_column_keeps_its_other_indexes(
         api: Api, platform: LocalPlatform) -> None:
     site = release(api, BY_STATUS_AND_TITLE,
-                   sql_function("mine", 'SELECT "Title" FROM "Tasks" WHERE "Owner" = '
+                   sql_function("mine", 'SELECT "Points" FROM "Tasks" WHERE "Owner" = '
                                 'CURRENT_USER_ID()'))
     status_column = columns_of(site, "Status")[0]
     with platform.store.write() as conn:  # the path for SQLite before 3.35
         bases.drop_column(conn, site.tasks_table, status_column, native=False)
     assert platform_indexes(platform) == {physical.table_name(site.tasks_table):
-                                          {columns_of(site, "Owner")}}
+                                          {columns_of(site, "Owner", "Points")}}
 
 
 def query(sql: str) -> CompiledQuery:
@@ -147,21 +148,24 @@ def query(sql: str) -> CompiledQuery:
 
 
 def test_filter_indexes_resolve_aliases_per_select() -> None:
-    specs = indexes.filter_indexes(query(
+    specs = indexes.plan_indexes(query(
         'SELECT "t".c_a FROM t_tblOne AS "t" JOIN t_tblTwo AS o ON o.c_k = "t".c_k '
         'WHERE "t".c_a = ? AND 3 = o.c_b AND ("t".c_c = ? OR "t".c_d = ?) AND "t".c_e > ? '
         'AND "t".c_f IS NULL AND "t".c_g IN (?, ?) AND "t".c_h = o.c_h '
         'AND "t".record_id = ? AND x.c_z = ?'))
-    assert specs == [indexes.IndexSpec("t_tblOne", ("c_a",)),
-                     indexes.IndexSpec("t_tblTwo", ("c_b",))]
-    nested = indexes.filter_indexes(query(
+    # Equality first, then the range; the join reads too much of t_tblOne for a covering
+    # index, but only two more columns of t_tblTwo.
+    assert specs == [indexes.IndexSpec("t_tblOne", ("c_a", "c_e")),
+                     indexes.IndexSpec("t_tblTwo", ("c_b", "c_k", "c_h"))]
+    nested = indexes.plan_indexes(query(
         'WITH cte_1 AS (SELECT "p".c_a FROM t_tblOne AS "p" WHERE "p".c_b = ?) '
         'SELECT "q".c_c FROM t_tblOne AS "q" WHERE "q".c_a = ? AND "q".c_a = ? AND '
         '"q".c_b = 1 AND "q".c_c = ? AND "q".c_d = ? AND "q".c_e = ?'))
-    # One index per SELECT (the CTE's filter is its own), at most 4 columns each.
-    assert sorted(spec.columns for spec in nested) == [("c_a", "c_b", "c_c", "c_d"),
-                                                      ("c_b",)]
-    assert indexes.filter_indexes(query("SELECT 1 FROM t_tblOne WHERE c_a = ?")) == []
+    # One index per SELECT (the CTE's filter is its own), at most 4 equality columns
+    # each; the fifth comes last, only so that the index covers the query.
+    assert sorted(spec.columns for spec in nested) == [("c_a", "c_b", "c_c", "c_d", "c_e"),
+                                                      ("c_b", "c_a")]
+    assert indexes.plan_indexes(query("SELECT 1 FROM t_tblOne WHERE c_a = ?")) == []
 
 
 def test_index_names_are_stable_and_distinct() -> None:
@@ -173,3 +177,78 @@ def test_index_names_are_stable_and_distinct() -> None:
     conn.execute("CREATE TABLE t_tblOne (c_a TEXT, c_b TEXT)")
     assert indexes.ensure_indexes(conn, [first, first]) == [first.name]
     assert indexes.ensure_indexes(conn, [indexes.IndexSpec("t_tblOne", ("c_a",))]) == []
+
+
+def test_a_star_or_a_record_id_read_makes_no_covering_index() -> None:
+    assert indexes.plan_indexes(query(
+        'SELECT "t".record_id, "t".c_b FROM t_tblOne AS "t" WHERE "t".c_a = ?')) == [
+        indexes.IndexSpec("t_tblOne", ("c_a",))]
+    assert indexes.plan_indexes(query(
+        'SELECT * FROM t_tblOne AS "t" WHERE "t".c_a = ?')) == [
+        indexes.IndexSpec("t_tblOne", ("c_a",))]
+
+
+def test_order_by_follows_equality_and_a_range_on_its_column() -> None:
+    def planned(sql: str) -> list[tuple[str, ...]]:
+        return [spec.columns for spec in indexes.plan_indexes(query(sql))]
+
+    base = 'SELECT "t".c_x AS "X", "t".c_y AS "Y", "t".c_z AS "Z" FROM t_tblOne AS "t" '
+    # ORDER BY an alias resolves to its column; one direction only.
+    assert planned(base + 'WHERE "t".c_a = ? ORDER BY "Y" DESC NULLS FIRST, "t".c_z DESC '
+                   'LIMIT 5') == [("c_a", "c_y", "c_z", "c_x")]
+    assert planned(base + 'WHERE "t".c_a = ? ORDER BY "Y" NULLS LAST, "Z" DESC LIMIT 5'
+                   ) == [("c_a", "c_y", "c_x", "c_z")]
+    # A range on the ORDER BY column: one index serves both.
+    assert planned(base + 'WHERE "t".c_y BETWEEN ? AND ? ORDER BY "Y" LIMIT 5') == [
+        ("c_y", "c_x", "c_z")]
+    # A range elsewhere: equality, then the range (an index serves one or the other).
+    assert planned(base + 'WHERE "t".c_a = 1 AND ? < "t".c_x ORDER BY "Y" LIMIT 5') == [
+        ("c_a", "c_x", "c_y", "c_z")]
+    # No filter: the order alone.
+    assert planned(base + 'ORDER BY "t".c_x LIMIT 5') == [("c_x", "c_y", "c_z")]
+    # An order on an expression is not indexed.
+    assert planned(base + 'ORDER BY lower("t".c_x) LIMIT 5') == []
+
+
+def test_a_table_gets_at_most_its_budget_of_indexes() -> None:
+    conn = sqlite3.connect(":memory:")
+    columns = [f"c_{n}" for n in range(indexes.MAX_PER_TABLE + 2)]
+    conn.execute(f"CREATE TABLE t_tblOne ({', '.join(columns)})")
+    created = indexes.ensure_indexes(conn, [indexes.IndexSpec("t_tblOne", (column,))
+                                            for column in columns])
+    assert len(created) == indexes.MAX_PER_TABLE
+
+
+PAGED = [
+    # (function, its SQL, its parameters): the shapes of issue-sized paged reads
+    sql_function("statusByDue", 'SELECT "Title", "Due" FROM "Tasks" WHERE "Status" = $1 '
+                 'ORDER BY "Due" DESC LIMIT 20', [param("status", "TEXT")]),
+    sql_function("pointsBetween", 'SELECT "Title", "Points" FROM "Tasks" WHERE "Points" '
+                 '>= $1 AND "Points" < $2 ORDER BY "Points" LIMIT 20',
+                 [param("low", "NUMBER"), param("high", "NUMBER")]),
+    sql_function("dueAfter", 'SELECT "Title" FROM "Tasks" WHERE "Due" > $1 ORDER BY "Due" '
+                 'DESC LIMIT 20', [param("after", "DATETIME")]),
+    sql_function("byTitle", 'SELECT "Title", "Points" FROM "Tasks" ORDER BY "Title" LIMIT 20'),
+]
+
+
+def test_paged_shapes_neither_scan_nor_sort(api: Api, platform: LocalPlatform) -> None:
+    site = release(api, *PAGED)
+    arguments = {"statusByDue": ["Doing"], "pointsBetween": [1, 9],
+                 "dueAfter": ["2025-01-01 00:00:00"], "byTitle": []}
+    for function in PAGED:
+        name = function["functionId"]
+        query = compiled(site, function["sql"], len(arguments[name]))
+        with platform.store.read() as conn:
+            plan = [row[3] for row in conn.execute(
+                "EXPLAIN QUERY PLAN " + query.sql, query.parameters(arguments[name], None))]
+        assert not any(step.startswith("SCAN") and "INDEX" not in step for step in plan), (
+            name, plan)
+        assert not any("TEMP B-TREE" in step for step in plan), (name, plan)
+    # The answers are those of the unindexed query.
+    assert [row["Title"] for row in site.invoke("statusByDue", {"status": "Doing"})["rows"]
+            ] == ["Write API", "Fix bug"]
+    assert [row["Title"] for row in site.invoke("pointsBetween", {"low": 1, "high": 9})[
+        "rows"]] == ["Write API", "Draw pages", "Fix bug"]
+    assert [row["Title"] for row in site.invoke("byTitle")["rows"]] == [
+        "Draw pages", "Fix bug", "Write API", "Write docs"]

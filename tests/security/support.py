@@ -126,7 +126,11 @@ class LoopWatchdog:
 
     `paused()` leaves out a stretch that is not the attack (building a site through the
     API, say); `callbacks` counts what was measured, so a test can show it saw the loop
-    at all."""
+    at all.
+
+    What it cannot see: a worker thread holding the GIL inside one long C call (a
+    backtracking regex match, say) stops the loop without the loop's thread using any
+    CPU. Work moved off the loop is bounded on its own terms (RE2, step budgets)."""
 
     limit_s: float = LOOP_STALL_LIMIT_S
     callbacks: int = 0

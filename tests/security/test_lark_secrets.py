@@ -21,6 +21,7 @@ from basedb.client.lark.accounts import secret_key
 from basedb.client.lark.oauth import StoredToken, save_token
 from basedb.client.profiles import LarkAccount, Profile, save_profile
 from basedb.client.secrets import FileStore, KeyringStore, secret_store
+from basedb.core.errors import InputError
 from tests.cli.deploy_support import run
 
 OPEN = "http://lark.test"
@@ -193,6 +194,90 @@ def test_auth_status_shows_what_is_stored_offline_and_verify_asks(
     verified = run("auth", "status", "--profile", "ci", "--verify", "--json")
     assert verified.exit_code == 0 and json.loads(verified.stdout)["verified"] is True
     no_secret_in(offline.stdout, verify.stderr, verified.stdout)
+
+
+def every_file_under(*roots: Path) -> list[Path]:
+    return [p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()]
+
+
+def test_no_token_or_secret_is_on_disk_in_plaintext(
+        lark: respx.MockRouter, isolated_dirs: dict[str, Path]) -> None:
+    """Without a keyring, the app secret, the user's tokens and the cached tenant token are
+    encrypted at rest (as lark-cli encrypts them on Linux), under a key kept apart from
+    them: a copy of the config directory alone gives nothing away."""
+    import base64
+
+    import httpx
+
+    signed_in_user()  # a user: app secret, access and refresh token
+    lark.post("/open-apis/auth/v3/tenant_access_token/internal").respond(json={
+        "code": 0, "tenant_access_token": TENANT, "expire": 7200})
+    lark.get("/open-apis/base/v3/sites/list").respond(json={
+        "code": 0, "data": {"sites": [], "hasMore": False}})
+    lark.post("/open-apis/authen/v2/oauth/token").mock(return_value=httpx.Response(
+        200, json={"code": 0, "access_token": FRESH, "expires_in": 7200,
+                   "refresh_token": NEW_REFRESH, "refresh_token_expires_in": 604800,
+                   "scope": "offline_access"}))
+    assert run("sites", "list", "--profile", "me").exit_code == 0  # refreshed and stored
+    ok = run("auth", "login", "--brand", "feishu", "--as", "bot", "--app-id", "cli_app",
+             "--app-secret", SECRET, "--profile", "bot")
+    assert ok.exit_code == 0 and run("sites", "list", "--profile", "bot").exit_code == 0
+    files = every_file_under(*isolated_dirs.values())
+    assert len(list((isolated_dirs["config"] / "secrets").iterdir())) >= 4
+    for path in files:
+        raw = path.read_bytes()
+        for value in EVERY_SECRET:
+            for form in (value.encode(), base64.b64encode(value.encode()),
+                         base64.urlsafe_b64encode(value.encode())):
+                assert form not in raw, f"{value[:4]}… in plaintext in {path}"
+    key = isolated_dirs["state"] / "secrets.key"
+    assert key.is_file() and stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert not (isolated_dirs["config"] / "secrets.key").exists(), "the key is kept apart"
+
+
+def test_an_encrypted_secret_is_bound_to_its_key_and_its_store_key(
+        isolated_dirs: dict[str, Path]) -> None:
+    store = FileStore()
+    store.set("lark:a:app_secret", SECRET)
+    store.set("lark:b:app_secret", "another")
+    assert store.get("lark:a:app_secret") == SECRET
+    # A file moved under another name does not decrypt as that secret.
+    store.path("lark:b:app_secret").write_bytes(store.path("lark:a:app_secret").read_bytes())
+    with pytest.raises(InputError) as swapped:
+        store.get("lark:b:app_secret")
+    assert swapped.value.code == "SECRET_UNREADABLE"
+    # Without the key nothing is readable, and the error says what to do.
+    (isolated_dirs["state"] / "secrets.key").unlink()
+    with pytest.raises(InputError) as lost:
+        store.get("lark:a:app_secret")
+    assert lost.value.code == "SECRET_KEY_MISSING" and "sign in again" in (lost.value.hint or "")
+
+
+def test_a_plaintext_secret_of_an_earlier_basedb_is_encrypted_when_read(
+        isolated_dirs: dict[str, Path]) -> None:
+    store = FileStore()
+    path = store.path("lark:old:app_secret")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SECRET, encoding="utf-8")
+    assert store.get("lark:old:app_secret") == SECRET
+    assert SECRET.encode() not in path.read_bytes()
+    assert store.get("lark:old:app_secret") == SECRET
+
+
+def test_a_failed_sign_in_stores_no_profile_and_no_secret(
+        lark: respx.MockRouter, isolated_dirs: dict[str, Path]) -> None:
+    """The next command used to find the profile and its secret and say 'Profile "me" has
+    no user token … [0]'; now the profile exists only once its sign-in succeeded."""
+    lark.post("/oauth/v1/device_authorization").respond(400, json={
+        "error": "invalid_client", "error_description": "app secret invalid"})
+    failed = run("auth", "login", "--brand", "feishu", "--app-id", "cli_app",
+                 "--app-secret", "wrong-secret", "--profile", "me")
+    assert failed.exit_code != 0
+    listed = json.loads(run("auth", "list", "--json").stdout)["profiles"]
+    assert "me" not in [p["name"] for p in listed]
+    assert every_file_under(isolated_dirs["config"] / "secrets") == []
+    after = run("api", "GET", "/sites/list", "--profile", "me")
+    assert "[0]" not in after.stderr and "Unknown profile 'me'" in after.stderr
 
 
 def memory_keyring() -> Any:

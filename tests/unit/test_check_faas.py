@@ -159,3 +159,28 @@ def test_skip_ai_does_not_parse_ai_schemas(tmp_path: Path) -> None:
     ctx.skip_ai = True
     check_faas(ctx)
     assert ctx.errors == []
+
+
+def test_patterns_that_need_backtracking(tmp_path: Path) -> None:
+    """What RE2 cannot run is FAAS_PATTERN_UNSUPPORTED where it is written, in a FaaS's
+    schema and an AI Function's; a pattern that is no regex at all stays the metaschema's
+    FAAS_SCHEMA_INVALID, and a backtracking-prone pattern RE2 runs is fine."""
+    schema = {"type": "object", "properties": {
+        "a": {"type": "string", "description": DESC, "pattern": r"^(\w+)\1$"},
+        "b": {"type": "object", "description": DESC,
+              "patternProperties": {"^(?=x)": {"type": "string"}}},
+        "c": {"type": "string", "description": DESC, "pattern": "^(a+)+$"},
+        "d": {"type": "string", "description": DESC, "pattern": "(unclosed"}}}
+    errors, _ = run_schema(tmp_path / "a", schema)
+    assert codes(errors) == [
+        ("FAAS_PATTERN_UNSUPPORTED", "/inputSchema/properties/a/pattern"),
+        ("FAAS_PATTERN_UNSUPPORTED", "/inputSchema/properties/b/patternProperties/^(?=x)"),
+        ("FAAS_SCHEMA_INVALID", "/inputSchema/properties/d/pattern")]
+    backreference = next(e for e in errors if e.pointer.endswith("/a/pattern"))
+    assert "backreference" in backreference.message and backreference.fix
+    ai = {"name": "a", "description": "Summarises a task for the reader.",
+          "capability": "text", "prompt": "Summarise {{task}}", "inputSchema": {
+              "type": "object", "properties": {"task": {"type": "string",
+                                                        "pattern": "(?<!x)y"}}}}
+    errors, _ = run(tmp_path / "b", {"ai/a": ai})
+    assert codes(errors) == [("FAAS_PATTERN_UNSUPPORTED", "/inputSchema/properties/task/pattern")]

@@ -502,3 +502,30 @@ def test_a_cte_sees_those_before_it_and_itself_only_when_recursive() -> None:
                       "WHERE k < 3) SELECT k, 标题 FROM r, 任务").problems
     assert [p.code for p in widened] == ["SQL_INVALID"]
     assert "recursive query column 1" in widened[0].message
+
+
+# ---------------------------------------------------------------- DISTINCT with ORDER BY
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT string_agg(DISTINCT 状态, '|' ORDER BY 状态) FROM 任务",
+    "SELECT string_agg(DISTINCT t.状态, '|' ORDER BY 状态 DESC) FROM 任务 t",
+    "SELECT array_agg(DISTINCT lower(状态) ORDER BY (lower(t.状态))) FROM 任务 t",
+    "SELECT string_agg(DISTINCT 状态, ',') FROM 任务",
+    "SELECT array_agg(DISTINCT 2 ORDER BY 2) FROM 任务",
+])
+def test_distinct_aggregates_may_order_by_their_arguments(sql: str) -> None:
+    ok(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT string_agg(DISTINCT 状态, '|' ORDER BY 标题) FROM 任务",
+    "SELECT string_agg(DISTINCT 状态, '|' ORDER BY 状态, 标题) FROM 任务",
+    "SELECT string_agg(DISTINCT 状态, '|' ORDER BY 状态, '|') FROM 任务",
+    "SELECT array_agg(DISTINCT t.标题 ORDER BY p.名称) FROM 任务 t, 项目 p",
+])
+def test_distinct_aggregates_order_by_only_their_arguments(sql: str) -> None:
+    problems = analyze(sql).problems
+    assert [p.code for p in problems] == ["SQL_INVALID"], problems
+    assert "ORDER BY expressions must appear in argument list" in problems[0].message
+    assert "DISTINCT x, … ORDER BY x" in problems[0].fix

@@ -362,6 +362,18 @@ def test_constructs_that_passed_check_but_failed_to_compile_now_run_or_fail_chec
             compile_for_sqlite(analysis, CATALOG)
 
 
+def test_distinct_aggregates_run_with_and_without_order_by(db: sqlite3.Connection) -> None:
+    # They passed check and failed to compile (ORDER BY), or failed in SQLite (a
+    # DISTINCT group_concat with a separator). Without ORDER BY, PostgreSQL sorts a
+    # DISTINCT aggregate's input: the values come in their own order.
+    _, rows = run(db, "SELECT string_agg(DISTINCT 状态, '|' ORDER BY 状态 DESC) AS s, "
+                      "array_agg(DISTINCT 状态 ORDER BY 状态) AS a, "
+                      "string_agg(DISTINCT 状态, ',') AS u, array_agg(DISTINCT points) AS p "
+                      "FROM 任务")
+    assert rows == [("进行中|搁置|完成", '["完成","搁置","进行中"]', "完成,搁置,进行中",
+                     "[3.0,5.0,8.0,null]")]
+
+
 def test_user_aliases_cannot_collide_with_generated_names(db: sqlite3.Connection) -> None:
     _, rows = run(db, "SELECT _mv1.标题 FROM 任务 AS _mv1 WHERE _mv1.标签 = $1 ORDER BY 1",
                   ["紧急"])

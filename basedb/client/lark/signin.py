@@ -16,13 +16,14 @@ import json
 import time
 from typing import Any
 
-from basedb.client.lark.accounts import app_secret, oauth_for, secret_key
+from basedb.client.lark.accounts import app_secret, secret_key
 from basedb.client.lark.brands import hosts
 from basedb.client.lark.http import AuthHttp
 from basedb.client.lark.larkcli import error_envelope, run_lark_cli
 from basedb.client.lark.larkcli_states import NOT_SIGNED_IN, login_command, state_error
 from basedb.client.lark.oauth import (
     DeviceAuthorization,
+    OAuth,
     load_token,
     save_token,
     token_key,
@@ -65,24 +66,60 @@ def sign_in_bot(profile: Profile, secret: str, *, store: SecretStore,
     return SignedIn(profile, None)
 
 
+def pending_key(profile: str) -> str:
+    """A sign-in started with --no-wait: the account to store once it succeeds."""
+    return f"lark:{profile}:pending"
+
+
+def pending_account(profile_name: str, store: SecretStore) -> tuple[LarkAccount, str] | None:
+    """The account and secret of a sign-in `begin_user(keep_pending=True)` started."""
+    raw = store.get(pending_key(profile_name))
+    try:
+        entry = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in (
+            "brand", "identity", "appId", "secret")):
+        return None
+    return (LarkAccount(brand=entry["brand"], identity=entry["identity"],
+                        app_id=entry["appId"]), entry["secret"])
+
+
+def _oauth(profile: Profile, secret: str, http: AuthHttp) -> OAuth:
+    lark = profile.lark
+    assert lark is not None and lark.app_id
+    return OAuth(hosts=hosts(lark.brand), app_id=lark.app_id, app_secret=secret, http=http,
+                 login_command=profile.login_command)
+
+
 def begin_user(profile: Profile, secret: str, scope: str, *, store: SecretStore,
-               http: AuthHttp) -> DeviceAuthorization:
-    """Ask for a device code (the app credentials are checked there too); the profile
-    and secret are stored so that `finish_user` (perhaps in another process) can poll."""
-    store_account(profile, store, secret)
-    return oauth_for(profile, store=store, http=http).start(scope)
+               http: AuthHttp, keep_pending: bool = False) -> DeviceAuthorization:
+    """Ask for a device code (the app credentials are checked there too). Nothing is
+    stored as the profile yet; with `keep_pending` (--no-wait) the account is kept aside
+    in the secret store, so that `finish_user` in another process can poll."""
+    device = _oauth(profile, secret, http).start(scope)
+    lark = profile.lark
+    if keep_pending and lark is not None:
+        store.set(pending_key(profile.name), json.dumps({
+            "brand": lark.brand, "identity": lark.identity, "appId": lark.app_id,
+            "secret": secret}))
+    return device
 
 
-def finish_user(profile: Profile, device: DeviceAuthorization | None, device_code: str, *,
-                store: SecretStore, http: AuthHttp, wait_first: bool = True) -> SignedIn:
-    """Poll until the user decides, then read who they are and store their tokens."""
-    oauth = oauth_for(profile, store=store, http=http)
+def finish_user(profile: Profile, secret: str, device: DeviceAuthorization | None,
+                device_code: str, *, store: SecretStore, http: AuthHttp,
+                wait_first: bool = True) -> SignedIn:
+    """Poll until the user decides, then read who they are; only then store the profile,
+    its secret and the user's tokens (a failed sign-in leaves nothing behind)."""
+    oauth = _oauth(profile, secret, http)
     answer = oauth.wait(device_code, interval=device.interval if device else 5,
                         expires_in=device.expires_in if device else 240,
                         wait_first=wait_first)
     info = oauth.user_info(str(answer["access_token"]))
     stored = oauth.stored_from(answer, info)
+    store_account(profile, store, secret)
     save_token(store, profile.name, stored)
+    store.delete(pending_key(profile.name))
     return SignedIn(profile, {"open_id": stored.userOpenId, "name": stored.userName},
                     stored.scope)
 

@@ -260,7 +260,7 @@ def _index_specs(decl: DatabaseFunction, catalog: Catalog,
         compiled = compile_for_sqlite(analysis, catalog, timezone=timezone)
     except CompileError:
         return []
-    return indexes.filter_indexes(compiled)
+    return indexes.plan_indexes(compiled)
 
 
 def _index_key(content_hash: str, timezone: str) -> str:

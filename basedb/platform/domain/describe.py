@@ -13,6 +13,12 @@ from basedb.core.frozen import frozen_dataclass
 from basedb.core.json_schema import merge_schemas
 from basedb.core.paths import API_PREFIX
 from basedb.platform.domain.function_plans import FunctionPlan
+from basedb.platform.domain.param_examples import (
+    schema_example,
+    schema_examples,
+    spec_examples,
+    spec_value,
+)
 from basedb.platform.domain.schemas import ParamSpec, Reference, mutation_action
 from basedb.protocol.codes import CALLABLE_STATUSES, SchemaStatus
 from basedb.protocol.findings import pointer
@@ -128,6 +134,7 @@ class FunctionParameter:
     reference: Reference | None = None
     value_hint: str | None = None  # how to find a referenced id
     option_summary: OptionSummary | None = None
+    examples: Sequence[Any] = ()  # values to fill it with (`param_examples`)
 
     def to_dict(self) -> dict[str, Any]:
         item: dict[str, Any] = {"name": self.name, "type": self.type,
@@ -140,6 +147,8 @@ class FunctionParameter:
             item["valueHint"] = self.value_hint
         if self.option_summary is not None:
             item["optionSummary"] = self.option_summary.to_dict()
+        if self.examples:
+            item["examples"] = list(self.examples)
         return item
 
 
@@ -158,7 +167,7 @@ def parameters_view(specs: Sequence[ParamSpec]) -> list[FunctionParameter]:
             description=spec.description, enum=spec.enum, reference=spec.reference,
             value_hint=spec.description if spec.reference is not None and spec.description
             else None,
-            option_summary=summary))
+            option_summary=summary, examples=_array_examples(spec)))
     return out
 
 
@@ -181,28 +190,21 @@ def schema_parameters_view(schema: Mapping[str, Any]) -> list[FunctionParameter]
             if isinstance(kind, list) else "any",
             required=name in names,
             description=description if isinstance(description, str) else "",
-            enum=enum if isinstance(enum, list) else None))
+            enum=enum if isinstance(enum, list) else None, examples=schema_examples(prop)))
     return out
 
 
-def placeholder(spec: ParamSpec) -> Any:
-    """A value of the right shape that a caller must replace."""
-    value: Any
-    if spec.enum:
-        value = spec.enum[0]
-    elif spec.reference is not None or spec.kind in ("RECORD_ID", "USER_ID"):
-        is_user = spec.kind == "USER_ID" or (spec.reference is not None
-                                             and spec.reference.value == "user")
-        value = "ou_example" if is_user else "recExample"
-    else:
-        value = {"TEXT": f"<{spec.name}>", "INT": 0, "NUMBER": 0, "BOOL": False,
-                 "DATE": "2025-01-31", "DATETIME": "2025-01-31 09:00:00"}[spec.kind]
-    return [value] if spec.is_array else value
+def _array_examples(spec: ParamSpec) -> tuple[Any, ...]:
+    """Examples of the whole value: a list of element examples for an array param."""
+    examples = spec_examples(spec)
+    if spec.is_array and examples:
+        return (list(examples[:spec.max_items or len(examples)]),)
+    return examples
 
 
 def request_example(specs: Sequence[ParamSpec]) -> tuple[dict[str, Any], list[str]]:
     """`{"params": {…}}` with a placeholder per required param, and their JSON Pointers."""
-    params = {spec.name: placeholder(spec) for spec in specs if spec.required}
+    params = {spec.name: spec_value(spec) for spec in specs if spec.required}
     return {"params": params}, [pointer("params", name) for name in params]
 
 
@@ -219,21 +221,8 @@ def schema_request_example(schema: Mapping[str, Any]) -> tuple[dict[str, Any], l
     properties = properties if isinstance(properties, dict) else {}
     required = merged.get("required")
     names = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
-    params = {name: _schema_placeholder(name, properties.get(name)) for name in names}
+    params = {name: schema_example(properties.get(name), name) for name in names}
     return {"params": params}, [pointer("params", name) for name in params]
-
-
-def _schema_placeholder(name: str, schema: Any) -> Any:
-    if not isinstance(schema, dict):
-        return f"<{name}>"
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    kind = schema.get("type")
-    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
-    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {},
-            "null": None}.get(str(kind), f"<{name}>")
 
 
 def call_command(app_token: str, function_id: str, env: str, *, internal: bool) -> str:

@@ -268,7 +268,8 @@ def skill_body(title: str, app_token: str, functions: Sequence[SkillFunction],
         "placeholders. A parameter with `reference` takes record or user ids: get them "
         "the way its `valueHint` says (usually by calling a read function first); never "
         "guess an id from a name, and ask the user when several records match. "
-        "`optionSummary` shows some options, not necessarily all. `outputSchema` names "
+        "`optionSummary` shows some options, not necessarily all; `examples` are values "
+        "of the right type and range (an id there is only its shape). `outputSchema` names "
         "the fields of `data` a call returns (for a Mutation, what it wrote and skipped).",
         '3. Invoke with parameters by name (an object, never a positional array): write '
         '`{"params": {"<name>": <value>}}` to body.json, then', "",

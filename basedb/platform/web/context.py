@@ -1,7 +1,6 @@
 """`AppContext`: what every handler of one platform app may use (the store, the data
 dir, the app's caches, the platform log's writer, the FaaS runtime, the owners' quotas).
-
-May import: basedb.platform.domain, basedb.platform.storage, basedb.core.
+The gate, the request layer and the routes all take it; it depends on none of them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from sqlglot import exp
 
 from basedb.sql import pgtypes as T
 from basedb.sql.sqlite.nodes import TRUNC_FORMATS, call, string, unit_text
-from basedb.sql.sqlite.query import CompileError
 from basedb.sql.sqlite.udf import has_window_functions
 from basedb.sql.typing_base import ANY
 
@@ -102,11 +101,20 @@ def _bool_agg(name: str) -> Any:
     return translate
 
 
+def _distinct_order(rw: RewriterLike, args: list[Any], order: list[Any]) -> list[Any]:
+    """The sort arguments of an aggregate with DISTINCT: its ORDER BY, else the value
+    itself (PostgreSQL sorts a DISTINCT aggregate's input to find its duplicates)."""
+    if order:
+        return rw.sort_arguments(order)
+    return rw.sort_arguments([exp.Ordered(this=args[0].copy(), nulls_first=False)])
+
+
 def _string_agg(rw: RewriterLike, node: Any, args: list[Any], distinct: bool,
                 order: list[Any]) -> Any:
+    if distinct:
+        return call("bdb_string_agg_distinct", args[0], args[1],
+                    *_distinct_order(rw, args, order))
     if order:
-        if distinct:
-            raise CompileError("string_agg(DISTINCT … ORDER BY …) is not supported")
         return call("bdb_string_agg", args[0], args[1], *rw.sort_arguments(order))
     return rw.aggregate("group_concat", args, distinct)
 
@@ -114,9 +122,10 @@ def _string_agg(rw: RewriterLike, node: Any, args: list[Any], distinct: bool,
 def _array_agg(rw: RewriterLike, node: Any, args: list[Any], distinct: bool,
                order: list[Any]) -> Any:
     element = T.element(rw.own_type(node)) if T.is_array(rw.own_type(node)) else ANY
+    if distinct:
+        return call("bdb_array_agg_distinct", args[0], string(element),
+                    *_distinct_order(rw, args, order))
     if order:
-        if distinct:
-            raise CompileError("array_agg(DISTINCT … ORDER BY …) is not supported")
         return call("bdb_array_agg", args[0], string(element), *rw.sort_arguments(order))
     value = rw.element_json(args[0], element)
     grouped = rw.aggregate("json_group_array", [value], distinct)

@@ -1,6 +1,6 @@
 """Aggregates and window functions with PostgreSQL's semantics (see `udf`):
-a scalar subquery that fails on a second row, string_agg / array_agg with ORDER BY, and
-sums of doubles over sliding window frames.
+a scalar subquery that fails on a second row, string_agg / array_agg with ORDER BY and
+DISTINCT, and sums of doubles over sliding window frames.
 """
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ class _Reversed:
 class _Ordered:
     """An aggregate whose input is ordered (string_agg / array_agg with ORDER BY). After
     the value (and the separator), each sort key comes with two flags: descending and
-    NULLs first."""
+    NULLs first. With `distinct`, a value equal to one before it in that order is left
+    out (PostgreSQL's DISTINCT compares with `=`: NULLs are one value)."""
 
     extra = 0
+    distinct = False
 
     def __init__(self) -> None:
         self.items: list[tuple[Any, ...]] = []
@@ -80,7 +82,16 @@ class _Ordered:
 
     def ordered(self) -> list[Any]:
         self.items.sort(key=lambda item: item[:-1])
-        return [item[-1] for item in self.items]
+        values = [item[-1] for item in self.items]
+        if self.distinct:
+            kept: list[Any] = []
+            seen: set[Any] = set()
+            for value in values:
+                if value not in seen:
+                    seen.add(value)
+                    kept.append(value)
+            values = kept
+        return values
 
 
 class _StringAgg(_Ordered):
@@ -106,6 +117,14 @@ class _ArrayAgg(_Ordered):
         if self.separator == "boolean":
             values = [None if v is None else bool(v) for v in values]
         return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+class _StringAggDistinct(_StringAgg):
+    distinct = True
+
+
+class _ArrayAggDistinct(_ArrayAgg):
+    distinct = True
 
 
 class _WindowSum:
@@ -155,6 +174,8 @@ class _WindowAvg(_WindowSum):
 
 AGGREGATES: dict[str, tuple[int, type]] = {
     "bdb_one": (1, _One), "bdb_string_agg": (-1, _StringAgg), "bdb_array_agg": (-1, _ArrayAgg),
+    "bdb_string_agg_distinct": (-1, _StringAggDistinct),
+    "bdb_array_agg_distinct": (-1, _ArrayAggDistinct),
 }
 WINDOWS: dict[str, tuple[int, type]] = {
     "bdb_window_sum": (1, _WindowSum), "bdb_window_avg": (1, _WindowAvg),

@@ -380,6 +380,10 @@ _PARAMETER: Schema = obj({
                           "truncated": BOOLEAN}, ("table", "field", "options", "truncated"),
                          description="A bounded hint of the bound option field's options, "
                          "not the complete set."),
+    "examples": array({}, description="Values of the right type and shape to fill the "
+                      "parameter with: its enum or the bound field's options, a value in the "
+                      "range its description states, or the id or date shape it takes. Ids "
+                      "are shapes: fetch real ones as valueHint says."),
 }, ("name", "type", "required", "description"))
 _FUNCTION: Schema = obj({
     **_ITEM_PROPERTIES,

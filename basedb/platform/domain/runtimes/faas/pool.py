@@ -12,8 +12,10 @@ hosts. A new deployment therefore never meets a worker of an old one, and a work
 reused only by calls of the same function of the same deployment. A worker that
 crashed, timed out, left something running after a call, or used up its CPU budget is
 stopped, never reused; the next call gets another. Idle workers stop after
-`idle_seconds`. Once `start()` was called (by `basedb serve`), spares (started, bound to
-nothing) make a deployment's first call cheap; a one-shot command keeps none.
+`idle_seconds`, and the least recently used first once the warm ones of all sites hold
+more than `warm_memory_mb` (memory.py). Once `start()` was called (by `basedb serve`),
+spares (started, bound to nothing) make a deployment's first call cheap; a one-shot
+command keeps none.
 
 Workers are started from one long-lived thread: bubblewrap's `--die-with-parent` ties a
 sandbox to the *thread* that started it, and the server's request threads come and go.
@@ -43,6 +45,7 @@ from basedb.platform.domain.identity import User
 from basedb.platform.domain.runtimes.faas.egress import EgressGrant, EgressProxy
 from basedb.platform.domain.runtimes.faas.limits import FaasLimits
 from basedb.platform.domain.runtimes.faas.logs import write_call_log, write_note
+from basedb.platform.domain.runtimes.faas.memory import worker_memory_mb
 from basedb.platform.domain.runtimes.faas.outcome import (
     CallLog,
     Outcome,
@@ -105,7 +108,9 @@ class FaasRuntime:
         self._active_by_site: Counter[tuple[str, str]] = Counter()
         self._active_by_owner: Counter[tuple[str, str]] = Counter()  # (scope, owner id)
         self._idle: dict[tuple[str, ...], list[Worker]] = {}
+        # Least recently used first: a worker goes back to the end when a call releases it.
         self._idle_order: OrderedDict[Worker, tuple[str, ...]] = OrderedDict()
+        self._warm_mb = 0.0  # the memory_mb of the workers in _idle_order
         self._spares: list[Worker] = []
         self._busy: set[Worker] = set()
         self._call_ids = itertools.count(1)
@@ -145,6 +150,7 @@ class FaasRuntime:
             doomed = [*self._idle_order, *self._spares]
             self._idle.clear()
             self._idle_order.clear()
+            self._warm_mb = 0.0
             self._spares.clear()
         self._wake.set()
         for worker in doomed:
@@ -342,11 +348,15 @@ class FaasRuntime:
         if not keep:
             worker.stop()
             return
+        if worker.memory_mb is None:  # once, warm: what keeping it costs
+            worker.memory_mb = worker_memory_mb(worker.pid)
         evicted: list[Worker] = []
         with self._lock:
             self._idle.setdefault(key, []).append(worker)
             self._idle_order[worker] = key
-            while len(self._idle_order) > self.limits.global_concurrency:
+            self._warm_mb += worker.memory_mb
+            while (self._warm_mb > self.limits.warm_memory_mb
+                   and len(self._idle_order) > 1):
                 oldest = next(iter(self._idle_order))
                 self._unidle(oldest)
                 evicted.append(oldest)
@@ -357,6 +367,7 @@ class FaasRuntime:
         """Take `worker` out of the idle structures (the lock is held)."""
         key = self._idle_order.pop(worker, None)
         if key is not None:
+            self._warm_mb -= worker.memory_mb or 0.0
             idle = self._idle.get(key, [])
             if worker in idle:
                 idle.remove(worker)

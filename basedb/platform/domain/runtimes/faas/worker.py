@@ -114,6 +114,7 @@ class Worker:
         self.loaded = False
         self.stopped = False
         self.calls = 0
+        self.memory_mb: float | None = None  # its PSS once warm (pool.py, memory.py)
         self.last_used = time.monotonic()
         self.startup_log = CallLog(4096, 4096)
         self.oom_killed = False  # the kernel stopped it at its memory limit
