@@ -23,16 +23,47 @@ from basedb.cli.common import (
 from basedb.client.api import DEFAULT_PAGE_LIMIT
 
 
-@click.command("api")
+class LarkCliUsage(click.Command):
+    """A command whose command-line errors read as lark-cli's (cobra's): one `Error: …`
+    line on stderr and exit 1, where click would print its usage text and exit 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            _usage_error(ctx, f"unknown flag: {error.option_name}")
+        except click.UsageError as error:
+            _usage_error(ctx, error.format_message())
+        return []
+
+
+def _usage_error(ctx: click.Context, message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+    ctx.exit(1)
+
+
+@click.command("api", cls=LarkCliUsage)
 @click.argument("method")
 @click.argument("path")
-@click.option("--params", metavar="JSON", default=None,
-              help="Query parameters as a JSON object, e.g. '{\"env\":\"prod\"}'.")
+@click.option("--params", metavar="JSON|-", default=None,
+              help="Query parameters as a JSON object, e.g. '{\"env\":\"prod\"}'; - for "
+                   "stdin.")
 @click.option("--data", metavar="JSON|@FILE|-", default=None,
               help="Request body: inline JSON, @file to read a UTF-8 file, - for stdin.")
 @click.option("--page-all", is_flag=True, help="Follow pages and print one merged envelope.")
 @click.option("--page-limit", type=click.IntRange(min=0), default=DEFAULT_PAGE_LIMIT,
               show_default=True, help="Most pages --page-all fetches (0: up to 1000).")
+@click.option("--page-size", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Sent as the page_size query parameter (0: the API's default).")
+@click.option("--page-delay", type=click.IntRange(min=0), default=200, show_default=True,
+              metavar="MS", help="Milliseconds to wait between pages with --page-all.")
+@click.option("--format", "fmt", default="json", metavar="FORMAT",
+              help="Output: json (default), ndjson, table or csv (the answer's items).")
+@click.option("-q", "--jq", "jq_expression", default=None, metavar="EXPR",
+              help="Filter the JSON answer with a jq expression.")
+@click.option("--file", "upload", default=None, metavar="[FIELD=]PATH",
+              help="Upload a file as multipart/form-data (field `file` by default; - reads "
+                   "stdin); --data then holds the other form fields.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Save the response body to this file (binary answers are saved anyway).")
 @click.option("--dry-run", is_flag=True,
@@ -43,8 +74,9 @@ from basedb.client.api import DEFAULT_PAGE_LIMIT
 @workspace_option
 @click.pass_context
 def api_command(ctx: click.Context, method: str, path: str, params: str | None,
-                data: str | None, page_all: bool, page_limit: int, output: Path | None,
-                dry_run: bool, as_json: bool, profile: str | None,
+                data: str | None, page_all: bool, page_limit: int, page_size: int,
+                page_delay: int, fmt: str, jq_expression: str | None, upload: str | None,
+                output: Path | None, dry_run: bool, as_json: bool, profile: str | None,
                 workspace_dir: Path | None) -> None:
     """Call any Open API endpoint, printing what `lark-cli api` prints.
 
@@ -62,17 +94,32 @@ def api_command(ctx: click.Context, method: str, path: str, params: str | None,
     """
     ctx.meta[JSON_MODE_KEY] = True  # errors as lark-cli envelopes, like lark-cli api
     from basedb.cli.placeholders import expand_path
+    from basedb.client import api_format
     from basedb.client.api import build_call, describe_call, execute_call
     from basedb.client.api_output import from_exception
     from basedb.client.profiles import current_profile
-    from basedb.core.errors import BasedbError
+    from basedb.core.errors import BasedbError, UsageError
 
     identity: str | None = None
+    if fmt not in api_format.FORMATS:
+        click.echo(f'warning: unknown format "{fmt}", falling back to json', err=True)
+        fmt = "json"
     try:
+        program = None
+        if jq_expression:
+            if output is not None:
+                raise UsageError("--jq and --output are mutually exclusive",
+                                 code="JQ_INVALID", hint="Filter with --jq, or save with -o.")
+            if fmt != "json":
+                raise UsageError(f"--jq and --format {fmt} are mutually exclusive",
+                                 code="JQ_INVALID", hint="Leave --format out with --jq.")
+            program = api_format.check_jq(jq_expression)
         path = expand_path(path, workspace_dir)
         call = build_call(method, path, params=params, data=data,
                           stdin=sys.stdin.buffer, page_all=page_all,
-                          page_limit=page_limit)
+                          page_limit=page_limit, page_size=page_size,
+                          page_delay_ms=page_delay, file=upload,
+                          output=output is not None)
         resolved, _ = current_profile(profile, workspace_dir)
         if dry_run:
             emit_json(describe_call(call, resolved))
@@ -80,11 +127,17 @@ def api_command(ctx: click.Context, method: str, path: str, params: str | None,
         with open_client(resolved) as client:
             identity = client.identity
             outcome = execute_call(call, client, output=output)
+        text = outcome.stdout
+        if outcome.error is None and outcome.answer is not None and output is None:
+            if program is not None:
+                text = api_format.jq_text(program, outcome.answer)
+            elif fmt != "json":
+                text = api_format.formatted(outcome.answer, fmt)
     except BasedbError as error:
         _fail(ctx, from_exception(error), identity)
         return
-    if outcome.stdout:
-        click.echo(outcome.stdout, nl=False)
+    if text:
+        click.echo(text, nl=False)
     for notice in outcome.notices:
         click.echo(notice, err=True)
     if outcome.error is not None:

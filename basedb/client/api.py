@@ -6,6 +6,7 @@ option and, for JSON, the position of the syntax error.
 
 from __future__ import annotations
 
+import json as jsonlib
 import mimetypes
 import re
 from dataclasses import dataclass, field
@@ -46,6 +47,47 @@ class ApiCall:
     body: Any = None
     page_all: bool = False
     page_limit: int = DEFAULT_PAGE_LIMIT
+    upload: Upload | None = None  # --file: sent as multipart, `body` its text fields
+    page_delay: float = 0.0  # seconds between pages (--page-delay)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """`--file [field=]path`: one file sent as a multipart form field."""
+
+    field: str
+    name: str
+    content: bytes
+
+    def __repr__(self) -> str:
+        return f"Upload(field={self.field!r}, name={self.name!r}, {len(self.content)} bytes)"
+
+
+def read_upload(value: str, *, stdin: BinaryIO) -> Upload:
+    """--file: `[field=]path` (field `file` by default), `-` for stdin, at most 10 MB."""
+    split = value.find("=")
+    field_name, name = (value[:split], value[split + 1:]) if split > 0 else ("file", value)
+    if not name:
+        raise UsageError("--file: empty file path", code="FILE_INVALID",
+                         hint="Write --file field=path, e.g. --file artifact=site.zip.")
+    if name == "-":
+        content = stdin.read(LIMIT_DATA + 1)
+        if not content:
+            raise UsageError("--file: stdin is empty", code="FILE_INVALID",
+                             hint="Pipe the file into the command.")
+    else:
+        try:
+            with Path(name).expanduser().open("rb") as handle:
+                content = handle.read(LIMIT_DATA + 1)
+        except OSError as exc:
+            raise InputError(f"cannot open file: {name} ({exc.strerror or exc})",
+                             code="FILE_INVALID",
+                             hint="Check the path; it is relative to the current "
+                                  "directory.") from None
+    if len(content) > LIMIT_DATA:
+        raise InputError(f"--file {name} is larger than 10 MB.", code="FILE_TOO_LARGE",
+                         hint="Send a smaller file.")
+    return Upload(field_name, "file" if name == "-" else Path(name).name, content)
 
 
 def parse_method(value: str) -> str:
@@ -148,12 +190,40 @@ def read_data(value: str | None, *, stdin: BinaryIO) -> Any:
 
 def build_call(method: str, path: str, *, params: str | None, data: str | None,
                stdin: BinaryIO, page_all: bool = False,
-               page_limit: int = DEFAULT_PAGE_LIMIT) -> ApiCall:
-    """Validate every option before anything is sent."""
+               page_limit: int = DEFAULT_PAGE_LIMIT, page_size: int = 0,
+               page_delay_ms: int = 0, file: str | None = None,
+               output: bool = False) -> ApiCall:
+    """Validate every option before anything is sent (lark-cli's rules for --file and
+    stdin: `cmd/api/api.go`, `internal/cmdutil/fileupload.go`)."""
     verb = parse_method(method)
     api_path = parse_path(path)
-    query = parse_params(params)
+    if params == "-" and data == "-":
+        raise UsageError("--params and --data cannot both read from stdin (-)",
+                         code="STDIN_TWICE", hint="Read one of them from stdin, not both.")
+    upload = None
+    if file is not None:
+        if output:
+            raise UsageError("--file and --output are mutually exclusive", code="FILE_INVALID",
+                             hint="Upload with --file, or save an answer with --output.")
+        if page_all:
+            raise UsageError("--file and --page-all are mutually exclusive",
+                             code="FILE_INVALID", hint="Leave --page-all out of an upload.")
+        if verb not in ("POST", "PUT", "PATCH", "DELETE"):
+            raise UsageError("--file requires POST, PUT, PATCH, or DELETE method",
+                             code="FILE_INVALID", hint="Upload with POST.")
+        if (file.partition("=")[2] == "-" or file == "-") and "-" in (params, data):
+            raise UsageError("--file and --params/--data cannot both read from stdin",
+                             code="STDIN_TWICE", hint="Read one of them from stdin.")
+        upload = read_upload(file, stdin=stdin)
+    query = parse_params(_stdin_text(stdin, "--params") if params == "-" else params)
+    if page_size > 0:
+        query["page_size"] = page_size
     body = read_data(data, stdin=stdin)
+    if upload is not None:
+        if body is not None and not isinstance(body, dict):
+            raise UsageError("--data must be a JSON object when used with --file",
+                             code="DATA_INVALID", hint="Pass the form fields as an object.")
+        return ApiCall(verb, api_path, query, body, page_all, page_limit, upload)
     if body is not None and verb == "GET":
         raise UsageError("GET requests carry no body, but --data was given.",
                          code="DATA_UNEXPECTED",
@@ -161,7 +231,19 @@ def build_call(method: str, path: str, *, params: str | None, data: str | None,
     if page_limit < 0:
         raise UsageError("--page-limit must be 0 (no limit but the hard cap) or more.",
                          code="PAGE_LIMIT_INVALID", hint="Pass --page-limit 10, for example.")
-    return ApiCall(verb, api_path, query, body, page_all, page_limit)
+    return ApiCall(verb, api_path, query, body, page_all, page_limit,
+                   page_delay=max(page_delay_ms, 0) / 1000)
+
+
+def _stdin_text(stdin: BinaryIO, label: str) -> str:
+    raw = stdin.read(LIMIT_DATA + 1)
+    if len(raw) > LIMIT_DATA:
+        raise InputError(f"{label} - (stdin) is larger than 10 MB.", code="PARAMS_INVALID",
+                         hint="Send less.")
+    try:
+        return files.decode_text(raw, label=f"{label} - (stdin)")
+    except files.FileProblem as problem:
+        raise InputError(problem.message, code="PARAMS_INVALID", hint=problem.fix) from None
 
 
 def describe_call(call: ApiCall, profile: Profile) -> dict[str, Any]:
@@ -208,6 +290,7 @@ class ApiOutcome:
     stdout: str = ""
     error: CliError | None = None
     notices: tuple[str, ...] = ()
+    answer: Any = None  # the JSON answer printed, for --format and --jq
 
 
 def execute_call(call: ApiCall, client: Client, *, output: Path | None = None) -> ApiOutcome:
@@ -218,15 +301,24 @@ def execute_call(call: ApiCall, client: Client, *, output: Path | None = None) -
         try:
             envelope = client.paginate(call.method, call.path, params=call.params,
                                        json=call.body, max_pages=call.page_limit,
-                                       loads=api_output.loads)
+                                       loads=api_output.loads, page_delay=call.page_delay)
         except BasedbError as error:
             return ApiOutcome(error=api_output.from_exception(error))
         notices = (("Notice: more pages remain after the page limit; the merged result is "
                     "partial. Raise --page-limit (0 fetches up to 1000 pages)."),
                    ) if _more_pages_remain(envelope) else ()
-        return ApiOutcome(stdout=api_output.success_text(envelope), notices=notices)
-    request, response = client.exchange(call.method, call.path, params=call.params,
-                                        json=call.body)
+        return ApiOutcome(stdout=api_output.success_text(envelope), notices=notices,
+                          answer=envelope)
+    if call.upload is not None:
+        fields = {key: value if isinstance(value, str) else jsonlib.dumps(value)
+                  for key, value in (call.body or {}).items()}
+        request, response = client.exchange(
+            call.method, call.path, params=call.params, data=fields,
+            files={call.upload.field: (call.upload.name, call.upload.content,
+                                       "application/octet-stream")})
+    else:
+        request, response = client.exchange(call.method, call.path, params=call.params,
+                                            json=call.body)
     parse_error: Exception | None = None
     body: Any = None
     try:
@@ -249,7 +341,7 @@ def execute_call(call: ApiCall, client: Client, *, output: Path | None = None) -
         return _saved(response, output)
     if output is not None:
         return _saved(response, output)
-    return ApiOutcome(stdout=api_output.success_text(body))
+    return ApiOutcome(stdout=api_output.success_text(body), answer=body)
 
 
 def _saved(response: Any, output: Path | None) -> ApiOutcome:

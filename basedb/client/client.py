@@ -242,16 +242,24 @@ class Client:
     def paginate(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                  json: Any = None, list_field: str | None = None,
                  max_pages: int | None = None,
-                 loads: Callable[[bytes], Any] | None = None) -> dict[str, Any]:
-        """Fetch every page of a listing and return one merged envelope.
+                 loads: Callable[[bytes], Any] | None = None,
+                 page_delay: float = 0.0) -> dict[str, Any]:
+        """Fetch every page of a listing and return one merged envelope, waiting
+        `page_delay` seconds before each page after the first (`api --page-delay`).
 
         See `basedb.client.pagination`: camelCase and snake_case cursors and offset
         listings are followed; a truncated result keeps has-more true.
         """
-        return collect_pages(
-            lambda page_params: self.request(method, path, params=page_params, json=json,
-                                             loads=loads),
-            params, list_field=list_field, max_pages=max_pages)
+        fetched = 0
+
+        def page(page_params: dict[str, Any]) -> dict[str, Any]:
+            nonlocal fetched
+            if fetched and page_delay > 0:
+                self.retry.wait(page_delay)
+            fetched += 1
+            return self.request(method, path, params=page_params, json=json, loads=loads)
+
+        return collect_pages(page, params, list_field=list_field, max_pages=max_pages)
 
     def current_user_id(self) -> str | None:
         """The calling user's id: `GET /users/me` on a basedb platform, the `open_id` of

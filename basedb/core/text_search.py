@@ -106,15 +106,17 @@ class SearchIndex:
 
 def named_table(text: str, table_names: Sequence[str]) -> str | None:
     """The table whose name appears, as whole words, in `text` (an id like
-    exportOrderItems, or a sentence); the longest such name, None when none does."""
+    exportOrderItems, or a sentence): the one named first, the longest name where two
+    start at the same word (Order Items over Orders); None when none is named."""
     found = tokens(text)
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None
     for name in table_names:
         wanted = tokens(name)
-        if not wanted:
-            continue
         size = len(wanted)
-        if any(found[i:i + size] == wanted for i in range(len(found) - size + 1)) \
-                and (best is None or size > best[0]):
-            best = (size, name)
-    return best[1] if best else None
+        if not size:
+            continue
+        start = next((i for i in range(len(found) - size + 1)
+                      if found[i:i + size] == wanted), None)
+        if start is not None and (best is None or (start, -size) < best[:2]):
+            best = (start, -size, name)
+    return best[2] if best else None

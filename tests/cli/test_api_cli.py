@@ -499,4 +499,73 @@ def test_timeout_option_and_environment(mock: respx.MockRouter,
     assert "after 7s" in error_of(api("POST", "/sites/app/bind_base", "--data", "{}"))[
         "message"]
     bad = api("GET", "/sites/app", "--timeout", "0")
-    assert bad.exit_code == 2
+    # A flag value the command cannot take is a command-line error, as lark-cli (cobra)
+    # reports it: one `Error:` line, exit 1.
+    assert bad.exit_code == 1 and bad.stderr.startswith("Error: ")
+    assert "--timeout" in bad.stderr
+
+
+# --- lark-cli's flags --------------------------------------------------------------------
+
+
+LISTING = {"code": 0, "data": {"items": [{"id": "a", "n": 1}, {"id": "b", "n": 2}],
+                               "hasMore": False}}
+
+
+def test_unknown_flags_are_answered_as_lark_cli_answers_them(mock: respx.MockRouter) -> None:
+    result = api("GET", "/sites/app", "--body", "{}")
+    assert (result.exit_code, result.stderr) == (1, "Error: unknown flag: --body\n")
+    missing = api("GET")
+    assert missing.exit_code == 1 and missing.stderr.startswith("Error: ")
+
+
+def test_format_and_jq(mock: respx.MockRouter) -> None:
+    mock.get("/sites/app/items").respond(json=LISTING)
+    ndjson = api("GET", "/sites/app/items", "--format", "ndjson")
+    assert ndjson.stdout.splitlines() == ['{"id":"a","n":1}', '{"id":"b","n":2}']
+    table = api("GET", "/sites/app/items", "--format", "table").stdout.splitlines()
+    assert table[0].split() == ["id", "n"] and table[2].split() == ["a", "1"]
+    assert api("GET", "/sites/app/items", "--format", "csv").stdout == "id,n\na,1\nb,2\n"
+    assert api("GET", "/sites/app/items", "--jq", ".data.items[].id").stdout == "a\nb\n"
+    assert api("GET", "/sites/app/items", "-q", ".data.items | length").stdout == "2\n"
+    unknown = api("GET", "/sites/app/items", "--format", "xml")
+    assert unknown.exit_code == 0 and 'unknown format "xml"' in unknown.stderr
+    bad = api("GET", "/sites/app/items", "--jq", ".data[")
+    assert bad.exit_code == 2 and "invalid jq expression" in error_of(bad)["message"]
+    both = api("GET", "/sites/app/items", "--jq", ".", "--format", "csv")
+    assert both.exit_code == 2 and "mutually exclusive" in error_of(both)["message"]
+
+
+def test_page_size_and_page_delay(mock: respx.MockRouter, pauses: list[float]) -> None:
+    pages = iter([{"code": 0, "data": {"items": [1], "hasMore": True, "pageToken": "p2"}},
+                  {"code": 0, "data": {"items": [2], "hasMore": False}}])
+    route = mock.get("/sites/app/items").mock(
+        side_effect=lambda request: httpx.Response(200, json=next(pages)))
+    result = api("GET", "/sites/app/items", "--page-all", "--page-size", "50",
+                 "--page-delay", "250")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["data"]["items"] == [1, 2]
+    assert all(call.request.url.params["page_size"] == "50" for call in route.calls)
+    assert pauses == [0.25], "one wait, between the two pages"
+
+
+def test_params_from_stdin_and_a_file_upload(mock: respx.MockRouter, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    route = mock.get("/sites/app/items").respond(json=LISTING)
+    result = run("api", "GET", "/sites/app/items", "--params", "-", "--profile", "mock",
+                 input='{"env": "prod"}')
+    assert result.exit_code == 0 and route.calls[-1].request.url.params["env"] == "prod"
+    upload = mock.post("/sites/app/deployments").respond(json={"code": 0, "data": {}})
+    (tmp_path / "site.zip").write_bytes(b"zip-bytes")
+    monkeypatch.chdir(tmp_path)
+    done = api("POST", "/sites/app/deployments", "--file", "artifact=site.zip",
+               "--data", '{"fingerprint": "sha256:ab"}')
+    assert done.exit_code == 0, done.stderr
+    sent = upload.calls[-1].request
+    assert sent.headers["content-type"].startswith("multipart/form-data")
+    assert b'name="artifact"; filename="site.zip"' in sent.content
+    assert b"zip-bytes" in sent.content and b"sha256:ab" in sent.content
+    wrong = api("GET", "/sites/app/items", "--file", "site.zip")
+    assert wrong.exit_code == 2 and "requires POST" in error_of(wrong)["message"]
+    twice = api("POST", "/sites/app/items", "--params", "-", "--data", "-")
+    assert twice.exit_code == 2 and "cannot both read from stdin" in error_of(twice)["message"]

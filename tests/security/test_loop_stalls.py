@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from basedb.platform.domain import function_plans
+from basedb.platform.domain import function_plans, invoke
 from basedb.platform.domain.runtimes import sql as sql_runtime
 from basedb.platform.domain.runtimes import sql_inline
-from basedb.protocol import Code
+from basedb.protocol import ApiFailure, Code
 from basedb.workspace.model import FaaS
 from tests.platform.conftest import Api
 from tests.platform.functions_support import (  # noqa: F401 - fresh_loop_budget: a fixture
@@ -280,3 +280,25 @@ def test_a_deployed_pattern_that_needs_backtracking_is_unavailable() -> None:
     assert plan.status == "unavailable" and plan.validator is None
     assert plan.status_hint is not None
     assert "/properties/code/pattern" in plan.status_hint and "lookahead" in plan.status_hint
+
+
+def test_params_nested_past_the_stack_are_refused_by_name() -> None:
+    """uniqueItems over arrays nested about as deep as JSON parsing allows: comparing
+    them recurses past Python's stack, which is a refusal ("too complex"), not a 500."""
+    schema = {"type": "object", "properties": {"tree": {
+        "type": "array", "uniqueItems": True, "description": "Nested lists"}}}
+    declaration = FaaS(function_id="deep", kind="faas", file="faas/deep/function.json",
+                       name="deep", description="Deep", raw={}, input_schema=schema,
+                       has_input_schema=True)
+    plan = function_plans._declared_schema_plan(
+        {"deployment_id": "d", "function_id": "deep", "kind": "faas",
+         "declaration": declaration, "revision": 1, "name": "deep",
+         "description": "Deep"}, declaration)
+    assert plan.validator is not None and plan.validator.linear
+    params = {"tree": [nested(5_000), []]}
+    with pytest.raises(invoke.OffTheLoop):
+        invoke.checked_input(plan, params, on_loop=True)
+    with pytest.raises(ApiFailure) as refused:
+        invoke.checked_input(plan, params)
+    assert refused.value.code == Code.PARAMETER_INVALID
+    assert "too complex" in refused.value.msg and "Executed: no." in refused.value.msg

@@ -215,13 +215,13 @@ def checked_input(plan: FunctionPlan, params: dict[str, Any], *,
     validator = plan.validator
     if validator is None:
         return params
-    if validator.linear:
-        if validator.is_valid(params):  # the closures: linear, no steps to count
-            return params
-    elif on_loop:
-        raise OffTheLoop
     steps = LOOP_VALIDATION_STEPS if on_loop else VALIDATION_STEPS
     try:
+        if validator.linear:
+            if validator.is_valid(params):  # the closures: linear, no steps to count
+                return params
+        elif on_loop:
+            raise OffTheLoop
         with step_budget(steps):
             if not validator.linear and validator.is_valid(params):
                 return params

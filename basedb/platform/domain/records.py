@@ -42,7 +42,9 @@ from basedb.protocol.findings import pointer as json_pointer
 from basedb.workspace.model import Field, Table
 
 # The most records one call creates, updates or deletes: a batch route, a Mutation, a
-# FaaS record call.
+# FaaS record call. Base's own batch routes (lark-cli `base +record-batch-create`) take at
+# most 200 records a call, so a caller written against the local platform cannot send a
+# batch that Base refuses; larger loads are split (the deploy's provisioning does so).
 MAX_BATCH = 200
 _CHUNK = 500  # ids per IN (…) lookup
 
@@ -281,7 +283,7 @@ def insert_grid(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
     seq = conn.execute(plan.max_seq_sql).fetchone()[0]
     given = {field.field_id: column for field, column in zip(fields, columns, strict=True)}
     system = {"created_at": now, "updated_at": now, "created_by": actor, "updated_by": actor}
-    record_ids = ids.new_ids(ids.RECORD_ID, count)
+    record_ids = ids.new_record_ids(count)
     # Each column of the INSERT, in the plan's order: as inserted, by field.
     inserted: dict[str, Sequence[Any]] = {}
     numbers: dict[str, int] = {}
@@ -343,7 +345,7 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
         numbers = {row[0]: row[1] for row in conn.execute(
             "SELECT field_id, next_number FROM fields WHERE table_id = ? AND "
             "type = 'auto_number'", (table.table_id,))}
-    record_ids = ids.new_ids(ids.RECORD_ID, len(rows))
+    record_ids = ids.new_record_ids(len(rows))
     params: list[list[Any]] = []
     for row, record_id in zip(rows, record_ids, strict=True):
         if seq is not None:

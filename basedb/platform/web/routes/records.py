@@ -177,7 +177,10 @@ ENDPOINTS = [
     Endpoint("POST", _RECORDS + "/batch_create", batch_create,
              f"Create up to {MAX_BATCH} records.", "records",
              description="Each row holds one value per entry of fields, in the same order "
-             "(null for none); fields are the table's field names or ids (400 otherwise).",
+             "(null for none); fields are the table's field names or ids (400 otherwise). "
+             f"At most {MAX_BATCH} rows, as in Base's own batch_create (lark-cli's `base "
+             "+record-batch-create`), so that a load written against this platform runs "
+             "unchanged against Base: send more rows in several calls.",
              body=obj({"fields": {**IDS, "minItems": 1, "maxItems": bases.MAX_FIELDS_PER_TABLE,
                                   "description": "Field names or ids."},
                        "rows": array(array(CELL), minItems=1, maxItems=MAX_BATCH)},
