@@ -6,7 +6,9 @@ The workspace has a 50-table catalog covering every Base field type, and `functi
 functions split 60 / 30 / 10 between Database Functions, Mutations and FaaS (600, 300
 and 100 for 1,000), plus agent-tools.json, a README and a small Page. It is deterministic:
 the same seed and count give byte-identical files. It passes `basedb check` with no
-errors and a few hints (the optional select filters that real sites have); the unit test
+errors and a few hints (the optional select filters that real sites have), besides the
+agent-facing hints its descriptions earn on purpose, as many real sites would (pointers
+to functions it lacks, "when it exists", near-twin agendas); the unit test
 tests/unit/test_bench_generator.py keeps it that way.
 """
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from basedb.check import agent_tools, declarations, faas, faas_deps, mutations
+from basedb.check import agent_lint, agent_tools, declarations, faas, faas_deps, mutations
 from basedb.check.context import CheckContext
 from basedb.check.result import SKIP_AI_NOTICE, CheckResult
 from basedb.check.sql import rules as sql_rules
@@ -96,6 +96,7 @@ def check_workspace(ws: Workspace, *, skip_ai: bool = False,
     faas.check_faas(ctx)
     faas_deps.check_faas_dependencies(ctx)
     agent_tools.check_agent_tools(ctx)
+    agent_lint.check_agent_lint(ctx)
     # Only a workspace with generated files can have stale ones.
     if contracts is not None and not ctx.errors and (ws.root / "src" / "generated").is_dir():
         ctx.extend(contracts(ws))

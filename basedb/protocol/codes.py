@@ -162,3 +162,7 @@ class HintCode(StrEnum):
     REFERENCE_VALUE_HINT = "reference_value_hint"
     ENUM_UNCHECKED = "enum_unchecked"
     PARAM_UNUSED = "param_unused"
+    DESCRIPTION_NEAR_DUPLICATE = "description_near_duplicate"
+    DESCRIPTION_NAMES_CLOSED = "description_names_closed"
+    DESCRIPTION_VAGUE_POINTER = "description_vague_pointer"
+    NAME_CONTRADICTS_DESCRIPTION = "name_contradicts_description"

@@ -45,6 +45,9 @@ UNITS = ["'day'", "'month'", "'year'", "'hour'", "'week'", "'quarter'", "'minute
 INTERVALS = ["INTERVAL '1 day'", "INTERVAL '2 hours'", "INTERVAL '1 month'",
              "INTERVAL '1 year 2 mons'", "INTERVAL '90 minutes'", "INTERVAL '-3 days'",
              "INTERVAL '1 week'"]
+TO_CHAR_TEMPLATES = ["'YYYY-MM'", "'YYYY-MM-DD HH24:MI:SS'", "'FMMonth FMDDth'",
+                     "'Dy, DD Mon YYYY'", "'HH12:MI AM'", "'IYYY-\"W\"IW'", "'Q'",
+                     "'yyyymmdd'", "'DDD D ID WW'", "'Day'", "'MS US'"]
 FIELDS = ["year", "month", "day", "hour", "minute", "dow", "doy", "quarter", "week",
           "isodow", "epoch", "second"]
 
@@ -118,6 +121,7 @@ class QueryGenerator:
             lambda: f"({self.boolean(d)})::text",
             lambda: f"repeat({self.text(d)}, 2)",
             lambda: f"md5({self.text(d)})",
+            lambda: f"to_char({self.timestamp(d)}, {self.pick(TO_CHAR_TEMPLATES)})",
         ]
         return self.rng.choice(options)()
 

@@ -320,7 +320,10 @@ def test_log_output_is_capped(site: FaasSite, tmp_path: Path) -> None:
     assert "bytes of output dropped" in log and "line 0 " in log and "line 19999 " in log
     # Every line carries the log id; what the handler printed is capped.
     printed = [line.split(" | ", 1)[1] for line in log.splitlines() if " | " in line]
-    assert all(line.startswith(f"basedb faas: {LOG_ID} ") for line in log.splitlines()[1:])
+    # (beside the sandbox's description first, and the call's summary when it ends)
+    summary = f'basedb faas: function "handler" (log_id {LOG_ID}) ended: '
+    assert all(line.startswith((f"basedb faas: {LOG_ID} ", summary))
+               for line in log.splitlines()[1:])
     assert sum(len(line) + 1 for line in printed) < 100_000
 
 

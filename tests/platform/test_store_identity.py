@@ -21,7 +21,7 @@ from basedb.platform.storage.store import (
     WriteOutOfTime,
 )
 from basedb.protocol import Code
-from tests.platform.conftest import Api
+from tests.platform.conftest import Api, make_table
 
 
 def test_connections_use_wal_busy_timeout_and_foreign_keys(platform: LocalPlatform) -> None:
@@ -237,3 +237,23 @@ def test_owner_token_file_written_atomically_with_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["secret"]
 
+
+
+def test_record_ids_start_with_the_time_so_that_inserts_append() -> None:
+    earlier = ids.new_record_ids(200, now_ms=1_780_000_000_000)
+    later = ids.new_record_ids(3, now_ms=1_780_000_000_001)
+    assert len(set(earlier)) == 200
+    assert max(earlier) < min(later)  # the primary key of a new record is the largest
+    for record_id in (*earlier, *later):
+        assert record_id.startswith("rec") and record_id[3:].isalnum()
+        assert len(record_id) == 3 + ids.RECORD_ID[1]
+    assert ids.new_record_ids(1, now_ms=0)[0][3:10] == "0000000"
+
+
+def test_records_made_one_after_another_have_growing_ids(api: Api) -> None:
+    base = api.ok("POST", "/bases", json={"name": "Ordered"})["base_token"]
+    table = make_table(api, base, "Things", [{"name": "Name", "type": "text"}])
+    made = [api.ok("POST", f"/bases/{base}/tables/{table['id']}/records",
+                   json={"Name": str(n)})["record_id"] for n in range(20)]
+    assert [record_id[:10] for record_id in made] == sorted(
+        record_id[:10] for record_id in made)

@@ -30,6 +30,8 @@ from bench.generate import generate_workspace, split_counts
 from bench.generate import main as generate_main
 
 FUNCTIONS = 60
+AGENT_LINT_CODES = {"description_names_closed", "description_vague_pointer",
+                    "description_near_duplicate", "name_contradicts_description"}
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,11 @@ def test_the_generated_workspace_passes_check_with_few_hints(generated: Workspac
     result = check_workspace(generated, contracts=stale_findings)
     assert [(e.code, e.file, e.message) for e in result.errors] == []
     assert result.ok
-    # Hints are allowed (real sites have some) but must stay rare.
-    assert len(result.hints) <= FUNCTIONS // 20, Counter(h.code for h in result.hints)
+    # Hints are allowed (real sites have some) but must stay rare. The descriptions'
+    # agent-facing faults (pointers to functions the site lacks, "when it exists") are
+    # left in on purpose: they are what the agent lint and the agents benchmark measure.
+    authoring = [h for h in result.hints if h.code not in AGENT_LINT_CODES]
+    assert len(authoring) <= FUNCTIONS // 20, Counter(h.code for h in authoring)
 
 
 def test_the_split_between_kinds_is_60_30_10(generated: Workspace) -> None:

@@ -450,6 +450,47 @@ _RULES: tuple[Rule, ...] = (
          "Callers pass a value that changes nothing, and believe it filters or writes.",
          '{"spec": {"params": [{"name": "note", …}], "set": {"Status": "$status"}, …}}',
          "Use the parameter in the query or spec, or remove it from the declaration."),
+    Rule(HintCode.DESCRIPTION_NEAR_DUPLICATE,
+         "Two functions of one table have nearly the same description.",
+         "Two open functions working on the same table have descriptions that share at "
+         "least 90% of their words and differ in no word that names a table (the same "
+         "records, described alike).",
+         "An agent choosing among many functions by description cannot tell the two apart, "
+         "and calls either.",
+         '// myAgendaIncidentsAndJobOpenings\n{"description": "The current user\'s incidents '
+         'and job openings in one list, ordered by date."}\n'
+         '// myAgendaJobOpeningsAndIncidents\n{"description": "The current user\'s job '
+         'openings and incidents in one list, ordered by date."}',
+         "Say in each what sets it apart (its filter, its order, its result) and when to use "
+         "the other; or keep one of the two."),
+    Rule(HintCode.DESCRIPTION_NAMES_CLOSED,
+         "A description names a function agents cannot call.",
+         "A description names, as a camelCase id starting with a verb, a function that "
+         "agent-tools.json excludes or that the site does not have.",
+         "Agents follow the pointer and fail, or conclude the site cannot do the task.",
+         '{"description": "Archives closed tasks. To remove them for good use '
+         'deleteTasks."}',
+         "Name an open function that exists (check the id's spelling), or remove the "
+         "function from exclude if agents should use it."),
+    Rule(HintCode.DESCRIPTION_VAGUE_POINTER,
+         "A description points to something that may not exist.",
+         "A description hedges a pointer: \"when it exists\", \"if available\", \"如果存在\".",
+         "An agent cannot check whether it exists, so it guesses, and calls a function "
+         "that is not there.",
+         '{"description": "Lists tasks. To filter by status use tasksByStatus when it '
+         'exists."}',
+         "Name the function plainly when it is open to agents; otherwise leave the pointer "
+         "out."),
+    Rule(HintCode.NAME_CONTRADICTS_DESCRIPTION,
+         "A function's id says something other than what it does.",
+         "The verb that starts the id disagrees with the function: a write verb (create, "
+         "delete, update, archive…) on a Database Function, a read verb or the opposite "
+         "write on a Mutation's action, or a read verb where the description starts with a "
+         "write one (or the reverse).",
+         "Agents read the id first: listTasks that deletes, or deleteTasks that creates, "
+         "gets called for the wrong task.",
+         '// listTasks/function.json\n{"description": "Deletes the tasks of one project."}',
+         "Rename the function, or correct its description, so that both say the same."),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -1,0 +1,1 @@
+SELECT "Title" AS title FROM "Tasks" WHERE "Archived" = true

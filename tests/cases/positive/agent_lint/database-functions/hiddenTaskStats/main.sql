@@ -1,0 +1,1 @@
+SELECT "Status" AS status, count(*) AS n FROM "Tasks" GROUP BY "Status"

@@ -1,0 +1,1 @@
+SELECT c."Body" AS body FROM "Comments" AS c

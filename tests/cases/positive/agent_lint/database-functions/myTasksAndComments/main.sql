@@ -1,0 +1,1 @@
+SELECT t."Title" AS title FROM "Tasks" AS t

@@ -1,0 +1,1 @@
+SELECT "Name" AS name FROM "Projects" ORDER BY "Name"
