@@ -60,8 +60,9 @@ _STORAGE_NOTES = """\
 So what a numeric computes past 15 significant digits (`12345678901234567.25`) is
 rounded there, where PostgreSQL keeps every digit, and a numeric as text is refused
 (`SQL_UNSUPPORTED`), since its digits after the point would show the difference.
-Integer arithmetic (`+`, `-`, `*`) that overflows bigint gives a double precision value
-locally where PostgreSQL raises `bigint out of range`.
+Integer arithmetic (`+`, `-`, `*`) that overflows its type gives a larger number
+locally (a double precision one past bigint) where PostgreSQL raises `integer out of
+range` or `bigint out of range`.
 
 Text compares, sorts, groups and is made DISTINCT by code point: the C collation
 (PostgreSQL's `COLLATE "C"`; tests/differential compares with a database created with
