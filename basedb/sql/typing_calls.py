@@ -340,6 +340,31 @@ class CallTyper(TyperBase):
             return ANY
         return T.NUMERIC
 
+    def unnest(self, node: Any, scope: Any) -> str:
+        """unnest(array) as a whole item of a SELECT list: a row per element (none for
+        NULL or an empty array), as PostgreSQL's set-returning function there."""
+        item = node.parent.parent if isinstance(node.parent, exp.Alias) else node.parent
+        select = item if isinstance(item, exp.Select) else None
+        if select is None or len(node.expressions) > 0 or select.args.get("group") \
+                or select.args.get("having") or any(
+                    isinstance(n, (exp.Window, exp.AggFunc)) or (
+                        isinstance(n, exp.Anonymous) and getattr(FUNCTIONS.get(
+                            function_name(n)), "kind", "") == "aggregate")
+                    or (isinstance(n, exp.Explode) and n is not node)
+                    for p in select.expressions for n in p.walk()):
+            return self._problem("SQL_UNSUPPORTED", "unnest() is supported by basedb only as "
+                                 "a whole item of a SELECT list without GROUP BY, aggregates "
+                                 "or window functions, once per SELECT.", "Select unnest(x) "
+                                 "in a subquery of its own, e.g. x IN (SELECT unnest(f) FROM "
+                                 "t), and group or aggregate around it.", node)
+        found = self.t(node.this)
+        if found == ANY:
+            return ANY
+        if not T.is_array(found):
+            return self.invalid(f"function unnest({T.describe(found)}) does not exist", node,
+                                "Pass a multi-valued field or an array parameter.")
+        return T.element(found)
+
     def substring(self, node: Any, scope: Any) -> str:
         args = [node.this, node.args.get("start"), node.args.get("length")]
         if args[1] is None:

@@ -431,7 +431,7 @@ ExpressionTyper.HANDLERS = {
     exp.Substring: ExpressionTyper.substring, exp.StrPosition: ExpressionTyper.str_position,
     exp.Trim: ExpressionTyper.trim, exp.Window: ExpressionTyper.window,
     exp.Filter: ExpressionTyper.filter, exp.Placeholder: ExpressionTyper.placeholder,
-    exp.Date: ExpressionTyper.date_call,
+    exp.Date: ExpressionTyper.date_call, exp.Explode: ExpressionTyper.unnest,
 }
 for _comparison in COMPARISONS:
     ExpressionTyper.HANDLERS[_comparison] = ExpressionTyper.comparison

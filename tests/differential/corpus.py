@@ -102,6 +102,20 @@ SHAPES = [
       '"Project" = ANY($1) AS p FROM "Tasks" ORDER BY record_id', (f"{T}[]", None)),
     c('SELECT record_id FROM "Tasks" WHERE NOT ("Project" IN (SELECT record_id FROM '
       '"Projects" WHERE "Active")) ORDER BY record_id'),
+    # unnest in a SELECT list: IN over the elements of a multi-valued field.
+    c('SELECT record_id FROM "Tasks" WHERE record_id IN (SELECT unnest("Task") FROM "Notes") '
+      'ORDER BY record_id'),
+    c('SELECT record_id FROM "Tasks" WHERE record_id NOT IN (SELECT unnest("Task") FROM '
+      '"Notes" WHERE "Author" = CURRENT_USER_ID()) ORDER BY record_id'),
+    c('SELECT p."Name" FROM "Projects" p WHERE p.record_id IN (SELECT unnest(t."Project") '
+      'FROM "Tasks" t WHERE t."Done") ORDER BY p.record_id'),
+    c('SELECT t.record_id, unnest(t."Tags") AS tag FROM "Tasks" t ORDER BY 1, 2'),
+    c('SELECT DISTINCT unnest("Watchers") AS w FROM "Tasks" ORDER BY 1'),
+    c('SELECT "Name", unnest($1) AS v FROM "Projects" WHERE "Kind" = \'client\' ORDER BY 1, 2',
+      (f"{I}[]", [3, 1, 2])),
+    c('SELECT x.tag, count(*) AS n FROM (SELECT unnest("Tags") AS tag FROM "Tasks") x '
+      'GROUP BY x.tag ORDER BY 2 DESC, 1'),
+    c('SELECT unnest("Tags") AS tag, count(*) FROM "Tasks" GROUP BY 1', note="unsupported"),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NOT NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Status" = ANY($1) ORDER BY record_id',

@@ -563,3 +563,23 @@ def test_names_postgresql_lacks_are_still_invalid() -> None:
     problems = analyze("SELECT ifnull(标题, 'x') FROM 任务").problems
     assert [p.code for p in problems] == ["SQL_INVALID"]
     assert "does not exist in PostgreSQL" in problems[0].message
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT unnest(标签) AS tag, count(*) FROM 任务 GROUP BY 1",
+    "SELECT upper(unnest(标签)) FROM 任务",
+    "SELECT 标题 FROM 任务 WHERE unnest(标签) = 'x'",
+    "SELECT unnest(标签), unnest(关注人) FROM 任务",
+])
+def test_unnest_elsewhere_than_a_whole_select_item_says_basedb_does_not_support_it(
+        sql: str) -> None:
+    problems = analyze(sql).problems
+    assert {p.code for p in problems} == {"SQL_UNSUPPORTED"}, problems
+    assert "supported by basedb only as a whole item of a SELECT list" in problems[0].message
+
+
+def test_unnest_of_an_array_is_its_element_type() -> None:
+    analysis = ok("SELECT record_id FROM 任务 WHERE record_id IN (SELECT unnest(task) FROM Notes)")
+    assert [c.type for c in analysis.columns] == ["text"]
+    assert [c.name for c in ok("SELECT unnest(标签) FROM 任务").columns] == ["unnest"]
+    assert codes("SELECT unnest(标题) FROM 任务") == ["SQL_INVALID"]
