@@ -90,7 +90,7 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
            "1"),
     EnvVar(FAAS_WARM_MB, "Memory (PSS) of the warm FaaS workers of all sites together, about "
-           "10 MB each; past it the least recently used are stopped.", "1024"),
+           "10 MB each; past it the least recently used are stopped.", "1536"),
     EnvVar(FAAS_ALLOWED_DEPENDENCIES, "The FaaS dependency policy's `allowedValues`: a JSON "
            "array of regular expressions; a package.json dependency from a restricted source "
            "(git, a URL, a path) passes `basedb check` only when one of them matches all of "
