@@ -27,7 +27,7 @@ Timezone = Annotated[str, Meta(description="The time zone its functions run in (
                                            "the draft; a release keeps it).")]
 
 
-class DeploymentFields(WireModel, kw_only=True):
+class DeploymentFields(WireModel, frozen=True, kw_only=True):
     """The text fields of a deploy request: a form's text parts, or a JSON object when
     site.zip is left out."""
 
@@ -38,7 +38,7 @@ class DeploymentFields(WireModel, kw_only=True):
     )] | UnsetType = UNSET
 
 
-class DeploymentForm(DeploymentFields, kw_only=True):
+class DeploymentForm(DeploymentFields, frozen=True, kw_only=True):
     """POST deployments as a multipart form: site.zip (left out to reuse the site.zip of
     the site's deployment with this fingerprint) and the text fields."""
 
@@ -47,11 +47,11 @@ class DeploymentForm(DeploymentFields, kw_only=True):
                         ] | UnsetType = UNSET
 
 
-class NoBody(WireModel, kw_only=True, forbid_unknown_fields=True):
+class NoBody(WireModel, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """No properties; the body may be left out."""
 
 
-class DeploymentCreated(WireModel, kw_only=True):
+class DeploymentCreated(WireModel, frozen=True, kw_only=True):
     """The answer to POST deployments: the new preview."""
 
     deployment_id: str
@@ -65,7 +65,7 @@ class DeploymentCreated(WireModel, kw_only=True):
     timezone: Timezone | UnsetType = UNSET
 
 
-class DeploymentSummary(WireModel, kw_only=True):
+class DeploymentSummary(WireModel, frozen=True, kw_only=True):
     """A deployment as the site's listing shows it: whether it is prod, and when it last
     became prod."""
 
@@ -83,7 +83,7 @@ class DeploymentSummary(WireModel, kw_only=True):
     timezone: Timezone
 
 
-class DeploymentListing(WireModel, kw_only=True):
+class DeploymentListing(WireModel, frozen=True, kw_only=True):
     """The site's deployments, newest first, and which are prod and the latest preview."""
 
     deployments: list[DeploymentSummary]
@@ -91,21 +91,21 @@ class DeploymentListing(WireModel, kw_only=True):
     preview_deployment_id: str | None
 
 
-class AgentTools(WireModel, kw_only=True):
+class AgentTools(WireModel, frozen=True, kw_only=True):
     """The agent-tools policy a deployment snapshots: functionIds hidden from external
     agents."""
 
     exclude: list[str]
 
 
-class ArtifactInfo(WireModel, kw_only=True):
+class ArtifactInfo(WireModel, frozen=True, kw_only=True):
     """A deployment's site.zip: its sha256 and size in bytes."""
 
     sha256: str
     size: int
 
 
-class DeploymentDetail(DeploymentSummary, kw_only=True):
+class DeploymentDetail(DeploymentSummary, frozen=True, kw_only=True):
     """One deployment and what it snapshots. baseAppUrl is the prod URL when it is prod,
     the preview URL when it is the latest preview, else null."""
 
@@ -117,7 +117,7 @@ class DeploymentDetail(DeploymentSummary, kw_only=True):
     base_app_url: str | None
 
 
-class ProdPointed(WireModel, kw_only=True):
+class ProdPointed(WireModel, frozen=True, kw_only=True):
     """The answer to promote and rollback: the deployment prod now serves."""
 
     deployment_id: str

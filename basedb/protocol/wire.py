@@ -19,18 +19,22 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from basedb.core.errors import BadResponse
 
 SCHEMA_REF = "#/components/schemas/{name}"
+
+__all__ = ["SCHEMA_REF", "UNSET", "Model", "UnsetType", "WireModel", "decode", "encode",
+           "schema_components"]
 
 Model = TypeVar("Model", bound="WireModel")
 
 
 class WireModel(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """A body on the wire: immutable, camelCase on the wire. A subclass says
-    `kw_only=True` again (msgspec does not inherit it), so that members with defaults
-    can sit where the wire puts them. A member
+    `frozen=True, kw_only=True` again (msgspec does not inherit kw_only, and type checkers
+    need frozen), so that members with defaults can sit where the wire puts them. A member
     written on the wire even when null is typed `X | None`; one an older platform may
     leave out defaults to `msgspec.UNSET` (and is then not written either)."""
 
