@@ -1,6 +1,7 @@
 """Deploying a workspace: inputs, preview and production releases, local state, pull.
 
-    manifest.collect_inputs(root) → [InputFile]     every file a deployment ships
+    inputs.collect_inputs(root)   → [InputFile]     every file a deployment ships
+                                                    (basedb.workspace), read once
     site_zip.fingerprint(inputs)  → "sha256:…"      identity of those files (basedb.core)
     site_zip.build_site_zip(...)  → bytes           deterministic site.zip (basedb.core)
     pipeline.deploy_preview(...)                    `basedb deploy`

@@ -16,9 +16,12 @@ from typing import Any
 
 from basedb.check.run import check_workspace
 from basedb.client.sites import SiteApi
+from basedb.core.errors import BasedbError
+from basedb.core.site_zip import InputFile
 from basedb.deploy import payloads
 from basedb.deploy.pipeline import findings_error
 from basedb.workspace.declarations import KIND_DIRS
+from basedb.workspace.files import Contents
 from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
@@ -51,16 +54,25 @@ class AiSyncPlan:
 
 def local_ai_body(root: Path) -> tuple[str, list[str], dict[str, list[dict[str, Any]]]]:
     """(appToken, local keys, the PUT draft/ai-functions body) of the workspace; stops
-    with the findings when an AI Function declaration is wrong."""
-    workspace = load_workspace(root)
+    with the findings when an AI Function declaration is wrong. The files are read once,
+    as a deploy reads them: the body is made of the documents the workspace was loaded
+    from."""
+    try:
+        collected: list[InputFile] | BasedbError = collect_inputs(root)
+    except BasedbError as error:
+        collected = error
+    contents = (Contents({item.path: item.data for item in collected})
+                if isinstance(collected, list) else None)
+    workspace = load_workspace(root, known=contents)
     result = check_workspace(workspace)
     ai_errors = [f for f in result.errors if f.file.startswith(f"{AI_DIR}/")]
     if ai_errors or workspace.config is None:
         raise findings_error(result)
+    if contents is None:
+        assert isinstance(collected, BasedbError)
+        raise collected
     keys = payloads.ids_of_kind(workspace.ids, "ai_function")
-    inputs = [item for item in collect_inputs(root)
-              if item.path.startswith(f"{AI_DIR}/")]
-    return workspace.config.app_token, keys, payloads.ai_body(inputs, keys)
+    return workspace.config.app_token, keys, payloads.ai_body(contents, keys)
 
 
 def plan_sync(root: Path, api_for: Any) -> tuple[AiSyncPlan, SiteApi]:

@@ -1,7 +1,9 @@
 """The draft request bodies of a deployment, built from the files it ships.
 
 The bodies are made from the same bytes that go into site.zip (the `InputFile`s), so
-the drafts the platform validates and the archive it stores describe one workspace.
+the drafts the platform validates and the archive it stores describe one workspace; they
+take each file's text and parsed document from `basedb.workspace.files.Contents`, where
+the workspace was loaded from, so that no file is decoded or parsed twice.
 Comparisons for read-backs live here too: after a write whose outcome is unknown, the
 pipeline reads the draft back and asks whether it is what was sent.
 
@@ -36,35 +38,40 @@ def ids_of_kind(ids: Mapping[str, list[FunctionKind]], kind: FunctionKind) -> li
     return sorted(function_id for function_id, kinds in ids.items() if kind in kinds)
 
 
-def _text(by_path: Mapping[str, bytes], path: str) -> str:
-    data = by_path.get(path)
-    if data is None:
-        raise InputError(f"{path} is missing from the deployment's input files.",
-                         code="INPUT_MISSING",
-                         hint=f"Restore {path}, or remove its function directory, then run "
-                              "`basedb check`.")
+def _text(contents: files.Contents, path: str) -> str:
     try:
-        return files.decode_text(data, label=path)
+        return contents.text(path)
+    except KeyError:
+        raise _missing(path) from None
     except files.FileProblem as problem:
         raise InputError(problem.message, code="INPUT_INVALID", hint=problem.fix) from None
 
 
-def _document(by_path: Mapping[str, bytes], path: str) -> Any:
+def _document(contents: files.Contents, path: str) -> Any:
     try:
-        return files.parse_json(_text(by_path, path), label=path)
+        return contents.document(path)
+    except KeyError:
+        raise _missing(path) from None
     except files.FileProblem as problem:
         raise InputError(problem.message, code="INPUT_INVALID", hint=problem.fix) from None
 
 
-def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
+def _missing(path: str) -> InputError:
+    return InputError(f"{path} is missing from the deployment's input files.",
+                      code="INPUT_MISSING",
+                      hint=f"Restore {path}, or remove its function directory, then run "
+                           "`basedb check`.")
+
+
+def functions_body(contents: files.Contents, ids: Mapping[str, list[FunctionKind]],
                    timezone: str = "UTC", *,
                    referenced_hash: Callable[[str, str], str | None] | None = None,
                    ) -> dict[str, Any]:
     """The PUT draft/functions body: every Database Function, Mutation and FaaS, and the
     time zone they run in. A function for which `referenced_hash(list key, functionId)`
     gives a content hash is sent as `{functionId, contentHash}`, without reading its
-    files."""
-    by_path = {item.path: item.data for item in inputs}
+    files. The others' files come from `contents`, the deployment's input files as the
+    workspace was loaded from them (decoded and parsed once)."""
     body: dict[str, Any] = {key: [] for key in CODE_LISTS}
     for key, kind in CODE_LISTS.items():
         for function_id in ids_of_kind(ids, kind):
@@ -74,18 +81,19 @@ def functions_body(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
                 continue
             item: dict[str, Any] = {
                 "functionId": function_id,
-                "declaration": _document(by_path, declaration_file(kind, function_id)),
+                "declaration": _document(contents, declaration_file(kind, function_id)),
             }
             if kind == "database_function":
-                item["sql"] = _text(by_path, sql_file(function_id))
+                item["sql"] = _text(contents, sql_file(function_id))
             elif kind == "faas":
-                item["handler"] = _text(by_path, handler_file(function_id))
+                item["handler"] = _text(contents, handler_file(function_id))
             body[key].append(item)
     body[TIMEZONE] = timezone
     return body
 
 
-def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]],
+def content_hashes(inputs: list[InputFile], contents: files.Contents,
+                   ids: Mapping[str, list[FunctionKind]],
                    remembered: Mapping[str, str] | None = None,
                    ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """The content hash (`basedb.core.content_hash`) of every Database Function, Mutation
@@ -95,7 +103,7 @@ def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
     A memo key is what a hash is computed from: the kind, the functionId and the SHA-256
     of each of the function's files (function.json, and main.sql or index.mjs). Files
     with those digests give that hash, so a function `remembered` under its key is not
-    parsed again."""
+    parsed at all; the others' files come from `contents`, as `functions_body`'s do."""
     known = remembered or {}
     memo: dict[str, str] = {}
     by_path = {item.path: item for item in inputs}
@@ -112,13 +120,9 @@ def content_hashes(inputs: list[InputFile], ids: Mapping[str, list[FunctionKind]
             memo_key = f"{kind}/{function_id}/{digests}"
             found = known.get(memo_key)
             if found is None:
-                files_of = {declaration.path: declaration.data}
-                text = None
-                if code is not None:
-                    files_of[code.path] = code.data
-                    text = _text(files_of, code.path)
+                text = _text(contents, code.path) if code is not None else None
                 found = function_content_hash(
-                    kind, function_id, _document(files_of, declaration.path),
+                    kind, function_id, _document(contents, declaration.path),
                     text if kind == "database_function" else None,
                     text if kind == "faas" else None)
             hashes[key][function_id] = memo[memo_key] = found
@@ -171,11 +175,10 @@ def resend_asked(error: ApiError) -> bool:
             and isinstance(error.data.get(RESEND_KEY), list))
 
 
-def ai_body(inputs: list[InputFile], keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+def ai_body(contents: files.Contents, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The PUT draft/ai-functions body: every local AI Function."""
-    by_path = {item.path: item.data for item in inputs}
     return {AI_LIST: [{"key": key,
-                       "declaration": _document(by_path, declaration_file("ai_function", key))}
+                       "declaration": _document(contents, declaration_file("ai_function", key))}
                       for key in sorted(keys)]}
 
 

@@ -36,7 +36,14 @@ from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client import endpoints
 from basedb.client.sites import SiteApi, draft_revision
-from basedb.core.errors import ApiError, BasedbError, ConflictError, FindingsError, NetworkError
+from basedb.core.errors import (
+    ApiError,
+    BasedbError,
+    ConflictError,
+    FindingsError,
+    InternalError,
+    NetworkError,
+)
 from basedb.core.site_zip import build_site_zip
 from basedb.core.site_zip import fingerprint as fingerprint_of
 from basedb.core.wording import plural
@@ -52,6 +59,7 @@ from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
 from basedb.protocol import Code
 from basedb.protocol.deployments import DeploymentCreated
+from basedb.workspace.files import Contents
 from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
 
@@ -126,6 +134,16 @@ class Prepared:
         return self.built
 
     @property
+    def contents(self) -> Contents:
+        """The input files as the workspace was loaded from them (decoded and parsed
+        once): what the request bodies are made of."""
+        contents = self.workspace.contents
+        if contents is None:  # prepare loads from the inputs whenever it has them
+            raise InternalError("The workspace was not loaded from the deployment's inputs.",
+                                code="INPUTS_NOT_LOADED")
+        return contents
+
+    @property
     def ai_keys(self) -> list[str]:
         return payloads.ids_of_kind(self.workspace.ids, "ai_function")
 
@@ -157,7 +175,7 @@ def prepare(root: Path, runner: StageRunner, *, skip_ai: bool,
         collected: list[InputFile] | BasedbError = collect_inputs(root)
     except BasedbError as error:
         collected = error
-    known = ({item.path: item.data for item in collected}
+    known = (Contents({item.path: item.data for item in collected})
              if isinstance(collected, list) else None)
     workspace = load_workspace(root, skip_ai=skip_ai, known=known)
     # The files as a whole were collected above; when that failed, check reports why
@@ -224,7 +242,7 @@ def plan_preview(root: Path, *, skip_ai: bool) -> PreviewPlan:
     runner = StageRunner(None, new_attempt_id())
     prepared = prepare(root, runner, skip_ai=skip_ai, dry_run=True)
     app = prepared.app_token
-    body = payloads.functions_body(prepared.inputs, prepared.workspace.ids,
+    body = payloads.functions_body(prepared.contents, prepared.workspace.ids,
                                    prepared.timezone)
     if skip_ai:
         ai_sync = AiSync("skipped", reason="skip_ai_functions")
@@ -329,23 +347,24 @@ def _sync_functions(api: SiteApi, runner: StageRunner, prepared: Prepared,
     """PUT draft/functions, naming by content hash every function the platform holds as
     the local files have it: those functions' files are not parsed at all when their
     hashes are remembered (`LocalState.load_content_hashes`, keyed by the files' SHA-256)."""
-    inputs, ids, timezone = prepared.inputs, prepared.workspace.ids, prepared.timezone
+    inputs, contents = prepared.inputs, prepared.contents
+    ids, timezone = prepared.workspace.ids, prepared.timezone
     counts = {kind: len(payloads.ids_of_kind(ids, kind)) for kind in payloads.CODE_LISTS.values()}
     runner.start("draft_functions", {"counts": counts})
     chain.held = runner.run("draft_functions", lambda: _held_content(api))
     remembered = state.load_content_hashes()
     local, memo = runner.run("draft_functions",
-                             lambda: payloads.content_hashes(inputs, ids, remembered))
+                             lambda: payloads.content_hashes(inputs, contents, ids, remembered))
     if memo != remembered:
         state.save_content_hashes(memo)
     by_reference = runner.run("draft_functions", lambda: payloads.functions_body(
-        inputs, ids, timezone, referenced_hash=payloads.held_alike(chain.held, local)))
+        contents, ids, timezone, referenced_hash=payloads.held_alike(chain.held, local)))
     in_full: list[dict[str, Any]] = []
 
     def full() -> dict[str, Any]:
         if not in_full:
             in_full.append(runner.run("draft_functions", lambda: payloads.functions_body(
-                inputs, ids, timezone)))
+                contents, ids, timezone)))
         return in_full[0]
 
     def confirm() -> dict[str, Any] | None:
@@ -425,7 +444,7 @@ def _sync_ai(api: SiteApi, runner: StageRunner, prepared: Prepared, chain: Draft
         return AiSync("skipped", reason=reason)
     local = prepared.ai_keys
     runner.start("ai_sync", {"keys": local})
-    body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.inputs, local))
+    body = runner.run("ai_sync", lambda: payloads.ai_body(prepared.contents, local))
 
     def confirm() -> dict[str, Any] | None:
         stored = api.draft_ai_functions()

@@ -1,9 +1,12 @@
 """The SQL engine of Database Functions: PostgreSQL's dialect, checked, typed and run on
 SQLite with PostgreSQL's semantics.
 
-    analysis      parse one main.sql, gate it to a read-only SELECT, resolve and type it
-    resolve       name resolution and parameter bindings (scopes from `scope`)
-    typing*       PostgreSQL's types and rules for every expression (`pgtypes`, `pgvalues`)
+    analysis      one main.sql parsed (`parse`), gated to a read-only SELECT, resolved
+                  and typed
+    resolve       name resolution and parameter bindings (scopes from `scope`, WITH
+                  clauses from `ctes`)
+    typing*       PostgreSQL's types and rules for every expression (`pgtypes`,
+                  `pgvalues`, `pgcasts`)
     functions     the functions of the subset; `constructs` the constructs; `reference`
                   renders both as docs/sql.md
     model         what an analysis produces (problems, output columns, resolution)

@@ -85,6 +85,36 @@ def read_text(path: Path, *, label: str, limit: int) -> str:
     return decode_text(data, label=label)
 
 
+class Contents:
+    """The files of a workspace as read once, by workspace-relative POSIX path: the bytes
+    `basedb deploy` fingerprints and ships, and the text and parsed document of each,
+    made on first use and kept. The loader builds the workspace from them and the
+    deploy's request bodies and content hashes take them from here, so no file is
+    decoded or parsed twice. Documents are shared: whoever takes one must not change it."""
+
+    def __init__(self, data: Mapping[str, bytes]) -> None:
+        self.data: Mapping[str, bytes] = data
+        self._texts: dict[str, str] = {}
+        self._documents: dict[str, Any] = {}
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.data
+
+    def text(self, rel: str) -> str:
+        """The file's text (see `decode_text`); KeyError for a path not among them."""
+        found = self._texts.get(rel)
+        if found is None:
+            found = self._texts[rel] = decode_text(self.data[rel], label=rel)
+        return found
+
+    def document(self, rel: str) -> Any:
+        """The file parsed as strict JSON (see `parse_json`)."""
+        if rel in self._documents:
+            return self._documents[rel]
+        found = self._documents[rel] = parse_json(self.text(rel), label=rel)
+        return found
+
+
 class FileReader:
     """Reads a workspace's files by workspace-relative POSIX path, each labelled by that
     path: from disk, or from `known`, the contents already read of some of them (`basedb
@@ -92,23 +122,31 @@ class FileReader:
     workspace from the same bytes). A known file is judged as `read_text` judges it on
     disk (size limit, NUL bytes, UTF-8); any other path is read from disk."""
 
-    def __init__(self, root: Path, known: Mapping[str, bytes] | None = None) -> None:
+    def __init__(self, root: Path, known: Contents | None = None) -> None:
         self.root = root
-        self.known: Mapping[str, bytes] = known or {}
+        self.known = known if known is not None else Contents({})
 
     def text(self, rel: str, *, limit: int) -> str:
-        data = self.known.get(rel)
+        data = self.known.data.get(rel)
         if data is None:
             return read_text(self.root / rel, label=rel, limit=limit)
+        self._within(rel, data, limit)
+        return self.known.text(rel)
+
+    def json(self, rel: str, *, limit: int) -> Any:
+        data = self.known.data.get(rel)
+        if data is None:
+            return parse_json(read_text(self.root / rel, label=rel, limit=limit), label=rel)
+        self._within(rel, data, limit)
+        return self.known.document(rel)
+
+    @staticmethod
+    def _within(rel: str, data: bytes, limit: int) -> None:
         if len(data) > limit:
             raise FileProblem(
                 f"{rel} is {human_size(len(data))}; at most {human_size(limit)} is accepted.",
                 f"Reduce {rel} to under {human_size(limit)}.",
             )
-        return decode_text(data, label=rel)
-
-    def json(self, rel: str, *, limit: int) -> Any:
-        return parse_json(self.text(rel, limit=limit), label=rel)
 
     def is_file(self, rel: str) -> bool:
         return rel in self.known or (self.root / rel).is_file()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,12 @@ DeclarationLoader = Callable[[Path, FunctionKind, str],
 
 def load_workspace(root: Path | str, *, skip_ai: bool = False,
                    load_declaration: DeclarationLoader | None = None,
-                   known: Mapping[str, bytes] | None = None) -> Workspace:
+                   known: files.Contents | None = None) -> Workspace:
     """Load everything under `root`. Problems become findings; nothing here raises.
     `load_declaration` reads each function (default: from its files; `WorkspaceLoader`
-    passes one that re-reads only what changed). `known` holds the contents, by
-    workspace-relative path, of files already read (`basedb deploy` reads its input files
-    once): those are not read from disk again."""
+    passes one that re-reads only what changed). `known` holds the files already read
+    (`basedb deploy` reads its input files once): those are not read, decoded or parsed
+    again, and the workspace carries them for the request bodies built from them."""
     root = Path(root)
     reader = files.FileReader(root, known)
     read_declaration = load_declaration or _declaration_reader(reader)
@@ -95,7 +95,8 @@ def load_workspace(root: Path | str, *, skip_ai: bool = False,
 
     return Workspace(root=root, config=config, catalog=catalog, declarations=declarations,
                      ids=ids, agent_tools=_load_agent_tools(reader, findings),
-                     load_findings=findings, catalog_loaded=catalog_loaded)
+                     load_findings=findings, catalog_loaded=catalog_loaded,
+                     contents=known)
 
 
 def _function_dirs(root: Path, kind: FunctionKind, findings: list[Finding]) -> list[str]:

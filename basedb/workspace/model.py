@@ -12,9 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from basedb.core.frozen import frozen_dataclass
+
+if TYPE_CHECKING:
+    from basedb.workspace.files import Contents
 
 # Every name pattern ends in \Z, not $: Python's $ also matches before a final newline,
 # so "listAll\n" would pass. JSON Schema's $ ends the input, which is the form the
@@ -337,6 +340,9 @@ class Workspace:
     agent_tools: AgentToolsConfig
     load_findings: list[Any]  # list[Finding]; Any keeps this module free of check imports
     catalog_loaded: bool = True
+    # The files it was loaded from when they had been read already (`basedb deploy`
+    # reads its input files once): their bytes, text and parsed documents.
+    contents: Contents | None = field(default=None, repr=False, compare=False)
 
     def of_kind(self, kind: FunctionKind) -> list[AnyDeclaration]:
         return [d for d in self.declarations.values() if d.kind == kind]

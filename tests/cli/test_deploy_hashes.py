@@ -20,6 +20,7 @@ from basedb.client.sites import SiteApi
 from basedb.core.site_zip import read_site_zip
 from basedb.deploy import payloads, pipeline
 from basedb.deploy.state import LocalState
+from basedb.workspace import files
 from tests.cli.deploy_support import (
     Faults,
     app_token_of,
@@ -267,6 +268,34 @@ def test_a_deploy_reads_each_input_file_once(site: Path,
     assert "database-functions/listPeriods/main.sql" in opened
     # base-database.jsonc is also read before the deploy starts, to find its profile.
     assert [rel for rel in set(opened) if opened.count(rel) > 1] == ["base-database.jsonc"]
+
+
+def test_a_deploy_decodes_and_parses_each_input_file_once(
+        site: Path, faults: Faults, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request bodies and content hashes take the text and documents the workspace
+    was loaded from: a first deploy (nothing remembered, everything sent in full)
+    decodes and parses each file once."""
+    decoded: list[str] = []
+    parsed: list[str] = []
+    real_decode, real_parse = files.decode_text, files.parse_json
+
+    def decode_text(data: bytes, *, label: str) -> str:
+        decoded.append(label)
+        return real_decode(data, label=label)
+
+    def parse_json(text: str, *, label: str) -> Any:
+        parsed.append(label)
+        return real_parse(text, label=label)
+
+    monkeypatch.setattr(files, "decode_text", decode_text)
+    monkeypatch.setattr(files, "parse_json", parse_json)
+    deploy(site)
+    [put] = sent(faults, "PUT", "/draft/functions")
+    assert all("declaration" in item for item in function_items(put))  # sent in full
+    assert "database-functions/listPeriods/function.json" in parsed
+    assert "database-functions/listPeriods/main.sql" in decoded
+    assert [label for label in set(parsed) if parsed.count(label) > 1] == []
+    assert [label for label in set(decoded) if decoded.count(label) > 1] == []
 
 
 def test_a_redeploy_names_unchanged_functions_without_parsing_them(

@@ -75,6 +75,42 @@ def test_list_is_column_oriented_and_paged(api: Api, base: str, tasks: dict[str,
         assert "Query parameter" in msg
 
 
+def test_page_tokens_page_by_insertion_order_and_survive_deletes(
+        api: Api, base: str, tasks: dict[str, Any]) -> None:
+    ids = api.ok("POST", path(base, tasks, "/batch_create"), json={
+        "fields": ["Title"], "rows": [[f"t{i}"] for i in range(7)]})["record_id_list"]
+    first = api.ok("GET", path(base, tasks), params={"limit": 3})
+    assert first["record_id_list"] == ids[:3] and first["has_more"] is True
+    # A record of the page just read goes away: the next page still starts after it,
+    # where an offset would skip a record.
+    api.ok("DELETE", path(base, tasks, f"/{ids[1]}"))
+    second = api.ok("GET", path(base, tasks), params={"limit": 3,
+                                                      "page_token": first["page_token"],
+                                                      "offset": 50})  # ignored
+    assert second["record_id_list"] == ids[3:6] and second["total"] == 6
+    last = api.ok("GET", path(base, tasks), params={"limit": 3,
+                                                    "page_token": second["page_token"]})
+    assert last["record_id_list"] == ids[6:]
+    assert last["has_more"] is False and "page_token" not in last
+    # A page that ends exactly at the last record says there is no more.
+    exact = api.ok("GET", path(base, tasks), params={"limit": 6})
+    assert exact["has_more"] is False and "page_token" not in exact
+    for bad in ("", "seq", "seq-1", "12", "seq1x", "seq" + "9" * 19):
+        msg = api.fail("GET", path(base, tasks), params={"page_token": bad}, code=9499,
+                       status=400)
+        assert "page_token" in msg
+
+
+def test_the_client_follows_page_tokens_to_the_end(platform: LocalPlatform, base: str,
+                                                   tasks: dict[str, Any], api: Api) -> None:
+    ids = api.ok("POST", path(base, tasks, "/batch_create"), json={
+        "fields": ["Title"], "rows": [[f"t{i}"] for i in range(5)]})["record_id_list"]
+    with Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
+                transport=InProcessTransport(platform.app)) as client:
+        merged = client.paginate("GET", path(base, tasks), params={"limit": 2})
+    assert merged["data"]["record_id_list"] == ids and merged["data"]["has_more"] is False
+
+
 def test_batch_limits_and_shapes(api: Api, base: str, tasks: dict[str, Any]) -> None:
     rows = [[f"t{i}"] for i in range(200)]
     assert len(api.ok("POST", path(base, tasks, "/batch_create"),

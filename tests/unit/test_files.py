@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basedb.workspace.files import FileProblem, FileReader, parse_jsonc, read_text
+from basedb.workspace import files
+from basedb.workspace.files import Contents, FileProblem, FileReader, parse_jsonc, read_text
 from basedb.workspace.jsonc import plain_json, scan
 
 
@@ -82,7 +83,7 @@ def test_a_file_already_read_is_judged_as_it_is_on_disk(tmp_path: Path, data: by
     (tmp_path / "dir").mkdir()
     (tmp_path / "dir" / "f.txt").write_bytes(data)
     from_disk = FileReader(tmp_path)
-    from_memory = FileReader(tmp_path, {"dir/f.txt": data})
+    from_memory = FileReader(tmp_path, Contents({"dir/f.txt": data}))
 
     def outcome(reader: FileReader) -> str | tuple[str, str, int | None]:
         try:
@@ -96,11 +97,31 @@ def test_a_file_already_read_is_judged_as_it_is_on_disk(tmp_path: Path, data: by
 def test_a_reader_uses_what_it_was_given_and_reads_the_rest(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text('{"on": "disk"}', encoding="utf-8")
     (tmp_path / "b.json").write_text('{"b": 1}', encoding="utf-8")
-    reader = FileReader(tmp_path, {"a.json": b'{"in": "memory"}'})
+    reader = FileReader(tmp_path, Contents({"a.json": b'{"in": "memory"}'}))
     assert reader.json("a.json", limit=100) == {"in": "memory"}
     assert reader.json("b.json", limit=100) == {"b": 1}
     assert reader.is_file("b.json") and not reader.is_file("c.json")
     assert reader.present("a.json") and not reader.present("c.json")
+
+
+def test_contents_decode_and_parse_each_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    contents = Contents({"a.json": b'{"a": 1}', "bad.json": b"{", "b.txt": b"caf\xe9"})
+    parsed: list[str] = []
+    real = files.parse_json
+    monkeypatch.setattr(files, "parse_json", lambda text, *, label: (
+        parsed.append(label), real(text, label=label))[1])
+    reader = FileReader(Path("/nonexistent"), contents)
+    first = reader.json("a.json", limit=100)
+    assert contents.document("a.json") is first and contents.text("a.json") == '{"a": 1}'
+    assert parsed == ["a.json"]
+    with pytest.raises(FileProblem, match=r"bad\.json is not valid JSON"):
+        contents.document("bad.json")
+    with pytest.raises(FileProblem, match=r"b\.txt is not valid UTF-8"):
+        contents.text("b.txt")
+    with pytest.raises(KeyError):
+        contents.text("elsewhere.txt")
+    with pytest.raises(FileProblem, match="at most 4 bytes"):
+        reader.json("a.json", limit=4)  # the loader's limits hold for what was read
 
 
 def test_a_file_that_grows_while_it_is_read_is_read_to_the_limit(

@@ -552,11 +552,13 @@ class RecordRows:
 
 @frozen_dataclass
 class RecordPage:
-    """One page of a table's records, and whether more follow."""
+    """One page of a table's records, and whether more follow (`last_seq`: the insertion
+    number of its last record, where the next page starts)."""
 
     rows: RecordRows
     has_more: bool
     total: int
+    last_seq: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.rows.to_dict(), "has_more": self.has_more, "total": self.total}
@@ -572,18 +574,34 @@ def read_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
                       data=[[found[rid][f.name] for f in fields] for rid in record_ids])
 
 
-def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int) -> RecordPage:
-    """One page in insertion order, column-oriented as the Base API returns it."""
+def record_count(conn: sqlite3.Connection, table_id: str) -> int:
+    """How many records the table holds: kept by triggers (physical.record_count_ddl)."""
+    found = conn.execute("SELECT records FROM record_counts WHERE table_id = ?",
+                         (table_id,)).fetchone()
+    if found is None:  # not counted: a table the platform did not make
+        found = conn.execute(f"SELECT COUNT(*) FROM {physical.table_name(table_id)}").fetchone()
+    return int(found[0])
+
+
+def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int, *,
+              after: int | None = None) -> RecordPage:
+    """One page in insertion order, column-oriented as the Base API returns it: the
+    records after insertion number `after` (a keyset page: an index seek, whatever the
+    page's depth), else those past the first `offset` (which reads and skips them)."""
     tname = physical.table_name(table.table_id)
-    total = conn.execute(f"SELECT COUNT(*) FROM {tname}").fetchone()[0]
+    total = record_count(conn, table.table_id)
     decoders = [decoder_for(f) for f in table.fields]
     record_ids: list[str] = []
     data: list[list[Any]] = []
-    for row in conn.execute(f"SELECT {_select_list(table)} FROM {tname} ORDER BY _seq "
-                            "LIMIT ? OFFSET ?", (limit, offset)):
-        record_ids.append(row[0])
-        data.append([decode(cell) for decode, cell in zip(decoders, row[1:], strict=True)])
-    rows = RecordRows(fields=tuple(f.name for f in table.fields),
-                      field_ids=tuple(f.field_id for f in table.fields),
-                      record_ids=tuple(record_ids), data=data)
-    return RecordPage(rows, has_more=offset + len(record_ids) < total, total=total)
+    where, start = ("WHERE _seq > ? ", (after,)) if after is not None else ("", ())
+    rows = conn.execute(f"SELECT _seq, {_select_list(table)} FROM {tname} {where}"
+                        "ORDER BY _seq LIMIT ? OFFSET ?",
+                        (*start, limit + 1, 0 if after is not None else offset)).fetchall()
+    for row in rows[:limit]:
+        record_ids.append(row[1])
+        data.append([decode(cell) for decode, cell in zip(decoders, row[2:], strict=True)])
+    rows_out = RecordRows(fields=tuple(f.name for f in table.fields),
+                          field_ids=tuple(f.field_id for f in table.fields),
+                          record_ids=tuple(record_ids), data=data)
+    return RecordPage(rows_out, has_more=len(rows) > limit, total=total,
+                      last_seq=rows[limit - 1][0] if len(rows) > limit else None)

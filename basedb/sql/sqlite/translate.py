@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from basedb.sql import pgtypes as T
 from basedb.sql import pgvalues as V
+from basedb.sql.pgcasts import cast_target, numeric_typmod
 from basedb.sql.sqlite.nodes import (
     INTEGER_TYPE,
     REAL_TYPE,
@@ -32,7 +33,6 @@ from basedb.sql.sqlite.query import CompileError
 from basedb.sql.sqlite.translate_calls import FUNCTION_TRANSLATIONS
 from basedb.sql.sqlite.udf_text import bdb_like_glob
 from basedb.sql.typing_base import ANY, call_parts, function_name
-from basedb.sql.typing_calls import cast_target, numeric_typmod
 
 
 class ExpressionRewriter:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
 from basedb.platform.domain import bases, records
 from basedb.platform.domain.access import require_base
 from basedb.platform.domain.records import MAX_BATCH
-from basedb.platform.web.http import MIB, Call, Endpoint
+from basedb.platform.web.http import MIB, Call, Endpoint, QueryParam
 from basedb.platform.web.routes.schemas import (
     BOOLEAN,
     CELL,
@@ -48,8 +49,30 @@ def _table(conn: sqlite3.Connection, call: Call) -> Table:
 def list_records(call: Call) -> dict[str, Any]:
     offset = call.query_int("offset", default=0, minimum=0, maximum=MAX_OFFSET)
     limit = call.query_int("limit", default=100, minimum=1, maximum=MAX_PAGE)
+    after = _page_position(call.query.get("page_token"))
     with call.store.read() as conn:
-        return records.list_page(conn, _table(conn, call), offset, limit).to_dict()
+        page = records.list_page(conn, _table(conn, call), offset, limit, after=after)
+    data = page.to_dict()
+    if page.last_seq is not None:
+        data["page_token"] = f"{_TOKEN_PREFIX}{page.last_seq}"
+    return data
+
+
+_TOKEN_PREFIX = "seq"
+_TOKEN_RE = re.compile(r"seq([0-9]{1,18})")
+
+
+def _page_position(token: str | None) -> int | None:
+    """The insertion number a page token stands for (records after it come next)."""
+    if token is None:
+        return None
+    found = _TOKEN_RE.fullmatch(token)
+    if found is None:
+        raise bad_request("Query parameter page_token is not a token this listing gave",
+                          parameter="?page_token", received=token,
+                          fix="send the page_token of the previous page, or leave it out "
+                              "for the first page")
+    return int(found.group(1))
 
 
 def create_record(call: Call) -> dict[str, Any]:
@@ -158,12 +181,19 @@ _KEYS = "Keys are the table's field names or ids (400 for any other)."
 
 ENDPOINTS = [
     Endpoint("GET", _RECORDS, list_records, "A page of records, column-oriented.", "records",
-             query=PAGE_QUERY,
+             query=(*PAGE_QUERY, QueryParam(
+                 "page_token", {"type": "string", "pattern": _TOKEN_RE.pattern},
+                 "The page_token of the previous page: the page after it (offset is then "
+                 "not used).")),
              description="`data[i][j]` is the value of field `field_id_list[j]` in record "
-             "`record_id_list[i]`, in insertion order.",
+             "`record_id_list[i]`, in insertion order. Page with `page_token`: each page "
+             "costs the same however deep it is, where `offset` reads and skips the "
+             "records before it (kept for callers that page by offset).",
              response=obj({"fields": STRINGS, "field_id_list": STRINGS,
                            "record_id_list": STRINGS, "data": array(array(CELL)),
-                           "has_more": BOOLEAN, "total": INTEGER},
+                           "has_more": BOOLEAN, "total": INTEGER,
+                           "page_token": {**STRING, "description": "Present when has_more: "
+                                          "send it back for the next page."}},
                           ("fields", "field_id_list", "record_id_list", "data", "has_more",
                            "total"))),
     Endpoint("POST", _RECORDS, create_record, "Create a record.", "records", body=_FLAT,
