@@ -3,6 +3,7 @@ so is what `check` says of PostgreSQL's functions."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,3 +40,12 @@ def test_what_check_says_of_postgresql_functions_is_true(engines: Any) -> None:
     # These are syntax in PostgreSQL, not functions of its catalog.
     syntax = {"extract", "position", "trim", "coalesce", "nullif", "greatest", "least"}
     assert set(FUNCTIONS) - syntax - {"current_user_id"} <= names
+
+
+def test_the_collation_docs_sql_md_states_is_the_one_compared_with(engines: Any) -> None:
+    (collate, ctype), = engines.postgres.execute(
+        "SELECT datcollate, datctype FROM pg_database WHERE datname = current_database()"
+    ).fetchall()
+    assert (collate, ctype) == ("C", "C.UTF-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text("utf-8")
+    assert "the C collation" in docs and "`LC_COLLATE 'C'`" in docs and "`C.UTF-8`" in docs
