@@ -4,6 +4,7 @@ no test reads or writes the user's real profiles or platform data."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,57 @@ def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return waited
 
 
+# ---------------------------------------------------------------- nothing left behind
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tree_changes() -> set[str] | None:
+    """What `git status` lists in the checkout (changed and untracked files, ignored ones
+    left out), or None outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return set(done.stdout.splitlines()) if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, once
+        session.config.stash[_TREE_KEY] = tree_changes()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Tests write under temporary directories only: a run that leaves a file in the
+    checkout (or changes one) fails, naming it."""
+    if hasattr(session.config, "workerinput"):
+        return
+    before = session.config.stash.get(_TREE_KEY, None)
+    after = tree_changes()
+    if before is None or after is None:
+        return
+    left = sorted(after - before)
+    if left:
+        session.config.stash[_LEFT_KEY] = left
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _left_behind(terminalreporter: Any) -> None:
+    left = terminalreporter.config.stash.get(_LEFT_KEY, [])
+    if left:
+        terminalreporter.section("files the tests left in the checkout")
+        for line in left:
+            terminalreporter.write_line(line)
+        terminalreporter.write_line("Tests must write under tmp_path (or another temporary "
+                                    "directory) only.")
+
+
+_TREE_KEY = pytest.StashKey[set[str] | None]()
+_LEFT_KEY = pytest.StashKey[list[str]]()
+
+
 # The differential SQL suite's counts (tests/differential/conftest.py), carried from
 # pytest-xdist workers: the controller never loads that conftest, so it prints them here.
 _WORKER_SUMMARIES: list[str] = []
@@ -49,6 +101,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    _left_behind(terminalreporter)
     if _WORKER_SUMMARIES:
         terminalreporter.section("SQL compared with PostgreSQL")
         for line in sorted(_WORKER_SUMMARIES):

@@ -99,16 +99,25 @@ class OpenFunctions:
                 "deploymentId": self.deployment_id, "functions": list(self.functions)}
 
 
-def list_open_functions(client: Client, app_token: str, env: str) -> OpenFunctions:
-    """The functions a caller's agents can use on `env`, each with its access."""
-    envelope = client.paginate("GET", endpoints.functions(app_token),
-                               params={"env": env}, list_field="functions")
+def list_open_functions(client: Client, app_token: str, env: str, *, query: str = "",
+                        table: str = "", access: str | None = None,
+                        limit: int = 20) -> OpenFunctions:
+    """The functions a caller's agents can use on `env`, each with its access: all of
+    them (in functionId order), or with `query` the best `limit` matches, best first;
+    `table` and `access` filter (the platform's search, GET …/functions?query)."""
+    params: dict[str, Any] = {"env": env}
+    params.update({k: v for k, v in (("query", query), ("table", table),
+                                     ("access", access)) if v})
+    if query:
+        params["pageSize"] = limit
+    envelope = client.paginate("GET", endpoints.functions(app_token), params=params,
+                               list_field="functions", max_pages=1 if query else None)
     data = envelope.get("data") or {}
     functions = []
     for item in data.get("functions") or []:
         if isinstance(item, dict):
-            access = "read" if item.get("functionType") == "database_function" else "write"
-            functions.append({**item, "access": access})
+            kind = "read" if item.get("functionType") == "database_function" else "write"
+            functions.append({**item, "access": kind})
     return OpenFunctions(app_token, env, data.get("deploymentId"), tuple(functions))
 
 

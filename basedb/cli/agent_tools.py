@@ -93,27 +93,43 @@ def install_command(site: str | None, target: str | None, directory: Path | None
 @site_option
 @click.option("--env", type=click.Choice(["prod", "preview"]), default="prod",
               show_default=True, help="Which release to list.")
+@click.option("--query", default="", metavar="WORDS",
+              help="Search: the functions best matching these words, best first (id, "
+                   "description, table and parameter names).")
+@click.option("--table", default="", metavar="TABLE",
+              help="Only functions working on this table (case-insensitive).")
+@click.option("--access", type=click.Choice(["read", "write"]), default=None,
+              help="Only functions that read, or that may write.")
+@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="With --query: how many matches to show.")
 @json_option
 @workspace_option
 @connection_options
-def list_command(site: str | None, env: str, as_json: bool, workspace_dir: Path | None,
+def list_command(site: str | None, env: str, query: str, table: str, access: str | None,
+                 limit: int, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
-    """The site's functions open to agents, with their access and schema status."""
+    """The site's functions open to agents, with their access and schema status.
+
+    On a site of hundreds of functions, --query finds the ones for a task (ranked, best
+    first), and --table and --access narrow the list."""
     from basedb.agent_tools.site_skill import list_open_functions, resolve_site
     from basedb.client.profiles import current_profile
 
     app_token, root = resolve_site(site, workspace_dir)
     resolved, _ = current_profile(profile, root)
     with open_client(resolved) as client:
-        result = list_open_functions(client, app_token, env)
+        result = list_open_functions(client, app_token, env, query=query, table=table,
+                                     access=access, limit=limit)
     if as_json:
         emit_json(result.to_dict())
         return
     functions = result.functions
     if not functions:
-        click.echo(f"No function of site {app_token} is open to agents in {env}.")
+        what = "matches the search" if query or table or access else "is open to agents"
+        click.echo(f"No function of site {app_token} {what} in {env}.")
         return
-    click.echo(f"{len(functions)} functions of site {app_token} open to agents ({env}, "
+    lead = "best matches" if query else "functions"
+    click.echo(f"{len(functions)} {lead} of site {app_token} open to agents ({env}, "
                f"deployment {result.deployment_id}):")
     for item in functions:
         description = " ".join(str(item.get("description") or "").split())

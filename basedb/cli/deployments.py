@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,21 +19,24 @@ from basedb.cli.common import (
 )
 from basedb.cli.groups import HelpfulGroup
 
+if TYPE_CHECKING:
+    from basedb.protocol.deployments import DeploymentListing, DeploymentSummary
+
 
 @click.group("deployments", cls=HelpfulGroup)
 def deployments_group() -> None:
     """List a site's deployments, show one, or roll production back."""
 
 
-def _flags(item: dict[str, Any], preview_id: str | None) -> str:
+def _flags(item: DeploymentSummary, preview_id: str | None) -> str:
     """What a deployment is to production: serving it, the latest preview, or promoted
     before (a rollback target)."""
     flags = []
-    if item.get("isProd"):
+    if item.is_prod:
         flags.append("prod")
-    elif item.get("promotedAt"):
-        flags.append(f"was prod, promoted {item['promotedAt']}")
-    if item["deploymentId"] == preview_id:
+    elif item.promoted_at:
+        flags.append(f"was prod, promoted {item.promoted_at}")
+    if item.deployment_id == preview_id:
         flags.append("latest preview")
     return ", ".join(flags)
 
@@ -46,38 +49,38 @@ def _flags(item: dict[str, Any], preview_id: str | None) -> str:
 def list_command(app_token: str | None, as_json: bool, workspace_dir: Path | None,
                  profile: str | None) -> None:
     """The site's deployments, newest first."""
-    from basedb.client.sites import SiteApi, deployment_list
+    from basedb.client.sites import SiteApi
+    from basedb.protocol.wire import encode
 
     token, root = site_of(workspace_dir, app_token)
     with connect_to(profile, root) as client:
         listing = SiteApi(client, token).deployments()
     if as_json:
-        emit_json({"appToken": token, **listing})
+        emit_json({"appToken": token, **encode(listing)})
         return
-    found = deployment_list(listing)
-    if not found:
+    if not listing.deployments:
         click.echo(f"Site {token} has no deployments yet (`basedb deploy` creates one).")
         return
-    for line in list_lines(token, listing, found):
+    for line in list_lines(token, listing):
         click.echo(line)
 
 
-def list_lines(token: str, listing: dict[str, Any], found: list[dict[str, Any]]) -> list[str]:
+def list_lines(token: str, listing: DeploymentListing) -> list[str]:
     """The deployments as a table: which one production serves, and which were promoted
     before (the ones `rollback` accepts)."""
-    preview_id = listing.get("previewDeploymentId")
-    prod_id = listing.get("prodDeploymentId")
+    found = listing.deployments
+    preview_id = listing.preview_deployment_id
+    prod_id = listing.prod_deployment_id
     rows = [("DEPLOYMENT", "CREATED", "FINGERPRINT", "PRODUCTION")]
-    rows += [(str(item["deploymentId"]), str(item.get("createdAt") or ""),
-              str(item.get("fingerprint") or "")[:16], _flags(item, preview_id))
+    rows += [(item.deployment_id, item.created_at, item.fingerprint[:16],
+              _flags(item, preview_id))
              for item in found]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"Site {token}: production serves {prod_id or 'nothing yet'}"]
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(3)]
         lines.append("  ".join([*cells, row[3]]).rstrip())
-    targets = [item["deploymentId"] for item in found
-               if item.get("promotedAt") and not item.get("isProd")]
+    targets = [item.deployment_id for item in found if item.promoted_at and not item.is_prod]
     if targets:
         lines.append(f"Roll back to a deployment that was prod: `basedb deployments rollback "
                      f"{targets[0]}`")
@@ -101,6 +104,7 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
     from basedb.client.sites import SiteApi
     from basedb.core.errors import BasedbError
     from basedb.deploy.state import LocalState
+    from basedb.protocol.wire import encode
 
     token, root = site_of(workspace_dir, app_token)
     result: dict[str, Any] = {"appToken": token}
@@ -113,10 +117,10 @@ def status_command(ctx: click.Context, deployment_id: str | None, app_token: str
         with connect_to(profile, root) as client:
             api = SiteApi(client, token)
             listing = api.deployments()
-            result["prodDeploymentId"] = listing.get("prodDeploymentId")
-            result["previewDeploymentId"] = listing.get("previewDeploymentId")
-            wanted = deployment_id or listing.get("previewDeploymentId")
-            result["deployment"] = api.deployment(wanted) if wanted else None
+            result["prodDeploymentId"] = listing.prod_deployment_id
+            result["previewDeploymentId"] = listing.preview_deployment_id
+            wanted = deployment_id or listing.preview_deployment_id
+            result["deployment"] = encode(api.deployment(wanted)) if wanted else None
     except BasedbError as error:
         if deployment_id is not None or root is None:
             raise

@@ -142,8 +142,9 @@ def not_an_envelope(request: httpx.Request, response: httpx.Response,
     if status >= 500:
         hint = "The platform failed; retry later."
     elif context is not None and context.brand is not None:
-        hint = (f"{context.brand.capitalize()} has no such API at this path; docs/lark.md "
-                "lists the paths basedb inferred.") if status == 404 else \
+        hint = (f"{context.brand.capitalize()} has no such API at this path. If basedb "
+                "inferred it, `basedb doctor` says which; give its real path in "
+                "$BASEDB_LARK_ENDPOINTS (docs/lark.md).") if status == 404 else \
             "Check the request path and the profile's brand (`basedb auth status`)."
     elif status in (301, 302, 303, 307, 308, 404):
         hint = ("Check the profile's endpoint: it must be the platform's base URL, "

@@ -3,7 +3,10 @@
 A thin, typed layer over `basedb.client.Client`: paths come from
 `basedb.client.endpoints` (where the inferred ones are marked), and each method returns
 the envelope's `data` (errors are the client's ApiError, AuthError and NetworkError). The
-wire protocol is in the platform's drafts and deployments routes.
+deployments calls return the wire's own models (`basedb.protocol.deployments`), decoded
+from the answer (BadResponse when it is not one); the others still return the `data`
+dict, whose shape is in the platform's routes (docs/architecture.md lists the slices
+left to convert).
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ from typing import TYPE_CHECKING, Any
 from basedb.client import endpoints
 from basedb.core.frozen import frozen_dataclass
 from basedb.protocol import data_of
+from basedb.protocol.deployments import (
+    DeploymentCreated,
+    DeploymentDetail,
+    DeploymentFields,
+    DeploymentListing,
+    ProdPointed,
+)
+from basedb.protocol.wire import UNSET, Model, decode, encode
 
 if TYPE_CHECKING:
     from basedb.client.client import Client
@@ -144,34 +155,46 @@ class SiteApi:
 
     # ---------------------------------------------------------------- deployments
 
+    def _model(self, data: dict[str, Any], model: type[Model], what: str) -> Model:
+        return decode(data, model, what=f"{what} of site {self.app_token}")
+
     def create_deployment(self, site_zip: bytes | None, fingerprint: str, *,
-                          revision: int | None = None) -> dict[str, Any]:
+                          revision: int | None = None) -> DeploymentCreated:
         """A preview of the drafts as they are, refused (800004020) when they are no
         longer at `revision`. `site_zip` None leaves the artifact out: the platform reuses
         the site.zip of the site's deployment with this fingerprint (9499 with
         data.resend when it has none)."""
-        fields = {"fingerprint": fingerprint}
-        if revision is not None:
-            fields["draftRevision"] = str(revision)
+        fields: dict[str, str] = encode(DeploymentFields(
+            fingerprint=fingerprint,
+            draft_revision=str(revision) if revision is not None else UNSET))
         if site_zip is None:  # still multipart: text parts without a file
-            return data_of(self.client.request(
+            answer = self.client.request(
                 "POST", endpoints.deployments(self.app_token),
-                files={name: (None, value) for name, value in fields.items()}))
-        return data_of(self.client.request(
-            "POST", endpoints.deployments(self.app_token),
-            files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields))
+                files={name: (None, value) for name, value in fields.items()})
+        else:
+            answer = self.client.request(
+                "POST", endpoints.deployments(self.app_token),
+                files={"artifact": ("site.zip", site_zip, "application/zip")}, data=fields)
+        return self._model(data_of(answer), DeploymentCreated, "POST deployments")
 
-    def deployments(self) -> dict[str, Any]:
-        return self._get(endpoints.deployments(self.app_token))
+    def deployments(self) -> DeploymentListing:
+        """The site's deployments, newest first."""
+        return self._model(self._get(endpoints.deployments(self.app_token)),
+                           DeploymentListing, "GET deployments")
 
-    def deployment(self, deployment_id: str) -> dict[str, Any]:
-        return self._get(endpoints.deployment(self.app_token, deployment_id))
+    def deployment(self, deployment_id: str) -> DeploymentDetail:
+        return self._model(self._get(endpoints.deployment(self.app_token, deployment_id)),
+                           DeploymentDetail, f"GET deployments/{deployment_id}")
 
-    def promote(self, deployment_id: str) -> dict[str, Any]:
-        return self._send("POST", endpoints.promote(self.app_token, deployment_id))
+    def promote(self, deployment_id: str) -> ProdPointed:
+        return self._model(self._send("POST", endpoints.promote(self.app_token,
+                                                                deployment_id)),
+                           ProdPointed, f"POST deployments/{deployment_id}/promote")
 
-    def rollback(self, deployment_id: str) -> dict[str, Any]:
-        return self._send("POST", endpoints.rollback(self.app_token, deployment_id))
+    def rollback(self, deployment_id: str) -> ProdPointed:
+        return self._model(self._send("POST", endpoints.rollback(self.app_token,
+                                                                 deployment_id)),
+                           ProdPointed, f"POST deployments/{deployment_id}/rollback")
 
     def artifact(self, deployment_id: str) -> bytes:
         return self.client.download(endpoints.artifact(self.app_token, deployment_id))
@@ -198,10 +221,3 @@ def draft_revision(data: dict[str, Any]) -> int | None:
     value = data.get("draftRevision")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-
-def deployment_list(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `deployments` of a GET /deployments answer, newest first, well-formed only."""
-    found = data.get("deployments")
-    if not isinstance(found, list):
-        return []
-    return [d for d in found if isinstance(d, dict) and isinstance(d.get("deploymentId"), str)]

@@ -52,6 +52,7 @@ LARK_BRAND = "LARK_BRAND"
 LARK_OPEN_URL = "BASEDB_LARK_OPEN_URL"
 LARK_ACCOUNTS_URL = "BASEDB_LARK_ACCOUNTS_URL"
 LARK_CLI = "BASEDB_LARK_CLI"
+LARK_ENDPOINTS = "BASEDB_LARK_ENDPOINTS"
 SECRET_STORE = "BASEDB_SECRET_STORE"
 LARK_DEVICE_INTERVAL = "BASEDB_LARK_DEVICE_INTERVAL"
 
@@ -89,7 +90,7 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(FAAS_SPARES, "Started FaaS workers `basedb serve` keeps ready for first calls.",
            "1"),
     EnvVar(FAAS_WARM_MB, "Memory (PSS) of the warm FaaS workers of all sites together, about "
-           "10 MB each; past it the least recently used are stopped.", "1024"),
+           "10 MB each; past it the least recently used are stopped.", "1536"),
     EnvVar(FAAS_ALLOWED_DEPENDENCIES, "The FaaS dependency policy's `allowedValues`: a JSON "
            "array of regular expressions; a package.json dependency from a restricted source "
            "(git, a URL, a path) passes `basedb check` only when one of them matches all of "
@@ -117,8 +118,11 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar(LARK_ACCOUNTS_URL, "Where a brand's accounts host (the OAuth device flow) is "
            "reached instead.", "the brand's host"),
     EnvVar(LARK_CLI, "The lark-cli executable a lark-cli profile runs.", "`lark-cli` on PATH"),
+    EnvVar(LARK_ENDPOINTS, "A JSON file of {name: path template} replacing basedb's inferred "
+           "site paths (docs/lark.md, \"Endpoints\"), e.g. {\"deployments\": "
+           "\"/sites/{app}/releases\"}.", "the paths basedb infers"),
     EnvVar(SECRET_STORE, "Where app secrets and tokens are kept: auto, keyring or file.",
-           "auto: the OS keyring when `keyring` has a working backend, else 0600 files"),
+           "auto: the OS keyring when `keyring` has a working backend, else encrypted 0600 files"),
     EnvVar(LARK_DEVICE_INTERVAL, "The polling interval, in seconds, the local platform's Lark "
            "stand-in asks device sign-ins for (tests).", "5"),
     EnvVar("NO_COLOR", "Any non-empty value turns colours off (no-color.org).",

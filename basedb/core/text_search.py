@@ -12,8 +12,9 @@ characters becomes its character bigrams (and a lone character stays a token): "
 
 Ranking is BM25 (k1 = 1.2, b = 0.75) over the document's tokens, where each field
 counts `weight` times: an id and a table name say more about what a function is for
-than a word in the middle of its description. A query's terms are summed; documents
-matching none are left out. The index is built once per listing and is linear in the
+than a word in the middle of its description. Documents matching more of the query's
+distinct words come first (someone who typed two words wants both), then by the BM25
+sum; documents matching none are left out. The index is built once per listing and is linear in the
 total text, which at a few thousand functions is a few milliseconds.
 """
 
@@ -84,8 +85,8 @@ class SearchIndex:
 
     def search(self, query: str, keys: Sequence[str] | None = None
                ) -> list[tuple[str, float]]:
-        """The documents (of `keys`, default all) matching a term of `query`, best first;
-        ties in id order."""
+        """The documents (of `keys`, default all) matching a term of `query`, best first
+        (most query words matched, then score); ties in id order."""
         terms = list(dict.fromkeys(tokens(query)))
         if not terms:
             return []
@@ -96,12 +97,12 @@ class SearchIndex:
             if not counts:
                 continue
             norm = K1 * (1 - B + B * self._lengths[key] / (self._average or 1))
-            score = sum(idf[t] * counts[t] * (K1 + 1) / (counts[t] + norm)
-                        for t in terms if t in counts)
+            matched = [t for t in terms if t in counts]
+            score = sum(idf[t] * counts[t] * (K1 + 1) / (counts[t] + norm) for t in matched)
             if score > 0:
-                scored.append((key, score))
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        return scored
+                scored.append((len(matched), key, score))
+        scored.sort(key=lambda item: (-item[0], -item[2], item[1]))
+        return [(key, score) for _, key, score in scored]
 
 
 def named_table(text: str, table_names: Sequence[str]) -> str | None:

@@ -44,7 +44,14 @@ from basedb.client.lark.signin import lark_cli_status
 from basedb.client.profiles import current_profile
 from basedb.client.secrets import secret_store
 from basedb.client.sites import SiteApi
-from basedb.core.errors import AuthError, BasedbError, PermissionDenied, WorkspaceNotFound
+from basedb.core import environment
+from basedb.core.errors import (
+    AuthError,
+    BadResponse,
+    BasedbError,
+    PermissionDenied,
+    WorkspaceNotFound,
+)
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.node import MIN_NODE_MAJOR, node_executable, node_version
 from basedb.core.wording import plural
@@ -222,6 +229,33 @@ def check_workspace(start: Path | None) -> tuple[Check, Path | None, str | None]
             root, workspace.config.app_token)
 
 
+READABLE_INFERRED = ("draft_functions", "draft_hashes", "draft_ai_functions",
+                     "draft_agent_tools", "deployments", "secrets")
+"""The inferred paths doctor reads (GET changes nothing) to see whether Lark has them."""
+
+
+def check_inferred_paths(client: Client, app_token: str) -> Check:
+    """Which inferred site paths answer 404 on this platform (a Lark profile): each is
+    named with its path, so $BASEDB_LARK_ENDPOINTS can give the real one."""
+    missing: list[str] = []
+    for name in READABLE_INFERRED:
+        path = getattr(endpoints, name)(app_token)
+        try:
+            client.request("GET", path)
+        except BadResponse as error:
+            if error.detail.get("http_status") == 404:
+                missing.append(f"{name} (GET {path})")
+        except BasedbError:
+            continue  # answered as an API: the path exists
+    if missing:
+        return Check("endpoints", "fail",
+                     f"inferred paths answered 404: {', '.join(missing)}",
+                     f"give their real paths in ${environment.LARK_ENDPOINTS} (docs/lark.md, "
+                     "\"Endpoints: known and inferred\")")
+    return Check("endpoints", "ok", f"the {len(READABLE_INFERRED)} inferred site paths doctor "
+                 "reads all answered")
+
+
 def check_catalog(client: Client, root: Path, app_token: str) -> Check:
     try:
         live = canonical_catalog(SiteApi(client, app_token).catalog())
@@ -274,6 +308,9 @@ def run_doctor(profile_name: str | None, start: Path | None, *,
         checks.append(workspace_check)
         if root is not None and app_token is not None and token.status == "ok":
             checks.append(_guarded("catalog", lambda: check_catalog(client, root, app_token)))
+            if profile.lark is not None:
+                checks.append(_guarded("endpoints",
+                                       lambda: check_inferred_paths(client, app_token)))
     return _result(checks)
 
 

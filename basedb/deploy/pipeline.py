@@ -35,7 +35,7 @@ from basedb.check.reporters.locations import Positions
 from basedb.check.reporters.text import finding_line
 from basedb.check.run import check_workspace
 from basedb.client import endpoints
-from basedb.client.sites import SiteApi, deployment_list, draft_revision
+from basedb.client.sites import SiteApi, draft_revision
 from basedb.core.errors import (
     ApiError,
     BasedbError,
@@ -58,6 +58,7 @@ from basedb.deploy.results import (
 from basedb.deploy.stages import StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id
 from basedb.protocol import Code
+from basedb.protocol.deployments import DeploymentCreated
 from basedb.workspace.files import Contents
 from basedb.workspace.inputs import collect_inputs
 from basedb.workspace.loader import load_workspace
@@ -303,9 +304,9 @@ def deploy_preview(root: Path, client: Client, *, skip_ai: bool = False,
     if recorded is not None:
         notices.append(recorded)
     return PreviewResult(
-        app_token=prepared.app_token, deployment_id=deployment["deploymentId"],
-        fingerprint=prepared.fingerprint, base_app_url=deployment.get("baseAppUrl"),
-        function_hints=deployment.get("functionHints") or [], ai_sync=ai_sync,
+        app_token=prepared.app_token, deployment_id=deployment.deployment_id,
+        fingerprint=prepared.fingerprint, base_app_url=deployment.base_app_url,
+        function_hints=deployment.function_hints, ai_sync=ai_sync,
         agent_tools=agent_tools, stages=tuple(runner.results),
         installation=SkillInstallation.after(prepared.app_token, "preview"),
         notices=tuple(notices))
@@ -518,31 +519,32 @@ def _sync_agent_tools(api: SiteApi, runner: StageRunner, prepared: Prepared,
 
 
 def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
-                       chain: DraftChain) -> dict[str, Any]:
+                       chain: DraftChain) -> DeploymentCreated:
     fingerprint = prepared.fingerprint
     runner.start("deployment", {"fingerprint": fingerprint, "bytes": prepared.size})
     try:  # what exists before, so a read-back can tell a deployment of this attempt
-        known: set[str] | None = {d["deploymentId"]
-                                  for d in deployment_list(api.deployments())}
+        known: set[str] | None = {d.deployment_id for d in api.deployments().deployments}
     except BasedbError:
         known = None
 
-    def confirm() -> dict[str, Any] | None:
+    def confirm() -> DeploymentCreated | None:
         if known is None:
             raise NetworkError("The deployments that existed before could not be listed, "
                                "so a new one cannot be told apart.", code="READ_BACK_UNSURE")
-        new = [d for d in deployment_list(api.deployments())
-               if d["deploymentId"] not in known and d.get("fingerprint") == fingerprint]
+        new = [d for d in api.deployments().deployments
+               if d.deployment_id not in known and d.fingerprint == fingerprint]
         if not new:
             return None
-        found = api.deployment(new[0]["deploymentId"])
-        return {"deploymentId": found["deploymentId"], "env": "preview",
-                "status": found.get("status", "ready"), "fingerprint": fingerprint,
-                "baseAppUrl": found.get("baseAppUrl"),
-                "functionHints": found.get("functionHints") or [],
-                "createdAt": found.get("createdAt")}
+        found = api.deployment(new[0].deployment_id)
+        # What POST deployments would have answered (its preview URL: the newest is the
+        # latest preview).
+        return DeploymentCreated(
+            deployment_id=found.deployment_id, env="preview", status=found.status,
+            fingerprint=fingerprint, draft_revision=found.draft_revision,
+            base_app_url=found.base_app_url or "", function_hints=found.function_hints,
+            created_at=found.created_at, timezone=found.timezone)
 
-    def send() -> dict[str, Any]:
+    def send() -> DeploymentCreated:
         if fingerprint in chain.fingerprints:  # the platform has this site.zip already
             try:
                 return api.create_deployment(None, fingerprint, revision=chain.revision)
@@ -553,5 +555,5 @@ def _create_deployment(api: SiteApi, runner: StageRunner, prepared: Prepared,
 
     data, confirmed = runner.write(
         "deployment", lambda: explained_conflicts(send), confirm)
-    runner.ok("deployment", _confirmed({"deploymentId": data["deploymentId"]}, confirmed))
+    runner.ok("deployment", _confirmed({"deploymentId": data.deployment_id}, confirmed))
     return data

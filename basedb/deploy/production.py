@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.client.sites import SiteApi, deployment_list
+from basedb.client.sites import SiteApi
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, AuthError, BasedbError, ConflictError
 from basedb.deploy.pipeline import record_locally
@@ -28,6 +28,7 @@ from basedb.deploy.results import (
 from basedb.deploy.stages import DeployStageError, StageCallback, StageRunner
 from basedb.deploy.state import DeploymentRecord, LocalState, new_attempt_id, utc_now
 from basedb.protocol import Code
+from basedb.protocol.deployments import ProdPointed
 from basedb.workspace.config import workspace_app_token
 from basedb.workspace.inputs import collect_inputs
 
@@ -59,23 +60,22 @@ def find_preview(api: SiteApi, state: LocalState, fingerprint: str) -> PreviewCa
                          f"), and no preview recorded in this workspace has the local "
                          f"fingerprint {fingerprint}.", fingerprint=fingerprint) from error
         return PreviewCandidate(record.deployment_id, is_prod=False, source="local state")
-    found = deployment_list(listing)
+    found = listing.deployments
     if not found:
         raise _stale(f"site {api.app_token} has no preview yet, so there is nothing to "
                      "promote.", fingerprint=fingerprint)
-    match = next((d for d in found if d.get("fingerprint") == fingerprint), None)
+    match = next((d for d in found if d.fingerprint == fingerprint), None)
     if match is None:
         raise _stale(f"no deployment of this site has the local fingerprint {fingerprint}; "
                      "the files changed since the last preview.", fingerprint=fingerprint)
     newest = found[0]
     if newest is not match:
-        raise _stale(f"a newer preview ({newest['deploymentId']}, created "
-                     f"{newest.get('createdAt')}) was built from other files than the local "
+        raise _stale(f"a newer preview ({newest.deployment_id}, created "
+                     f"{newest.created_at}) was built from other files than the local "
                      f"ones (fingerprint {fingerprint}); only the latest preview can be "
                      "promoted.", fingerprint=fingerprint,
-                     latestPreview=newest["deploymentId"])
-    return PreviewCandidate(match["deploymentId"], is_prod=bool(match.get("isProd")),
-                            source="platform")
+                     latestPreview=newest.deployment_id)
+    return PreviewCandidate(match.deployment_id, is_prod=match.is_prod, source="platform")
 
 
 def plan_production(root: Path, client: Client) -> ProductionPlan:
@@ -116,7 +116,7 @@ def deploy_production(root: Path, client: Client, *,
 
     if candidate.is_prod:
         runner.skipped("promote", "already_prod", deploymentId=deployment_id)
-        url = runner.run("promote", lambda: api.deployment(deployment_id).get("baseAppUrl"))
+        url = runner.run("promote", lambda: api.deployment(deployment_id).base_app_url)
     else:
         url = _point_prod(api, runner, "promote", deployment_id,
                           lambda: api.promote(deployment_id))
@@ -139,15 +139,17 @@ def deploy_production(root: Path, client: Client, *,
 
 
 def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: str,
-                send: Callable[[], dict[str, Any]]) -> str | None:
+                send: Callable[[], ProdPointed]) -> str | None:
     """Run a promote or rollback write with read-back; returns the prod baseAppUrl."""
     runner.start(stage, {"deploymentId": deployment_id})
 
-    def confirm() -> dict[str, Any] | None:
-        if api.deployments().get("prodDeploymentId") != deployment_id:
+    def confirm() -> ProdPointed | None:
+        if api.deployments().prod_deployment_id != deployment_id:
             return None
-        return {"deploymentId": deployment_id, "env": "prod",
-                "baseAppUrl": api.deployment(deployment_id).get("baseAppUrl")}
+        # What the write would have answered: prod's URL, which a deployment that is prod
+        # names.
+        return ProdPointed(deployment_id=deployment_id, env="prod",
+                           base_app_url=api.deployment(deployment_id).base_app_url or "")
 
     try:
         data, confirmed = runner.write(stage, send, confirm)
@@ -163,8 +165,7 @@ def _point_prod(api: SiteApi, runner: StageRunner, stage: str, deployment_id: st
     if confirmed:
         detail["confirmedByReadBack"] = True
     runner.ok(stage, detail)
-    url = data.get("baseAppUrl")
-    return url if isinstance(url, str) else None
+    return data.base_app_url or None
 
 
 def rollback(root: Path | None, client: Client, app_token: str, deployment_id: str, *,
@@ -178,10 +179,10 @@ def rollback(root: Path | None, client: Client, app_token: str, deployment_id: s
                       lambda: api.rollback(deployment_id))
     if state is not None:
         try:  # the local record is a convenience; prod has already moved
-            fingerprint = api.deployment(deployment_id).get("fingerprint")
+            fingerprint: str | None = api.deployment(deployment_id).fingerprint
         except BasedbError:
             fingerprint = None
-        if isinstance(fingerprint, str):
+        if fingerprint is not None:
             notice = record_locally(state, DeploymentRecord(
                 deployment_id=deployment_id, env="prod", fingerprint=fingerprint,
                 base_app_url=str(url), created_at=utc_now(), app_token=app_token))

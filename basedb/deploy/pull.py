@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from basedb.client.sites import SiteApi, deployment_list
+from basedb.client.sites import SiteApi
 from basedb.core import site_zip
 from basedb.core.errors import ApiError, ConflictError, InputError
 from basedb.core.site_zip import build_site_zip, read_site_zip
@@ -30,6 +30,7 @@ from basedb.deploy.catalog_sync import canonical_catalog, catalog_text, merge_bi
 from basedb.deploy.payloads import AI_LIST
 from basedb.deploy.results import PullResult
 from basedb.protocol import Code
+from basedb.protocol.deployments import DeploymentSummary
 from basedb.workspace import files
 from basedb.workspace.catalog import CATALOG_FILE
 from basedb.workspace.config import CONFIG_FILE
@@ -45,11 +46,12 @@ AI_DIR = KIND_DIRS["ai_function"]
 GITIGNORE_FILE = ".gitignore"
 
 
-def choose_deployment(api: SiteApi, env: str) -> dict[str, Any]:
+def choose_deployment(api: SiteApi, env: str) -> DeploymentSummary:
     """The deployment summary pull restores: prod, or the latest preview."""
     listing = api.deployments()
-    wanted = listing.get("prodDeploymentId" if env == "prod" else "previewDeploymentId")
-    found = next((d for d in deployment_list(listing) if d["deploymentId"] == wanted), None)
+    wanted = (listing.prod_deployment_id if env == "prod"
+              else listing.preview_deployment_id)
+    found = next((d for d in listing.deployments if d.deployment_id == wanted), None)
     if found is None:
         if env == "prod":
             raise ConflictError(f"Site {api.app_token} has no production deployment to pull.",
@@ -135,8 +137,8 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     """Restore the site `app_token` into `target` (a new directory or its workspace)."""
     api = SiteApi(client, app_token)
     deployment = choose_deployment(api, env)
-    deployed = str(deployment["fingerprint"])
-    archive = _archive_files(api.artifact(deployment["deploymentId"]), deployed)
+    deployed = deployment.fingerprint
+    archive = _archive_files(api.artifact(deployment.deployment_id), deployed)
     catalog = canonical_catalog(api.catalog())
     ai_drafts = _remote_ai(api)
     contents = restored_files(archive, catalog, ai_drafts, app_token)
@@ -148,7 +150,7 @@ def pull_site(client: Client, *, app_token: str, target: Path, env: str = "previ
     if fresh and not (report.target / GITIGNORE_FILE).exists():
         (report.target / GITIGNORE_FILE).write_text(GITIGNORE_TEXT, encoding="utf-8")
     return PullResult(
-        app_token=app_token, env=env, deployment_id=deployment["deploymentId"],
+        app_token=app_token, env=env, deployment_id=deployment.deployment_id,
         target=str(report.target), fingerprint=fingerprint, deployed_fingerprint=deployed,
         created=tuple(report.created), overwritten=tuple(report.overwritten),
         unchanged=tuple(report.unchanged),

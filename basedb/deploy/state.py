@@ -32,6 +32,7 @@ from basedb.core.errors import InputError
 from basedb.core.frozen import frozen_dataclass
 from basedb.core.redact import REDACTED, redact
 from basedb.core.site_zip import MANIFEST_PATH, fingerprint_hex, read_manifest
+from basedb.protocol.deployments import DeploymentCreated
 from basedb.workspace import files
 
 STATE_DIR = Path(".base-database-cli") / "state"
@@ -349,11 +350,11 @@ class DeploymentRecord:
                         strict=True))
 
     @classmethod
-    def from_api(cls, data: Mapping[str, Any], *, app_token: str) -> DeploymentRecord:
-        """From the `data` of POST /sites/:app/deployments."""
-        return cls(deployment_id=str(data["deploymentId"]), env=str(data.get("env", "preview")),
-                   fingerprint=str(data["fingerprint"]), base_app_url=str(data["baseAppUrl"]),
-                   created_at=str(data.get("createdAt") or utc_now()), app_token=app_token)
+    def from_api(cls, created: DeploymentCreated, *, app_token: str) -> DeploymentRecord:
+        """From the answer of POST /sites/:app/deployments."""
+        return cls(deployment_id=created.deployment_id, env=created.env,
+                   fingerprint=created.fingerprint, base_app_url=created.base_app_url,
+                   created_at=created.created_at or utc_now(), app_token=app_token)
 
 
 class DeploymentHistory:

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from basedb.check.reporters.text import render
+from basedb.client import endpoints
 from basedb.client.sites import LogQuery, SiteApi
 from basedb.core.errors import BasedbError
 from basedb.core.frozen import frozen_dataclass
@@ -166,10 +167,10 @@ class DevSession:
     def invoke(self, function_id: str, document: Any) -> CallAnswer:
         """A page's call, made on the development draft as the developer, and logged."""
         started = time.perf_counter()
-        path = f"/sites/{self.site.app_token}/functions/{function_id}/invoke"
+        path = endpoints.invoke(self.site.app_token, function_id)
         with self._client_lock:
             request, response = self.site.client.exchange(
-                "POST", _quoted(path), params={"env": "dev", "includeInternal": "true"},
+                "POST", path, params={"env": "dev", "includeInternal": "true"},
                 json=document if document is not None else {})
         del request
         ms = (time.perf_counter() - started) * 1000

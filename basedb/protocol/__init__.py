@@ -6,6 +6,9 @@
     failures     `ApiFailure`, what the platform raises to refuse a request
     lark_errors  how lark-cli classifies Lark's codes into error types and exit codes
     findings     what `check` reports (and the platform answers for a refused draft)
+    wire         how a request or response body is declared (a msgspec `WireModel`),
+                 encoded, decoded and turned into the OpenAPI document's schemas
+    deployments  the deployments routes' bodies
 
 Nothing outside this package writes a code as a number, builds an envelope or defines a
 wire shape (tests/unit/test_protocol_home.py). It sits just above `basedb.core`: it may

@@ -190,11 +190,9 @@ class _Gate:
         elif role == _G_CURRENT_USER:
             self.uses_current_user = True
         elif role == _G_UNNEST:
-            if isinstance(node.parent, (exp.From, exp.Join)):
-                self.refuse("Table function UNNEST is not supported; compare with "
-                            "`field = ANY($n)` instead.", node)
-            else:
-                self.function(node)
+            # In FROM it only reads: the typer refuses it as SQL_UNSUPPORTED (a table
+            # function), as it does generate_series.
+            self.function(node)
         elif role == _G_FUNCTION:
             self.function(node)
         elif role == _G_JOIN:

@@ -74,6 +74,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "A scalar subquery that returns more than one row is an error, as in "
               "PostgreSQL."),
     Construct("values", _QUERY, "VALUES lists in FROM", True, ""),
+    Construct("unnest", _QUERY, "unnest(array) as an item of a SELECT list", True,
+              "A row per element of a multi-valued field or array parameter (none for an "
+              "empty one), e.g. `record_id IN (SELECT unnest(\"Link\") FROM t)`; once per "
+              "SELECT, without GROUP BY, aggregates or window functions in it (group around "
+              "it in an outer query)."),
     # ------------------------------------------------------------------ joins
     Construct("joins", _JOIN, "[INNER] JOIN, LEFT / RIGHT / FULL [OUTER] JOIN, CROSS JOIN, "
               "comma joins, JOIN … USING, NATURAL JOIN", True,
@@ -86,7 +91,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "and filter with ON."),
     Construct("table_functions", _JOIN, "Table functions in FROM (unnest, "
               "generate_series, …)", False,
-              "Compare with `field = ANY($n)`; for a series of numbers use WITH RECURSIVE."),
+              "Select unnest(x) in the SELECT list, or compare with `field = ANY($n)`; "
+              "for a series of numbers use WITH RECURSIVE."),
     # ------------------------------------------------------------------ expressions
     Construct("operators", _EXPR, "Arithmetic + - * / % ^, comparison, AND / OR / NOT, "
               "string concatenation ||", True,

@@ -186,6 +186,11 @@ _SPECS: tuple[FunctionSpec, ...] = (
           _sig(INT4, INT4, INT4, INT4, INT4, FLOAT8, TIMESTAMP)),
     _spec("to_timestamp", "scalar", _TIME, "The instant of seconds since 1970-01-01 UTC.",
           _sig(FLOAT8, TIMESTAMPTZ)),
+    _spec("to_char", "scalar", _TIME, "The date or time written by a literal template of "
+          "PostgreSQL's patterns: YYYY, MM, DD, HH24, HH12, MI, SS, MS, US, AM, Month, Mon, "
+          "Day, Dy, Q, WW, IW, DDD, D, ID, …, with FM and TH; English names, no time zone "
+          "patterns.", _sig(TIMESTAMP, TEXT, TEXT), _sig(TIMESTAMPTZ, TEXT, TEXT),
+          written="to_char(timestamp, 'template')"),
     # ------------------------------------------------------------------ conditionals
     _spec("coalesce", "scalar", _COND, "The first argument that is not NULL.",
           _sig("T", "…", "T")),
@@ -265,7 +270,15 @@ REFUSED_FUNCTIONS: dict[str, str] = {
     "justify_days": "interval_value", "justify_hours": "interval_value",
     "make_interval": "interval_value",
 }
-# Names from other SQL dialects that PostgreSQL does not have, and what to write.
+# PostgreSQL functions the subset leaves out that no construct covers, and what to
+# write instead (check: SQL_UNSUPPORTED, saying basedb does not support them).
+UNSUPPORTED_FUNCTIONS: dict[str, str] = {
+    "to_date": "x::date (ISO 8601 text)", "format": "concat() or ||",
+    "json_array_length": "jsonb_array_length(x)", "json_typeof": "jsonb_typeof(x)",
+    "array_position": "= ANY(…)", "array_to_string": "string_agg() over the values",
+}
+# Names from other SQL dialects that PostgreSQL does not have, and what to write
+# (tests/differential/test_known.py asks a real PostgreSQL that it has none of them).
 OTHER_DIALECT_FUNCTIONS: dict[str, str] = {
     "ifnull": "coalesce(a, b)", "nvl": "coalesce(a, b)", "isnull": "coalesce(a, b)",
     "iif": "CASE WHEN … THEN … ELSE … END", "if": "CASE WHEN … THEN … ELSE … END",
@@ -274,11 +287,8 @@ OTHER_DIALECT_FUNCTIONS: dict[str, str] = {
     "dateadd": "x + INTERVAL '1 day'", "getdate": "now()", "sysdate": "now()",
     "current_timestamp": "CURRENT_TIMESTAMP (without parentheses)",
     "current_date": "CURRENT_DATE (without parentheses)", "group_concat": "string_agg(x, ',')",
-    "strftime": "date_trunc() or extract()", "julianday": "extract(epoch FROM x)",
-    "to_char": "extract(…), date_trunc(…) or x::date::text",
-    "to_date": "x::date (ISO 8601 text)", "format": "concat() or ||",
-    "json_array_length": "jsonb_array_length(x)", "json_typeof": "jsonb_typeof(x)",
-    "array_position": "= ANY(…)", "array_to_string": "string_agg() over the values",
+    "strftime": "to_char(x, 'YYYY-MM-DD'), date_trunc() or extract()",
+    "julianday": "extract(epoch FROM x)",
 }
 
 

@@ -42,6 +42,36 @@ the type their context needs, and mixing types follows PostgreSQL's rules (impli
 conversions between numbers, from dates to timestamps; none between text and numbers).
 """
 
+_STORAGE = """\
+## Numbers and text on the local platform
+
+The local platform runs the query on SQLite, with each PostgreSQL type held as:
+"""
+_STORAGE_TYPES = (
+    ("integer, bigint", "SQLite INTEGER (64-bit); integer division truncates, and a "
+     "conversion or a function result out of range is an error, as in PostgreSQL"),
+    ("double precision", "SQLite REAL, the same IEEE 754 double: the same digits"),
+    ("numeric (decimal literals like `1.5`, `::numeric`, avg(), sum() of bigint)",
+     "a REAL, shown to 15 significant digits; round() and trunc() round it as a decimal "
+     "(halves away from zero)"),
+    ("text", "UTF-8 text"),
+)
+_STORAGE_NOTES = """\
+So what a numeric computes past 15 significant digits (`12345678901234567.25`) is
+rounded there, where PostgreSQL keeps every digit, and a numeric as text is refused
+(`SQL_UNSUPPORTED`), since its digits after the point would show the difference.
+Integer arithmetic (`+`, `-`, `*`) that overflows its type gives a larger number
+locally (a double precision one past bigint) where PostgreSQL raises `integer out of
+range` or `bigint out of range`.
+
+Text compares, sorts, groups and is made DISTINCT by code point: the C collation
+(PostgreSQL's `COLLATE "C"`; tests/differential compares with a database created with
+`LC_COLLATE 'C'`). A database with a linguistic collation (`en_US.UTF-8`, ICU) orders
+`'a' < 'B'` and accented letters differently: write `ORDER BY lower(x), x` where that
+matters. lower(), upper(), initcap() and ILIKE know every Unicode letter, as PostgreSQL
+does with a UTF-8 ctype (`C.UTF-8`); LIKE and `=` compare exactly.
+"""
+
 _ZONE = """\
 ## Time zone
 
@@ -137,6 +167,9 @@ def render_sql_reference() -> str:
                     [(f"`{kind}`", T.describe(t) if t != T.TIMESTAMP else
                       "timestamp (without time zone)")
                      for kind, t in T.PARAM_TYPES.items()])
+    lines.append(_STORAGE)
+    lines += _table(("PostgreSQL type", "on the local platform"), _STORAGE_TYPES)
+    lines.append(_STORAGE_NOTES)
     lines.append(_ZONE)
     lines.append("## Constructs\n")
     groups: dict[str, list[tuple[str, str]]] = {}

@@ -260,8 +260,8 @@ class Typer(GroupingRules):
         for key, value in node.args.items():
             if key in known or value is None or value is False or value == []:
                 continue
-            self._problem("SQL_UNSUPPORTED", f"The {key.upper()} clause is not supported.",
-                          "Rewrite the query with the clauses docs/sql.md lists.", node)
+            self._problem("SQL_UNSUPPORTED", f"The {key.upper()} clause is not supported by "
+                          "basedb.", "Rewrite the query with the clauses docs/sql.md lists.", node)
             return
 
     # ------------------------------------------------------------------ SELECT

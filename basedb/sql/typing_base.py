@@ -138,7 +138,7 @@ class TyperBase:
                              fix, node)
 
     def unsupported(self, key: str, what: str, node: Any, keyword: str | None = None) -> str:
-        return self._problem("SQL_UNSUPPORTED", f"{what} is not supported: a Database "
+        return self._problem("SQL_UNSUPPORTED", f"{what} is not supported by basedb: a Database "
                              "Function may use only the SQL subset listed in docs/sql.md.",
                              instead(key), node, keyword)
 
@@ -203,7 +203,7 @@ class TyperBase:
             if key is not None:
                 return self.unsupported(key, describe_node(node), node)
             return self._problem(
-                "SQL_UNSUPPORTED", f"{describe_node(node)} is not supported: a Database "
+                "SQL_UNSUPPORTED", f"{describe_node(node)} is not supported by basedb: a Database "
                 "Function may use only the SQL subset listed in docs/sql.md.",
                 "Rewrite it with the constructs and functions docs/sql.md lists.", node)
         result = handler(self, node, scope)

@@ -17,10 +17,12 @@ from typing import Any
 from sqlglot import exp
 
 from basedb.sql import pgtypes as T
+from basedb.sql.datetime_format import FormatError, parse_format
 from basedb.sql.functions import (
     FUNCTIONS,
     OTHER_DIALECT_FUNCTIONS,
     REFUSED_FUNCTIONS,
+    UNSUPPORTED_FUNCTIONS,
     FunctionSpec,
 )
 from basedb.sql.model import node_offset
@@ -119,13 +121,18 @@ class CallTyper(TyperBase):
         key = REFUSED_FUNCTIONS.get(name)
         if key is not None:
             return self.unsupported(key, f"Function {name}()", node)
+        alternative = UNSUPPORTED_FUNCTIONS.get(name)
+        if alternative is not None:
+            return self._problem("SQL_UNSUPPORTED", f"Function {name}() is not supported by "
+                                 "basedb (PostgreSQL has it, the subset docs/sql.md lists "
+                                 "does not).", f"Write {alternative}.", node)
         alternative = OTHER_DIALECT_FUNCTIONS.get(name)
         if alternative is not None:
             return self.invalid(f"function {name}() does not exist in PostgreSQL", node,
                                 f"Write {alternative}.")
         close = difflib.get_close_matches(name, list(FUNCTIONS), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        return self._problem("SQL_UNSUPPORTED", f"Function {name}() is not supported: a "
+        return self._problem("SQL_UNSUPPORTED", f"Function {name}() is not supported by basedb: a "
                              f"Database Function may call only the functions docs/sql.md "
                              f"lists.{hint}", "Use a function from docs/sql.md (the SQL "
                              "subset of Database Functions).", node)
@@ -216,11 +223,11 @@ class CallTyper(TyperBase):
             found = self.t(arg)
             if found == T.NUMERIC:
                 return self._problem("SQL_UNSUPPORTED", "A numeric value as text is not "
-                                     "supported (its digits after the point depend on how "
-                                     "it was computed).", NUMERIC_TEXT_FIX, arg)
+                                     "supported by basedb (its digits after the point "
+                                     "depend on how it was computed).", NUMERIC_TEXT_FIX, arg)
             if T.is_array(found):
-                return self._problem("SQL_UNSUPPORTED", "An array as text is not supported.",
-                                     "Aggregate it with string_agg(…) instead.", arg)
+                return self._problem("SQL_UNSUPPORTED", "An array as text is not supported "
+                                     "by basedb.", "Aggregate it with string_agg(…) instead.", arg)
             if found == T.UNKNOWN:
                 self.coerce(arg, T.TEXT, f"an argument of {name}()")
         return T.TEXT
@@ -241,7 +248,7 @@ class CallTyper(TyperBase):
     def _date_trunc(self, node: Any, name: str, args: list[Any]) -> str:
         if len(args) == 3:
             return self._problem("SQL_UNSUPPORTED", "date_trunc(unit, x, zone) is not "
-                                 "supported.", "Truncate in the site's time zone: "
+                                 "supported by basedb.", "Truncate in the site's time zone: "
                                  "date_trunc(unit, x).", node)
         unit = args[0] if args else None
         if isinstance(unit, exp.Literal) and unit.is_string:
@@ -284,6 +291,35 @@ class CallTyper(TyperBase):
         target = FUNCTIONS[name].signatures[0].result
         return self.cast_to(node, args[0], target)
 
+    def _to_char(self, node: Any, name: str, args: list[Any]) -> str:
+        if len(args) != 2:
+            return self.invalid("to_char takes a value and a template", node)
+        value, template = args
+        found = self.t(value)
+        if T.is_number(found):
+            return self._problem("SQL_UNSUPPORTED", "to_char of a number is not supported by "
+                                 "basedb.", "Write round(x)::bigint::text, x::float8::text, "
+                                 "or pad it with lpad(…).", node)
+        if found == T.UNKNOWN:
+            return self.invalid("function to_char(unknown, unknown) is not unique", value,
+                                "Cast the value: to_char(TIMESTAMP '2024-05-01', 'YYYY').")
+        if not (isinstance(template, exp.Literal) and template.is_string):
+            return self._problem("SQL_UNSUPPORTED", "A to_char template computed at run "
+                                 "time is not supported by basedb.", "Write the template as "
+                                 "a literal: to_char(x, 'YYYY-MM-DD').", template)
+        try:
+            parse_format(str(template.this))
+        except FormatError as error:
+            what = str(error)
+            return self._problem("SQL_UNSUPPORTED", f"{what[:1].upper()}{what[1:]} is not "
+                                 "supported by basedb.", "Use the patterns docs/sql.md lists "
+                                 "for to_char (write a time zone as text).", template)
+        if found == T.DATE:  # as PostgreSQL: a date is read as a timestamp
+            self.coerce(value, T.TIMESTAMP, "the date")
+            self.coerce(template, T.TEXT, "the template")
+            return T.TEXT
+        return self.resolve_call(node, FUNCTIONS["to_char"], args)
+
     def _string_agg(self, node: Any, name: str, args: list[Any]) -> str:
         if len(args) != 2:
             return self.invalid("string_agg takes a value and a separator", node)
@@ -303,6 +339,31 @@ class CallTyper(TyperBase):
         if isinstance(unit, exp.Var) and self.extract_field(unit.name, source, node):
             return ANY
         return T.NUMERIC
+
+    def unnest(self, node: Any, scope: Any) -> str:
+        """unnest(array) as a whole item of a SELECT list: a row per element (none for
+        NULL or an empty array), as PostgreSQL's set-returning function there."""
+        item = node.parent.parent if isinstance(node.parent, exp.Alias) else node.parent
+        select = item if isinstance(item, exp.Select) else None
+        if select is None or len(node.expressions) > 0 or select.args.get("group") \
+                or select.args.get("having") or any(
+                    isinstance(n, (exp.Window, exp.AggFunc)) or (
+                        isinstance(n, exp.Anonymous) and getattr(FUNCTIONS.get(
+                            function_name(n)), "kind", "") == "aggregate")
+                    or (isinstance(n, exp.Explode) and n is not node)
+                    for p in select.expressions for n in p.walk()):
+            return self._problem("SQL_UNSUPPORTED", "unnest() is supported by basedb only as "
+                                 "a whole item of a SELECT list without GROUP BY, aggregates "
+                                 "or window functions, once per SELECT.", "Select unnest(x) "
+                                 "in a subquery of its own, e.g. x IN (SELECT unnest(f) FROM "
+                                 "t), and group or aggregate around it.", node)
+        found = self.t(node.this)
+        if found == ANY:
+            return ANY
+        if not T.is_array(found):
+            return self.invalid(f"function unnest({T.describe(found)}) does not exist", node,
+                                "Pass a multi-valued field or an array parameter.")
+        return T.element(found)
 
     def substring(self, node: Any, scope: Any) -> str:
         args = [node.this, node.args.get("start"), node.args.get("length")]
@@ -347,14 +408,14 @@ class CallTyper(TyperBase):
                 continue
             if kind == "RANGE":
                 self._problem("SQL_UNSUPPORTED", "RANGE frames with an offset are not "
-                              "supported.", "Use ROWS or GROUPS BETWEEN n PRECEDING AND …, or "
-                              "RANGE with UNBOUNDED / CURRENT ROW.", node)
+                              "supported by basedb.", "Use ROWS or GROUPS BETWEEN n "
+                              "PRECEDING AND …, or RANGE with UNBOUNDED / CURRENT ROW.", node)
                 return
             if not (isinstance(bound, exp.Literal) and not bound.is_string
                     and str(bound.this).isdigit()):
-                self._problem("SQL_UNSUPPORTED", "A frame offset must be a whole-number "
-                              "literal.", "Write ROWS BETWEEN 2 PRECEDING AND CURRENT ROW.",
-                              node)
+                self._problem("SQL_UNSUPPORTED", "basedb supports only a whole-number "
+                              "literal as a frame offset.", "Write ROWS BETWEEN 2 PRECEDING "
+                              "AND CURRENT ROW.", node)
                 return
 
     def filter(self, node: Any, scope: Any) -> str:
@@ -393,8 +454,8 @@ class CallTyper(TyperBase):
                                 f"{T.describe(target)}", node)
         if source == T.NUMERIC and target == T.TEXT:
             return self._problem("SQL_UNSUPPORTED", "A numeric value as text is not "
-                                 "supported (its digits after the point depend on how it was "
-                                 "computed).", NUMERIC_TEXT_FIX, node)
+                                 "supported by basedb (its digits after the point depend on "
+                                 "how it was computed).", NUMERIC_TEXT_FIX, node)
         return target
 
     def date_call(self, node: Any, scope: Any) -> str:
@@ -420,8 +481,8 @@ class CallTyper(TyperBase):
     def array(self, node: Any, scope: Any) -> str:
         if not isinstance(node.parent, (exp.Any, exp.Paren)) and not is_all_call(
                 node.parent):
-            return self._problem("SQL_UNSUPPORTED", "ARRAY[…] is supported only in = ANY "
-                                 "(ARRAY[…]) and <> ALL (ARRAY[…]).",
+            return self._problem("SQL_UNSUPPORTED", "basedb supports ARRAY[…] only in = "
+                                 "ANY (ARRAY[…]) and <> ALL (ARRAY[…]).",
                                  "Use IN (…) / NOT IN (…), or an array parameter.", node)
         items = list(node.expressions)
         if not items:
@@ -440,7 +501,8 @@ _FUNCTION_RULES: dict[str, Callable[[CallTyper, Any, str, list[Any]], str]] = {
     "concat": CallTyper._concat, "concat_ws": CallTyper._concat,
     "cardinality": CallTyper._array_size, "array_length": CallTyper._array_size,
     "date_trunc": CallTyper._date_trunc, "date_part": CallTyper._date_part,
-    "string_agg": CallTyper._string_agg, "date": CallTyper._function_cast,
+    "string_agg": CallTyper._string_agg, "to_char": CallTyper._to_char,
+    "date": CallTyper._function_cast,
     "text": CallTyper._function_cast, "int4": CallTyper._function_cast,
     "int8": CallTyper._function_cast, "float8": CallTyper._function_cast,
     "bool": CallTyper._function_cast,

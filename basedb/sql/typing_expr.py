@@ -99,7 +99,8 @@ class ExpressionTyper(CallTyper):
         if T.is_array(lt) or T.is_array(rt) or T.JSONB in (lt, rt):
             what = "arrays" if T.is_array(lt) or T.is_array(rt) else "jsonb values"
             return self._problem("SQL_UNSUPPORTED", f"Comparing {what} with "
-                                 f"{_OPERATOR_TEXT.get(type(node), '=')} is not supported.",
+                                 f"{_OPERATOR_TEXT.get(type(node), '=')} is not supported "
+                                 "by basedb.",
                                  "Compare elements (x = ANY(array)) or extracted values "
                                  "(x ->> 'key').", node)
         target = T.comparable(lt, rt)
@@ -312,12 +313,12 @@ class ExpressionTyper(CallTyper):
         for side, type_ in zip(sides, types, strict=True):
             if T.is_array(type_):
                 return self._problem("SQL_UNSUPPORTED", "Array concatenation with || is not "
-                                     "supported.", "Aggregate with string_agg(…) instead.",
-                                     side)
+                                     "supported by basedb.", "Aggregate with string_agg(…) "
+                                     "instead.", side)
             if type_ == T.NUMERIC:
                 return self._problem("SQL_UNSUPPORTED", "A numeric value as text is not "
-                                     "supported (its digits after the point depend on how "
-                                     "it was computed).", NUMERIC_TEXT_FIX, side)
+                                     "supported by basedb (its digits after the point "
+                                     "depend on how it was computed).", NUMERIC_TEXT_FIX, side)
             if type_ == T.UNKNOWN:
                 self.coerce(side, T.TEXT, "an operand of ||")
         return T.TEXT
@@ -430,7 +431,7 @@ ExpressionTyper.HANDLERS = {
     exp.Substring: ExpressionTyper.substring, exp.StrPosition: ExpressionTyper.str_position,
     exp.Trim: ExpressionTyper.trim, exp.Window: ExpressionTyper.window,
     exp.Filter: ExpressionTyper.filter, exp.Placeholder: ExpressionTyper.placeholder,
-    exp.Date: ExpressionTyper.date_call,
+    exp.Date: ExpressionTyper.date_call, exp.Explode: ExpressionTyper.unnest,
 }
 for _comparison in COMPARISONS:
     ExpressionTyper.HANDLERS[_comparison] = ExpressionTyper.comparison

@@ -14,9 +14,10 @@ from bench.suites import (
     invoke,
     lark,
     records,
+    scale,
     sql_bounds,
     sql_semantics,
 )
 
 __all__ = ["agents", "check", "contracts", "deploy", "dev", "faas", "invoke", "lark", "records",
-           "sql_bounds", "sql_semantics", "startup"]
+           "scale", "sql_bounds", "sql_semantics", "startup"]

@@ -332,6 +332,19 @@ def test_list_shows_functions_open_to_agents(site: Path) -> None:
     assert text.exit_code == 0 and "listTeamLeave" in text.stdout and "read" in text.stdout
 
 
+def test_list_searches_and_filters(site: Path) -> None:
+    found = ok_json("agent-tools", "list", "--query", "leave", "--access", "read",
+                    "--limit", "2", cwd=site)
+    assert 0 < len(found["functions"]) <= 2
+    assert all(f["access"] == "read" for f in found["functions"])
+    assert all("leave" in f"{f['functionId']} {f['description']}".lower()
+               for f in found["functions"])
+    writes = ok_json("agent-tools", "list", "--access", "write", cwd=site)
+    assert writes["functions"] and all(f["access"] == "write" for f in writes["functions"])
+    nothing = run("agent-tools", "list", "--query", "zzzqqq", cwd=site)
+    assert nothing.exit_code == 0 and "matches the search" in nothing.stdout
+
+
 def test_list_outside_a_workspace_needs_a_site(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

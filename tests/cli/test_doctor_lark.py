@@ -112,6 +112,37 @@ def test_app_scope_not_applied_names_the_scope_and_the_console(
     assert "/page/scope-apply?clientID=cli_app&scopes=base%3Aapp%3Aread" in sites["fix"]
 
 
+def test_doctor_names_every_inferred_path_that_answered_404(
+        lark: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lark's gateway answers an unknown path with a plain-text 404: doctor names each
+    inferred path that did, and the fix is the endpoints file, which then makes it work."""
+    lark_profile("ci", "bot")
+    lark.post("/open-apis/auth/v3/tenant_access_token/internal").respond(json={
+        "code": 0, "msg": "ok", "tenant_access_token": "t-" + "T" * 40, "expire": 7200})
+    lark.get("/open-apis/base/v3/sites/list").respond(json={
+        "code": 0, "data": {"sites": [], "hasMore": False}})
+    lark.get("/open-apis/base/v3/sites/app1/catalog").respond(json={
+        "code": 0, "data": {"tables": []}})
+    lark.get("/open-apis/base/v3/sites/app1/releases").respond(json={
+        "code": 0, "data": {"deployments": []}})
+    lark.route(method="GET", path__regex=r"/open-apis/base/v3/sites/app1/.*").respond(
+        404, text="404 page not found", headers={"Content-Type": "text/plain"})
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "base-database.jsonc").write_text('{"appToken": "app1", "profile": "ci"}')
+    result = run("doctor", "--json", "-C", str(site))
+    check = next(c for c in json.loads(result.stdout)["checks"] if c["name"] == "endpoints")
+    assert check["status"] == "fail" and "$BASEDB_LARK_ENDPOINTS" in check["fix"]
+    for name in ("draft_functions", "draft_hashes", "deployments", "secrets"):
+        assert f"{name} (GET /sites/app1/" in check["detail"]
+    table = tmp_path / "endpoints.json"
+    table.write_text(json.dumps({"deployments": "/sites/{app}/releases"}))
+    monkeypatch.setenv("BASEDB_LARK_ENDPOINTS", str(table))
+    again = run("doctor", "--json", "-C", str(site))
+    check = next(c for c in json.loads(again.stdout)["checks"] if c["name"] == "endpoints")
+    assert "deployments" not in check["detail"] and "draft_hashes" in check["detail"]
+
+
 def test_missing_scopes_of_a_signed_in_user(lark: respx.MockRouter) -> None:
     lark_profile("me", "user")
     stored_user("me")

@@ -23,7 +23,8 @@ import pytest
 
 from basedb.client.client import connect
 from basedb.client.profiles import LarkAccount, Profile, save_profile
-from basedb.core.errors import BadResponse, UsageError
+from basedb.client.responses import envelope_or_raise
+from basedb.core.errors import AuthError, BadResponse, UsageError
 from tests.cli.deploy_support import run
 from tests.lark_support import install_fake_lark_cli
 
@@ -251,3 +252,38 @@ def test_a_404_on_a_lark_profile_does_not_suggest_basedb_serve(lark_cli: Path) -
         client.request("GET", "/open-apis/base/v3/sites/app/nowhere")
     hint = caught.value.hint or ""
     assert "basedb serve" not in hint and "Feishu has no such API" in hint
+
+
+def test_no_error_carries_code_0(lark_cli: Path, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sign-in failure in a --json command's error (init's, deploy's) used to carry
+    "code": 0; it now carries the named code of what lark-cli said."""
+    monkeypatch.delenv("FAKE_LARK_USER_TOKEN")
+    via()
+    result = run("init", str(tmp_path / "site"), "--json", "--profile", "via")
+    assert result.exit_code == 3, result.stderr
+    text = result.stderr
+    assert '"code": 0' not in text and '"code":0' not in text
+    assert json.loads(text)["error"]["code"] == "LARK_CLI_NOT_SIGNED_IN"
+
+
+def test_lark_cli_policy_envelope_becomes_the_policy_error(lark_cli: Path) -> None:
+    """lark-cli prints its own envelope for 21000 (string code, challenge_url): read as
+    the security-policy refusal it is, not as a lost connection."""
+    import httpx
+
+    from basedb.client.lark.larkcli import LarkCliTransport
+
+    stderr = json.dumps({"ok": False, "error": {
+        "type": "auth_error", "code": "challenge_required", "message": "verify first",
+        "retryable": False, "challenge_url": "https://challenge.feishu.cn/c/1"}}).encode()
+    done = subprocess.CompletedProcess(["lark-cli"], 1, b"", stderr)
+    request = httpx.Request("GET", "https://open.feishu.cn/open-apis/base/v3/sites/list")
+    response = LarkCliTransport(profile="work", identity="user")._response(
+        request, done, None)
+    response.read()
+    assert response.json()["code"] == 21000
+    with connect(via()) as client, pytest.raises(AuthError) as caught:
+        envelope_or_raise(request, response, client.error_context)
+    assert caught.value.code == 21000 and caught.value.exit_code == 3
+    assert "https://challenge.feishu.cn/c/1" in (caught.value.hint or "")

@@ -102,6 +102,20 @@ SHAPES = [
       '"Project" = ANY($1) AS p FROM "Tasks" ORDER BY record_id', (f"{T}[]", None)),
     c('SELECT record_id FROM "Tasks" WHERE NOT ("Project" IN (SELECT record_id FROM '
       '"Projects" WHERE "Active")) ORDER BY record_id'),
+    # unnest in a SELECT list: IN over the elements of a multi-valued field.
+    c('SELECT record_id FROM "Tasks" WHERE record_id IN (SELECT unnest("Task") FROM "Notes") '
+      'ORDER BY record_id'),
+    c('SELECT record_id FROM "Tasks" WHERE record_id NOT IN (SELECT unnest("Task") FROM '
+      '"Notes" WHERE "Author" = CURRENT_USER_ID()) ORDER BY record_id'),
+    c('SELECT p."Name" FROM "Projects" p WHERE p.record_id IN (SELECT unnest(t."Project") '
+      'FROM "Tasks" t WHERE t."Done") ORDER BY p.record_id'),
+    c('SELECT t.record_id, unnest(t."Tags") AS tag FROM "Tasks" t ORDER BY 1, 2'),
+    c('SELECT DISTINCT unnest("Watchers") AS w FROM "Tasks" ORDER BY 1'),
+    c('SELECT "Name", unnest($1) AS v FROM "Projects" WHERE "Kind" = \'client\' ORDER BY 1, 2',
+      (f"{I}[]", [3, 1, 2])),
+    c('SELECT x.tag, count(*) AS n FROM (SELECT unnest("Tags") AS tag FROM "Tasks") x '
+      'GROUP BY x.tag ORDER BY 2 DESC, 1'),
+    c('SELECT unnest("Tags") AS tag, count(*) FROM "Tasks" GROUP BY 1', note="unsupported"),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Watchers" IS NOT NULL ORDER BY record_id'),
     c('SELECT "Title" FROM "Tasks" WHERE "Status" = ANY($1) ORDER BY record_id',
@@ -336,6 +350,20 @@ FUNCTIONS = [
       'to_timestamp(0) AS epoch, DATE \'2024-01-31\' + INTERVAL \'1 month\' AS m FROM '
       '"Projects" LIMIT 1'),
     c('SELECT make_date(2023, 2, 29) AS d FROM "Projects"'),
+    # to_char with PostgreSQL's template patterns (English names, C locale).
+    c('SELECT record_id, to_char("Due", \'YYYY-MM\') AS m, to_char("Due", \'FMMonth FMDDth, '
+      'YYYY HH12:MI AM\') AS a, to_char("Due", \'Day Dy DDD D ID IW WW W Q CC J RM\') AS b, '
+      'to_char("Due"::date, \'YYYY"年"MM"月"DD"日"\') AS c, to_char("Due", \'MONTH month MON '
+      'mon DAY day DY dy IYYY IYY Y,YYY YY a.m. P.M. AD\') AS e FROM "Tasks" '
+      'ORDER BY record_id'),
+    c('SELECT to_char(now(), \'HH24:MI:SS.MS US FF3 SSSS\') AS t, to_char(now()::timestamp, '
+      '\'yyyy-mm-dd hh24:mi:ss\') AS l, to_char("Start", \'TMMonth FMHH12 pm\') AS s FROM '
+      '"Projects" ORDER BY record_id'),
+    c('SELECT to_char("Due", \'YYYY-MM\') AS m, count(*) AS n FROM "Tasks" GROUP BY 1 '
+      'ORDER BY 1'),
+    c('SELECT to_char("Points", \'999.9\') AS x FROM "Tasks"', note="unsupported"),
+    c('SELECT to_char("Due", \'HH24 TZ\') AS x FROM "Tasks"', note="unsupported"),
+    c('SELECT to_char("Due", "Title") AS x FROM "Tasks"', note="unsupported"),
     c('SELECT TIMESTAMP \'2024-01-01 10:00\'::date AS d, DATE \'2024-02-29\'::timestamp AS t, '
       'date_part(\'minute\', DATE \'2024-02-29\') AS m FROM "Projects" LIMIT 1'),
     c('SELECT "Title"::int AS n FROM "Tasks"'),

@@ -7,7 +7,8 @@ real one. The grammar covers joins (multi-valued links included), CTEs, derived 
 set operations, DISTINCT and DISTINCT ON, aggregates with FILTER, GROUP BY and HAVING,
 window functions with frames, CASE, COALESCE and NULLIF, string, number and date/time
 functions, casts, LIKE / ILIKE, BETWEEN, IN, EXISTS, scalar subqueries, parameters of
-every kind and the platform's any-of comparisons on multi-valued fields.
+every kind, the platform's any-of comparisons on multi-valued fields, and unnest() of
+them in a SELECT list.
 
     for case in QueryGenerator(seed=1).cases(3000): …
 """
@@ -45,6 +46,9 @@ UNITS = ["'day'", "'month'", "'year'", "'hour'", "'week'", "'quarter'", "'minute
 INTERVALS = ["INTERVAL '1 day'", "INTERVAL '2 hours'", "INTERVAL '1 month'",
              "INTERVAL '1 year 2 mons'", "INTERVAL '90 minutes'", "INTERVAL '-3 days'",
              "INTERVAL '1 week'"]
+TO_CHAR_TEMPLATES = ["'YYYY-MM'", "'YYYY-MM-DD HH24:MI:SS'", "'FMMonth FMDDth'",
+                     "'Dy, DD Mon YYYY'", "'HH12:MI AM'", "'IYYY-\"W\"IW'", "'Q'",
+                     "'yyyymmdd'", "'DDD D ID WW'", "'Day'", "'MS US'"]
 FIELDS = ["year", "month", "day", "hour", "minute", "dow", "doy", "quarter", "week",
           "isodow", "epoch", "second"]
 
@@ -118,6 +122,7 @@ class QueryGenerator:
             lambda: f"({self.boolean(d)})::text",
             lambda: f"repeat({self.text(d)}, 2)",
             lambda: f"md5({self.text(d)})",
+            lambda: f"to_char({self.timestamp(d)}, {self.pick(TO_CHAR_TEMPLATES)})",
         ]
         return self.rng.choice(options)()
 
@@ -458,6 +463,14 @@ class QueryGenerator:
                      "ORDER BY x.id"),
             lambda: ('SELECT p."Name" FROM "Projects" p WHERE p.record_id IN (SELECT '
                      f't."Project" FROM "Tasks" t WHERE {self.boolean(1)}) ORDER BY p.record_id'),
+            lambda: (f'SELECT p."Name" FROM "Projects" p WHERE p.record_id '
+                     f'{self.pick(["IN", "NOT IN"])} (SELECT unnest(t."Project") FROM "Tasks" t '
+                     f'WHERE {self.boolean(1)}) ORDER BY p.record_id'),
+            lambda: (f'SELECT t.record_id FROM "Tasks" t WHERE t.record_id '
+                     f'{self.pick(["IN", "NOT IN"])} (SELECT unnest(n."Task") FROM "Notes" n '
+                     f'WHERE {self.note_condition()}) ORDER BY 1'),
+            lambda: (f'SELECT t.record_id, unnest(t."{self.pick(["Tags", "Watchers"])}") AS e '
+                     f'FROM "Tasks" t WHERE {self.boolean(1)} ORDER BY 1, 2'),
         ])()
 
     def note_condition(self) -> str:

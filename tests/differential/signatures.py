@@ -44,6 +44,8 @@ _WORDS: dict[tuple[str, int], tuple[str, ...]] = {
     ("extract", 0): ("year", "quarter", "dow", "epoch", "week", "second"),
     ("string_agg", 1): ("', '", "''"),
     ("split_part", 1): ("' '", "'a'"),
+    ("to_char", 1): ("'YYYY-MM'", "'FMMonth DD, YYYY HH12:MI:SS AM'",
+                     "'Dy DDD D ID IW WW Q \"Q\"Q DDth IYYY'", "'HH24:MI:SS.MS US TMDay'"),
     ("to_timestamp", 0): ("1700000000.5", 't."Points" * 1e8', 't."Points" * 1e5'),
     ("make_date", 0): ("2024", "2023"),
     ("make_date", 1): ("2", "12"),

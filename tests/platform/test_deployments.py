@@ -372,8 +372,10 @@ def test_a_new_deployment_is_answered_as_documented(api: Api, site: TaskSite) ->
     from basedb.platform.web.openapi import current_document
 
     created = deploy(api, site.app_token)
-    operation = current_document()["paths"]["/open-apis/base/v3/sites/{app_token}/deployments"]
+    document = current_document()
+    operation = document["paths"]["/open-apis/base/v3/sites/{app_token}/deployments"]
     envelope = operation["post"]["responses"]["200"]["content"]["application/json"]["schema"]
-    schema = envelope["allOf"][1]["properties"]["data"]
+    ref = envelope["allOf"][1]["properties"]["data"]["$ref"]
+    schema = document["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert set(created) <= set(schema["properties"]), set(created) - set(schema["properties"])
-    Draft202012Validator(schema).validate(created)
+    Draft202012Validator({"$ref": ref, "components": document["components"]}).validate(created)

@@ -71,10 +71,13 @@ def test_a_table_is_found_in_an_id_by_whole_words() -> None:
 # ------------------------------------------------------------------- the endpoint
 
 
-def test_a_distinctive_word_finds_its_function_in_the_top_five(site: GeneratedSite) -> None:
+def check_distinctive_words(site: GeneratedSite) -> None:
     """For every function, the word of its description that the fewest functions carry
     (in what the search reads: id, name, description, table, parameter names): when at
-    most five carry it, the function is among the first five results."""
+    most five carry it, the function is among the first five results. Generated sites
+    describe the functions of each table from templates, so many have no such word;
+    those are searched with the pair of words (the rarest, and the one fewest share with
+    it) that at most five functions carry together."""
     with site.client() as client:
         functions = site.functions(client)
         params = {f["functionId"]: " ".join(p["name"] for p in client.request(
@@ -87,14 +90,25 @@ def test_a_distinctive_word_finds_its_function_in_the_top_five(site: GeneratedSi
     carried = Counter(term for terms in texts.values() for term in terms)
     checked = 0
     for function in functions:
-        candidates = [w for w in words(function["description"]) if len(w) > 3]
-        word = min(candidates, key=lambda w: (carried[tokens(w)[0]], w))
-        if carried[tokens(word)[0]] > 5:
-            continue
-        found = [f["functionId"] for f in search(site, query=word, pageSize=5)["functions"]]
-        assert function["functionId"] in found, (word, found)
+        candidates = sorted({w.lower() for w in words(function["description"]) if len(w) > 3},
+                            key=lambda w: (carried[tokens(w)[0]], w))
+        query = candidates[0]
+        if carried[tokens(query)[0]] > 5:
+            first = tokens(query)[0]
+            second = min(candidates[1:], key=lambda w: (sum(
+                1 for terms in texts.values() if first in terms and tokens(w)[0] in terms), w))
+            query = f"{query} {second}"
+            if sum(1 for terms in texts.values()
+                   if {first, tokens(second)[0]} <= terms) > 5:
+                continue
+        found = [f["functionId"] for f in search(site, query=query, pageSize=5)["functions"]]
+        assert function["functionId"] in found, (query, found)
         checked += 1
-    assert checked > len(functions) // 2
+    assert checked > len(functions) * 3 // 4
+
+
+def test_a_distinctive_word_finds_its_function_in_the_top_five(site: GeneratedSite) -> None:
+    check_distinctive_words(site)
 
 
 def test_results_come_best_first_and_page_with_the_same_search(site: GeneratedSite) -> None:
@@ -139,3 +153,15 @@ def test_bad_search_arguments_name_the_parameter(site: GeneratedSite, params: di
 
 def test_the_workspace_is_the_generated_one(site: GeneratedSite) -> None:
     assert (Path(site.root) / "agent-tools.json").is_file()
+
+
+def test_a_document_matching_every_word_comes_before_ones_matching_one() -> None:
+    index = SearchIndex([
+        ("listBudgets", {"id": "listBudgets", "table": "Budgets",
+                         "description": "Lists budgets."}),
+        ("findProjects", {"id": "findProjects", "table": "Projects",
+                          "description": "Finds projects among several statuses; for "
+                                         "a budget use listBudgets."}),
+    ])
+    assert [key for key, _ in index.search("among budget")] == ["findProjects",
+                                                                "listBudgets"]

@@ -48,7 +48,7 @@ def test_pull_refuses_an_artifact_with_a_prefix(tmp_path: Path) -> None:
     app = app_token_of(workspace)
     with local_client() as client:
         api = SiteApi(client, app)
-        artifact = api.artifact(str(api.deployments()["previewDeploymentId"]))
+        artifact = api.artifact(str(api.deployments().preview_deployment_id))
     read_site_zip(artifact)  # the artifact as stored is a plain zip
     with forward_to_platform() as faults:
         faults.answer("GET", "/artifact", httpx.Response(

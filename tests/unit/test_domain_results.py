@@ -1,5 +1,6 @@
 """The platform's domain calls return typed results, not dicts: frozen, slotted dataclasses
-whose `to_dict()` makes the route's JSON (as `basedb.check.CheckResult` does).
+whose `to_dict()` makes the route's JSON (as `basedb.check.CheckResult` does), or the
+wire's own models (`basedb.protocol.wire.WireModel`), which the route sends as they are.
 
 A call that went back to returning `dict[str, Any]` fails here twice: its return
 annotation is no longer a result type, and the scan of the domain modules finds a
@@ -41,6 +42,7 @@ from basedb.platform.domain import (
 )
 from basedb.platform.domain.caches import DomainCaches
 from basedb.platform.domain.revision import live_catalog
+from basedb.protocol.wire import WireModel, encode
 
 MODULES = (bases, records, sites, grants, site_secrets, logs, site_skill, describe, schemas,
            lark_auth, identity, drafts, draft_content, draft_results, dev_drafts, deployments,
@@ -86,7 +88,7 @@ DICT_RETURNS = {
     "basedb.platform.domain.draft_content.parse_hints",
     # Lookups the results above are built from, not answers: stored drafts by (kind,
     # functionId), when each deployment last became prod, a deployment's functionIds by
-    # kind (DeploymentView.functions).
+    # kind (DeploymentDetail.functions).
     "basedb.platform.domain.drafts.held_hashes",
     "basedb.platform.domain.deployments.last_promotions",
     "basedb.platform.domain.deployments.function_ids_by_kind",
@@ -108,6 +110,8 @@ def _returned_types(function: Callable[..., Any]) -> list[Any]:
 
 
 def _is_result_type(cls: Any) -> bool:
+    if inspect.isclass(cls) and issubclass(cls, WireModel):
+        return True
     return (inspect.isclass(cls) and dataclasses.is_dataclass(cls)
             and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
             and "__slots__" in cls.__dict__ and callable(getattr(cls, "to_dict", None)))
@@ -122,7 +126,7 @@ def test_a_converted_call_is_annotated_with_a_result_type(function: Callable[...
             continue
         assert _is_result_type(cls), (
             f"{_name(function)} returns {cls!r}: return a frozen, slotted dataclass with "
-            "to_dict() instead")
+            "to_dict() or a wire model instead")
 
 
 def test_no_other_domain_call_returns_a_dict() -> None:
@@ -140,7 +144,7 @@ def test_no_other_domain_call_returns_a_dict() -> None:
 
 def _assert_result(value: Any) -> dict[str, Any]:
     assert not isinstance(value, dict) and _is_result_type(type(value)), value
-    data = value.to_dict()
+    data = encode(value) if isinstance(value, WireModel) else value.to_dict()
     assert isinstance(data, dict)
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     return data

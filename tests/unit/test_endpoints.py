@@ -4,10 +4,14 @@ every one of them, and the inferred ones are the ones docs/lark.md lists."""
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from pathlib import Path
 
+import pytest
+
 from basedb.client import endpoints
+from basedb.core.errors import InputError
 from basedb.core.paths import API_PREFIX
 from basedb.platform.web.routes import all_endpoints
 
@@ -27,7 +31,7 @@ def _builders() -> dict[str, str]:
     """Every path the module declares, built with sample arguments."""
     paths: dict[str, str] = {}
     for name, value in vars(endpoints).items():
-        if name.startswith("_") or name == "INFERRED":
+        if name.startswith("_") or name in ("INFERRED", "INFERRED_PATHS"):
             continue
         if isinstance(value, str) and value.startswith("/"):
             paths[name] = value
@@ -58,3 +62,33 @@ def test_the_inferred_paths_are_named_and_documented() -> None:
         path = getattr(endpoints, name)(*["APP", "ID"][:len(inspect.signature(
             getattr(endpoints, name)).parameters)])
         assert path.replace("APP", ":app").replace("ID", ":id") in text, name
+
+
+def test_every_inferred_path_is_declared_once_and_built_from_its_template() -> None:
+    assert set(endpoints.INFERRED) == set(endpoints.INFERRED_PATHS)
+    for name, template in endpoints.INFERRED_PATHS.items():
+        builder = getattr(endpoints, name)
+        count = len(inspect.signature(builder).parameters)
+        built = builder(*["A/p", "I d"][:count])
+        assert built == template.replace("{app}", "A%2Fp").replace("{id}", "I%20d"), name
+    # dev_functions and logs were in neither list; batch_update had no builder.
+    assert {"site", "unbind_base", "dev_functions", "logs"} <= set(endpoints.INFERRED)
+    assert endpoints.batch_update("b", "t") == "/bases/b/tables/t/records/batch_update"
+
+
+def test_inferred_paths_are_overridden_by_a_file(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tmp_path / "endpoints.json"
+    table.write_text(json.dumps({"deployments": "/sites/{app}/releases",
+                                 "promote": "/sites/{app}/releases/{id}:publish"}))
+    monkeypatch.setenv("BASEDB_LARK_ENDPOINTS", str(table))
+    assert endpoints.deployments("a b") == "/sites/a%20b/releases"
+    assert endpoints.promote("app", "d/1") == "/sites/app/releases/d%2F1:publish"
+    assert endpoints.skill("app") == "/sites/app/skill", "the others stay as inferred"
+    for wrong in ({"deployment": "/sites/{app}/x"}, {"nope": "/x"}, ["/x"]):
+        bad = tmp_path / f"bad{len(str(wrong))}.json"
+        bad.write_text(json.dumps(wrong))
+        monkeypatch.setenv("BASEDB_LARK_ENDPOINTS", str(bad))
+        with pytest.raises(InputError) as caught:
+            endpoints.deployments("app")
+        assert caught.value.code == "ENDPOINTS_INVALID" and str(bad) in caught.value.message

@@ -8,6 +8,7 @@ documentation should) is not flagged; each is shown to catch what it is for.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections import Counter
 from enum import Enum
 from pathlib import Path
@@ -120,3 +121,76 @@ def test_no_enum_of_codes_is_defined_outside_protocol() -> None:
                     for base in node.bases) and node.name.endswith(("Code", "Status")):
                 defined.append(f"{path.relative_to(PACKAGE.parent)}: {node.name}")
     assert defined == []
+
+
+# ------------------------------------------------------------------- wire shapes
+# The operations whose bodies are wire models (docs/architecture.md, "A wire shape"):
+# their schemas in the served document are msgspec's for the model, not written by hand.
+MODELLED = {
+    ("post", "/sites/{app_token}/deployments"): ("DeploymentForm", "DeploymentCreated"),
+    ("get", "/sites/{app_token}/deployments"): (None, "DeploymentListing"),
+    ("get", "/sites/{app_token}/deployments/{deployment_id}"): (None, "DeploymentDetail"),
+    ("post", "/sites/{app_token}/deployments/{deployment_id}/promote"): ("NoBody",
+                                                                         "ProdPointed"),
+    ("post", "/sites/{app_token}/deployments/{deployment_id}/rollback"): ("NoBody",
+                                                                          "ProdPointed"),
+}
+
+
+def _modelled_schemas() -> list[tuple[str, str, dict[str, object]]]:
+    """(operation, model name, the schema the served document points at) of every body
+    of the modelled operations."""
+    from basedb.core.paths import API_PREFIX
+    from basedb.platform.web.openapi import current_document
+
+    document = current_document()
+    components = document["components"]["schemas"]
+    found = []
+    for (method, path), (body, response) in MODELLED.items():
+        operation = document["paths"][API_PREFIX + path][method]
+        where = f"{method.upper()} {path}"
+        if body is not None:
+            [content] = operation["requestBody"]["content"].values()
+            found.append((where, body, content["schema"]))
+        data = operation["responses"]["200"]["content"]["application/json"]["schema"][
+            "allOf"][1]["properties"]["data"]
+        found.append((where, response, data))
+    return [(where, name, ref if "$ref" not in ref else
+             {"$ref": ref["$ref"], "resolved": components[ref["$ref"].rsplit("/", 1)[1]]})
+            for where, name, ref in found]
+
+
+def test_modelled_operations_take_their_schemas_from_the_models() -> None:
+    import msgspec
+
+    from basedb.protocol import deployments
+    from basedb.protocol.wire import SCHEMA_REF
+
+    for where, name, schema in _modelled_schemas():
+        model = getattr(deployments, name)
+        _, components = msgspec.json.schema_components((model,), ref_template=SCHEMA_REF)
+        assert schema == {"$ref": SCHEMA_REF.format(name=name),
+                          "resolved": components[name]}, where
+
+
+def test_the_model_rule_catches_a_schema_written_by_hand(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from basedb.platform.web.routes import deployments as routes
+
+    hand_written = {"type": "object", "properties": {"deploymentId": {"type": "string"}}}
+    endpoints = [dataclasses.replace(e, response=hand_written)
+                 if e.handler is routes.list_deployments else e for e in routes.ENDPOINTS]
+    monkeypatch.setattr(routes, "ENDPOINTS", endpoints)
+    with pytest.raises(AssertionError, match=r"GET /sites/\{app_token\}/deployments(?!/)"):
+        test_modelled_operations_take_their_schemas_from_the_models()
+
+
+def test_no_wire_model_is_declared_outside_protocol() -> None:
+    declared = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    ast.unparse(base) in ("WireModel", "msgspec.Struct", "Struct")
+                    for base in node.bases):
+                declared.append(f"{path.relative_to(PACKAGE.parent)}: {node.name}")
+    assert declared == []

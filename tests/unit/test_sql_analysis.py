@@ -66,7 +66,6 @@ def bindings(sql: str, params: int) -> set[tuple[int, str, bool]]:
     "SELECT * FROM 任务 FOR UPDATE",
     "SELECT * FROM 任务 FOR SHARE",
     "VALUES (1)",
-    "SELECT * FROM unnest($1) AS u",
 ])
 def test_anything_but_one_select_is_not_read_only(sql: str) -> None:
     analysis = analyze_sql(sql, CATALOG, 1)
@@ -100,6 +99,8 @@ def test_selects_are_allowed(sql: str) -> None:
 @pytest.mark.parametrize(("sql", "name"), [
     ("SELECT my_udf(标题) FROM 任务", "my_udf"),
     ("SELECT 标题 FROM 任务, generate_series(1, 3)", "generate_series"),
+    # It only reads: outside the subset, not "not read-only".
+    ("SELECT u FROM 任务, unnest($1::text[]) AS u", "unnest"),
     ("SELECT 标题 FROM 任务 WHERE 标题 ~ 'a'", "~"),
 ])
 def test_functions_outside_the_subset_are_unsupported(sql: str, name: str) -> None:
@@ -529,3 +530,57 @@ def test_distinct_aggregates_order_by_only_their_arguments(sql: str) -> None:
     assert [p.code for p in problems] == ["SQL_INVALID"], problems
     assert "ORDER BY expressions must appear in argument list" in problems[0].message
     assert "DISTINCT x, … ORDER BY x" in problems[0].fix
+
+
+# ---------------------------------------------------------------- what check says of PostgreSQL
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT to_char(截止, 'YYYY-MM') FROM 任务",
+    "SELECT to_char(截止::date, 'FMMonth DDth, YYYY') FROM 任务",
+    "SELECT to_char(now(), 'HH24:MI \"o''clock\"') FROM 任务",
+])
+def test_to_char_with_a_literal_template_is_accepted(sql: str) -> None:
+    ok(sql)
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("SELECT to_char(points, '999.9') FROM 任务", "to_char of a number"),
+    ("SELECT to_char(截止, 标题) FROM 任务", "template computed at run time"),
+    ("SELECT to_char(截止, 'HH24 TZ') FROM 任务", 'time zone pattern "TZ"'),
+    ("SELECT to_char(截止, 'DDSP') FROM 任务", 'suffix "SP"'),
+    ("SELECT to_date(标题, 'YYYY') FROM 任务", "to_date()"),
+    ("SELECT format('%s', 标题) FROM 任务", "format()"),
+    ("SELECT array_to_string(标签, ',') FROM 任务", "array_to_string()"),
+])
+def test_what_basedb_does_not_support_says_so(sql: str, says: str) -> None:
+    problems = analyze(sql).problems
+    assert [p.code for p in problems] == ["SQL_UNSUPPORTED"], problems
+    assert says in problems[0].message and "not supported by basedb" in problems[0].message
+    assert "PostgreSQL refuses" not in problems[0].message
+
+
+def test_names_postgresql_lacks_are_still_invalid() -> None:
+    problems = analyze("SELECT ifnull(标题, 'x') FROM 任务").problems
+    assert [p.code for p in problems] == ["SQL_INVALID"]
+    assert "does not exist in PostgreSQL" in problems[0].message
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT unnest(标签) AS tag, count(*) FROM 任务 GROUP BY 1",
+    "SELECT upper(unnest(标签)) FROM 任务",
+    "SELECT 标题 FROM 任务 WHERE unnest(标签) = 'x'",
+    "SELECT unnest(标签), unnest(关注人) FROM 任务",
+])
+def test_unnest_elsewhere_than_a_whole_select_item_says_basedb_does_not_support_it(
+        sql: str) -> None:
+    problems = analyze(sql).problems
+    assert {p.code for p in problems} == {"SQL_UNSUPPORTED"}, problems
+    assert "supported by basedb only as a whole item of a SELECT list" in problems[0].message
+
+
+def test_unnest_of_an_array_is_its_element_type() -> None:
+    analysis = ok("SELECT record_id FROM 任务 WHERE record_id IN (SELECT unnest(task) FROM Notes)")
+    assert [c.type for c in analysis.columns] == ["text"]
+    assert [c.name for c in ok("SELECT unnest(标签) FROM 任务").columns] == ["unnest"]
+    assert codes("SELECT unnest(标题) FROM 任务") == ["SQL_INVALID"]

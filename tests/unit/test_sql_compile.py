@@ -374,6 +374,16 @@ def test_distinct_aggregates_run_with_and_without_order_by(db: sqlite3.Connectio
                      "[3.0,5.0,8.0,null]")]
 
 
+def test_unnest_in_a_select_list_gives_a_row_per_element(db: sqlite3.Connection) -> None:
+    # check called the IN "values of different types" and unnest() unsupported.
+    assert titles(db, "record_id IN (SELECT unnest(task) FROM Notes)") == ["写接口", "画页面"]
+    assert titles(db, "record_id NOT IN (SELECT unnest(task) FROM Notes)") == ["修缺陷", "写文档"]
+    _, rows = run(db, "SELECT 标题, unnest(标签) AS tag FROM 任务 ORDER BY 1, 2")
+    assert rows == [("修缺陷", "紧急"), ("写接口", "后端"), ("画页面", "前端"), ("画页面", "紧急")]
+    _, rows = run(db, "SELECT unnest($1::text[]) FROM 项目 WHERE 名称 = '平台'", [["a", "b"]])
+    assert rows == [("a",), ("b",)]
+
+
 def test_user_aliases_cannot_collide_with_generated_names(db: sqlite3.Connection) -> None:
     _, rows = run(db, "SELECT _mv1.标题 FROM 任务 AS _mv1 WHERE _mv1.标签 = $1 ORDER BY 1",
                   ["紧急"])

@@ -33,3 +33,12 @@ def test_a_function_outside_the_table_is_refused_by_name() -> None:
                            0).problems
     assert [p.code for p in problems] == ["SQL_UNSUPPORTED"]
     assert problems[0].fix and "LIKE" in problems[0].fix
+
+
+def test_the_number_mapping_and_collation_are_stated() -> None:
+    text = render_sql_reference()
+    section = text.split("## Numbers and text on the local platform", 1)[1].split("\n## ")[0]
+    for type_ in ("integer, bigint", "double precision", "numeric", "text"):
+        assert f"| {type_}" in section, type_
+    assert "15 significant digits" in section and "bigint out of range" in section
+    assert "by code point: the C collation" in section

@@ -17,6 +17,8 @@ from basedb.deploy.state import (
     new_attempt_id,
     scrub,
 )
+from basedb.protocol.deployments import DeploymentCreated
+from basedb.protocol.wire import decode
 
 TOKEN = "bdb_live_0123456789abcdef"
 FP_A = "sha256:" + "a" * 64
@@ -199,7 +201,8 @@ def test_record_from_the_deployments_response() -> None:
     data = {"deploymentId": "dep_7", "env": "preview", "status": "ready",
             "fingerprint": FP_A, "baseAppUrl": "http://127.0.0.1:8787/sites/app_1/preview/",
             "functionHints": [], "createdAt": "2025-02-01T10:00:00Z"}
-    made = DeploymentRecord.from_api(data, app_token="app_1")
+    made = DeploymentRecord.from_api(decode(data, DeploymentCreated, what="POST deployments"),
+                                     app_token="app_1")
     assert made == DeploymentRecord("dep_7", "preview", FP_A,
                                     "http://127.0.0.1:8787/sites/app_1/preview/",
                                     "2025-02-01T10:00:00Z", "app_1")

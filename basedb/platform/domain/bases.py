@@ -181,6 +181,9 @@ def create_table(conn: sqlite3.Connection, base_token: str, name: str,
     conn.execute("INSERT INTO base_tables (table_id, base_token, name, position, created_at) "
                  "VALUES (?, ?, ?, ?, ?)", (table_id, base_token, name, position, ids.now_text()))
     conn.execute(physical.record_table_ddl(table_id))
+    conn.execute("INSERT INTO record_counts (table_id, records) VALUES (?, 0)", (table_id,))
+    for trigger in physical.record_count_ddl(table_id):
+        conn.execute(trigger)
     seen: set[str] = set()
     for index, spec in enumerate(specs):
         if spec.name in seen:
@@ -214,6 +217,7 @@ def delete_table(conn: sqlite3.Connection, base_token: str, table: Table) -> Del
             parameter="/path/table_id", received=table.table_id,
             fix="delete those link fields first, then delete the table")
     conn.execute(f"DROP TABLE {physical.table_name(table.table_id)}")
+    conn.execute("DELETE FROM record_counts WHERE table_id = ?", (table.table_id,))
     conn.execute("DELETE FROM fields WHERE table_id = ?", (table.table_id,))
     conn.execute("DELETE FROM base_tables WHERE table_id = ?", (table.table_id,))
     # A site left without tables is no longer bound to the Base.
@@ -443,6 +447,8 @@ def drop_column(conn: sqlite3.Connection, table_id: str, column: str, *,
     conn.execute(f"ALTER TABLE {rebuilt} RENAME TO {tname}")
     for create_index in kept_indexes:
         conn.execute(create_index)
+    for trigger in physical.record_count_ddl(table_id):  # they went with the old table
+        conn.execute(trigger)
 
 
 def _check_field_name_free(table: Table, name: str, own_id: str | None) -> None:

@@ -538,13 +538,22 @@ def read_rows(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
                       data=[[found[rid][f.name] for f in fields] for rid in record_ids])
 
 
+def record_count(conn: sqlite3.Connection, table_id: str) -> int:
+    """How many records the table holds: kept by triggers (physical.record_count_ddl)."""
+    found = conn.execute("SELECT records FROM record_counts WHERE table_id = ?",
+                         (table_id,)).fetchone()
+    if found is None:  # not counted: a table the platform did not make
+        found = conn.execute(f"SELECT COUNT(*) FROM {physical.table_name(table_id)}").fetchone()
+    return int(found[0])
+
+
 def list_page(conn: sqlite3.Connection, table: Table, offset: int, limit: int, *,
               after: int | None = None) -> RecordPage:
     """One page in insertion order, column-oriented as the Base API returns it: the
     records after insertion number `after` (a keyset page: an index seek, whatever the
     page's depth), else those past the first `offset` (which reads and skips them)."""
     tname = physical.table_name(table.table_id)
-    total = conn.execute(f"SELECT COUNT(*) FROM {tname}").fetchone()[0]
+    total = record_count(conn, table.table_id)
     decoders = [decoder_for(f) for f in table.fields]
     record_ids: list[str] = []
     data: list[list[Any]] = []

@@ -26,6 +26,10 @@ Every record table also has `record_id TEXT PRIMARY KEY` and `_seq INTEGER` (ins
 order, used for stable listing and auto numbers), plus the hidden bookkeeping columns
 `_created_at`, `_updated_at`, `_created_by`, `_updated_by` that the platform maintains
 for every record, so that a created_at/… field added later shows the true values.
+
+`record_counts` holds each record table's number of records, kept by two triggers on
+the table (`record_count_ddl`) in the same transaction as every insert and delete,
+whoever writes: a listing's `total` is then one lookup where COUNT(*) reads the table.
 """
 
 from __future__ import annotations
@@ -80,6 +84,18 @@ def column_affinity(field: Field) -> str:
 def is_json_encoded(field: Field) -> bool:
     """Whether the stored cell is a JSON document that must be decoded on read."""
     return field.type in JSON_TYPES or (field.type in ("select", "user") and field.multiple)
+
+
+def record_count_ddl(table_id: str) -> list[str]:
+    """The triggers that keep `record_counts` for one record table (which must exist;
+    `record_counts` must hold its row). A table rebuilt under its name needs them again."""
+    tname, key = table_name(table_id), _safe(table_id)
+    return [f"CREATE TRIGGER IF NOT EXISTS {tname}__counted_insert AFTER INSERT ON {tname} "
+            f"BEGIN UPDATE record_counts SET records = records + 1 WHERE table_id = '{key}'; "
+            "END",
+            f"CREATE TRIGGER IF NOT EXISTS {tname}__counted_delete AFTER DELETE ON {tname} "
+            f"BEGIN UPDATE record_counts SET records = records - 1 WHERE table_id = '{key}'; "
+            "END"]
 
 
 def record_table_ddl(table_id: str) -> str:

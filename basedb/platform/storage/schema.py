@@ -18,6 +18,7 @@ from collections.abc import Callable
 from basedb.core.content_hash import function_content_hash
 from basedb.core.errors import ConflictError
 from basedb.core.frozen import frozen_dataclass
+from basedb.platform.storage import physical
 
 
 @frozen_dataclass
@@ -393,6 +394,22 @@ def _log_sizes(conn: sqlite3.Connection) -> None:
         conn.execute(trigger)
 
 
+def _record_counts(conn: sqlite3.Connection) -> None:
+    """Each record table's number of records, counted once here and kept since by the
+    triggers of `physical.record_count_ddl`."""
+    conn.execute("CREATE TABLE record_counts (table_id TEXT PRIMARY KEY, "
+                 "records INTEGER NOT NULL)")
+    for (table_id,) in conn.execute("SELECT table_id FROM base_tables").fetchall():
+        tname = physical.table_name(table_id)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (tname,)).fetchone() is None:
+            continue
+        conn.execute("INSERT INTO record_counts (table_id, records) VALUES (?, "
+                     f"(SELECT COUNT(*) FROM {tname}))", (table_id,))
+        for trigger in physical.record_count_ddl(table_id):
+            conn.execute(trigger)
+
+
 def _draft_content_hashes(conn: sqlite3.Connection) -> None:
     """Each draft function keeps its content hash (basedb.core.content_hash), so that a
     redeploy can name the functions the site already holds instead of sending them."""
@@ -423,6 +440,7 @@ MIGRATIONS: list[Migration] = [
     Migration(14, "one-time sign-in codes from the platform origin to page origins",
               _SIGN_IN_CODES),
     Migration(15, "platform log entries keep their size; each site's total", _log_sizes),
+    Migration(16, "each record table's number of records, kept by triggers", _record_counts),
 ]
 
 

@@ -163,7 +163,25 @@ class Rewriter(MultiValuedRewriter):
             return node
         if isinstance(node, (exp.Limit, exp.Offset)):
             return self.bound(node)
+        if isinstance(node, exp.Explode):
+            return self.unnest(node)
         return self.expression(node)
+
+    def unnest(self, node: Any) -> Any:
+        """unnest(array), a whole item of a SELECT list (check allows it nowhere else):
+        the SELECT joins the array's elements, a row each (none for NULL or [])."""
+        select: Any = node.parent.parent if isinstance(node.parent, exp.Alias) \
+            else node.parent
+        if not isinstance(select, exp.Select):
+            raise CompileError("unnest() runs only as an item of a SELECT list")
+        alias = self._next(f"{self.marker}_un")
+        elements = exp.Table(this=call("json_each", node.this),
+                             alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        if select.args.get("from_") is None:
+            select.set("from_", exp.From(this=elements))
+        else:
+            select.append("joins", exp.Join(this=elements))
+        return exp.column("value", table=alias)
 
     # ------------------------------------------------------------------ names
 

@@ -55,6 +55,7 @@ from basedb.platform.web.responses import (
 )
 from basedb.platform.web.sessions import page_session_user
 from basedb.protocol import ApiFailure, bad_request, quote
+from basedb.protocol.wire import WireModel
 
 _DECIMAL_RE = re.compile(r"-?[0-9]+")
 HostScope = Literal["api", "page", "any"]
@@ -86,10 +87,13 @@ class Endpoint:
     auth: bool = True
     query: tuple[QueryParam, ...] = ()
     headers: tuple[QueryParam, ...] = ()  # request headers the handler reads
-    body: Mapping[str, Any] | None = None  # JSON Schema of the request body
+    # The request body: its wire model (basedb.protocol.wire), or a JSON Schema for a
+    # route not yet converted to one.
+    body: type[WireModel] | Mapping[str, Any] | None = None
     body_media_type: str = JSON  # other types are left for the handler to read
     body_required: bool = True
-    response: Mapping[str, Any] | None = None  # JSON Schema of the envelope's `data`
+    # The envelope's `data`: its wire model, or a JSON Schema (not yet converted).
+    response: type[WireModel] | Mapping[str, Any] | None = None
     response_media_type: str | None = None  # set when the handler returns a raw Response
     # Set when some failures answer a page for a browser in this media type (sign-in,
     # not found) rather than the JSON error envelope.

@@ -8,7 +8,9 @@ docs/openapi.yaml is the same document written out for readers (and reviewed in 
     python -m basedb.platform.web.openapi --check   # exit 1 when docs/openapi.yaml is stale
 
 New routes document themselves through their `Endpoint` (summary, tag, query parameters,
-request and response JSON Schemas); see `basedb.platform.web.routes` for adding a group.
+request and response bodies); see `basedb.platform.web.routes` for adding a group. A body
+declared as a wire model (`basedb.protocol.wire`) is generated from that model, under
+`components/schemas` by its class name (docs/architecture.md, "A wire shape").
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import copy
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from basedb.platform.web.origins import DEFAULT_PUBLIC_URL, page_origin, parse_p
 from basedb.platform.web.responses import JSON
 from basedb.platform.web.routes import INDEX_PATH, all_endpoints, render_route_index, route_index
 from basedb.protocol.envelope import ERROR_SCHEMA, SUCCESS_SCHEMA
+from basedb.protocol.wire import WireModel, schema_components
 from basedb.workspace.faas_access import SECRET_NAME_PATTERN
 from basedb.workspace.model import FUNCTION_ID_PATTERN
 
@@ -80,8 +83,10 @@ def build_document(endpoints: Iterable[Endpoint],
     paths: dict[str, dict[str, Any]] = {}
     operation_ids: set[str] = set()
     servers = _servers(server_url)
+    endpoints = list(endpoints)
+    refs, components = wire_schemas(endpoints)
     for endpoint in endpoints:
-        operation = _operation(endpoint, servers)
+        operation = _operation(endpoint, servers, refs)
         if operation["operationId"] in operation_ids:
             raise ValueError(f"two endpoints share the handler name {operation['operationId']!r}")
         operation_ids.add(operation["operationId"])
@@ -129,13 +134,32 @@ def build_document(endpoints: Iterable[Endpoint],
             },
             "headers": {"LogId": {"description": "The request's log id.",
                                   "schema": {"type": "string"}}},
-            "schemas": {"Envelope": SUCCESS_SCHEMA, "ErrorEnvelope": ERROR_SCHEMA},
+            "schemas": {"Envelope": SUCCESS_SCHEMA, "ErrorEnvelope": ERROR_SCHEMA,
+                        **{name: components[name] for name in sorted(components)}},
         },
     }
 
 
-def _operation(endpoint: Endpoint,
-               servers: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+Refs = dict[type[WireModel], dict[str, Any]]
+
+
+def wire_schemas(endpoints: Iterable[Endpoint]) -> tuple[Refs, dict[str, Any]]:
+    """The bodies declared as wire models: each model's `$ref`, and the components they
+    point to (msgspec's JSON Schema of each model and of the models it holds)."""
+    models = list(dict.fromkeys(
+        shape for endpoint in endpoints for shape in (endpoint.body, endpoint.response)
+        if isinstance(shape, type) and issubclass(shape, WireModel)))
+    found, components = schema_components(models)
+    return dict(zip(models, found, strict=True)), components
+
+
+def body_schema(shape: type[WireModel] | Mapping[str, Any], refs: Refs) -> dict[str, Any]:
+    """A body's schema in the document: a model's `$ref`, or the JSON Schema given."""
+    return dict(refs[shape]) if isinstance(shape, type) else dict(shape)
+
+
+def _operation(endpoint: Endpoint, servers: tuple[dict[str, Any], dict[str, Any]],
+               refs: Refs) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": getattr(endpoint.handler, "__name__", endpoint.summary),
         "tags": [endpoint.tag],
@@ -173,12 +197,14 @@ def _operation(endpoint: Endpoint,
         operation["requestBody"] = {
             "description": _size(endpoint.body_limit),
             "required": endpoint.body_required,
-            "content": {endpoint.body_media_type: {"schema": dict(endpoint.body)}},
+            "content": {endpoint.body_media_type: {"schema": body_schema(endpoint.body,
+                                                                         refs)}},
         }
     if endpoint.response_media_type is not None:
         success: dict[str, Any] = {"content": {endpoint.response_media_type: {"schema": {}}}}
     else:
-        data = dict(endpoint.response) if endpoint.response is not None else {}
+        data = (body_schema(endpoint.response, refs) if endpoint.response is not None
+                else {})
         success = {"content": {JSON: {"schema": {"allOf": [
             {"$ref": "#/components/schemas/Envelope"},
             {"type": "object", "properties": {"data": data}},

@@ -20,12 +20,24 @@ from basedb import protocol
 from basedb.platform.storage import platform_log
 from basedb.platform.storage.store import is_busy_error
 from basedb.protocol import ApiFailure
+from basedb.protocol.wire import WireModel, encode
 
 JSON = "application/json"
 
+
+
+def _wire(value: object) -> Any:
+    """A handler's wire model (basedb.protocol.wire) as the builtins it stands for."""
+    if isinstance(value, WireModel):
+        return encode(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 # What `json.dumps(…, ensure_ascii=False, separators=(",", ":"), allow_nan=False)` uses,
-# made once: dumps with options builds its encoder anew on every call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# made once: dumps with options builds its encoder anew on every call. A handler may
+# answer a wire model, written as its builtins.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                            default=_wire)
 
 
 def json_bytes(body: Any) -> bytes:

@@ -248,7 +248,7 @@ FUNCTION_TRANSLATIONS: dict[str, Any] = {
     "random": _random,
     "now": _now, "date_trunc": _date_trunc, "date_part": _date_part,
     "make_date": _udf("bdb_make_date"), "make_timestamp": _udf("bdb_make_timestamp"),
-    "to_timestamp": _to_timestamp,
+    "to_timestamp": _to_timestamp, "to_char": _udf("bdb_to_char"),
     "coalesce": _coalesce, "nullif": _udf("nullif"), "greatest": _udf("bdb_greatest"),
     "least": _udf("bdb_least"),
     "count": _count, "sum": _sum, "avg": _avg, "min": _same("min"), "max": _same("max"),

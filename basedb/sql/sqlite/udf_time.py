@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from basedb.sql import pgvalues as V
+from basedb.sql.datetime_format import FormatError, Part, parse_format, to_char
 from basedb.sql.sqlite.udf_values import fail
 
 # ------------------------------------------------------------------ dates and times
@@ -153,7 +155,23 @@ def bdb_to_timestamp(seconds: Any, zone: Any) -> Any:
     return V.format_timestamp(instant.astimezone(V.zone_info(zone)).replace(tzinfo=None))
 
 
+@lru_cache(maxsize=256)
+def _template(text: str) -> tuple[Part, ...]:
+    return parse_format(text)
+
+
+def bdb_to_char(moment: Any, template: Any) -> Any:
+    """to_char(timestamp, template); `check` let through only templates it parsed."""
+    if moment is None or template is None or template == "":
+        return None  # PostgreSQL: an empty template gives NULL
+    try:
+        return to_char(V.read_timestamp(moment), _template(str(template)))
+    except FormatError as error:
+        raise fail(f"{error} is not supported") from None
+
+
 SCALARS: dict[str, tuple[int, Callable[..., Any]]] = {
+    "bdb_to_char": (2, bdb_to_char),
     "bdb_date_add": (2, bdb_date_add), "bdb_add_interval": (6, bdb_add_interval),
     "bdb_date_trunc": (2, bdb_date_trunc), "bdb_extract": (4, bdb_extract),
     "bdb_make_date": (3, bdb_make_date), "bdb_make_timestamp": (6, bdb_make_timestamp),

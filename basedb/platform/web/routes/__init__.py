@@ -9,8 +9,10 @@ deployments, functions, invoke, skill, pages):
    -> data` (return the envelope's `data`, raise `basedb.protocol.ApiFailure` or
    `bad_request`; open `call.store.read()` / `call.store.write()` around database work,
    and call the domain for the rest) and its `ENDPOINTS`,
-   giving each endpoint a summary, a tag, query parameters and JSON Schemas for the
-   request body and the response `data` (shared pieces are in `routes.schemas`);
+   giving each endpoint a summary, a tag, query parameters, and the request body and
+   the response `data` as wire models of `basedb.protocol` (a handler returns the
+   model; docs/architecture.md, "A wire shape"). Groups not yet converted still give
+   JSON Schemas (shared pieces in `routes.schemas`);
 2. add the module's name to `ROUTE_MODULES`;
 3. refresh the document and the route index: `python -m basedb.platform.web.openapi
    --write` (docs/openapi.yaml and `routes/index.py`).

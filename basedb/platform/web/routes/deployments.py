@@ -18,9 +18,16 @@ from basedb.platform.domain.draft_content import HeldArtifact
 from basedb.platform.domain.identity import User
 from basedb.platform.web import origins
 from basedb.platform.web.http import MIB, Call, Endpoint, parse_json_body, read_body
-from basedb.platform.web.routes.schemas import BOOLEAN, INTEGER, STRING, STRINGS, Schema, array, obj
 from basedb.platform.web.uploads import read_form
 from basedb.protocol import bad_request
+from basedb.protocol.deployments import (
+    DeploymentCreated,
+    DeploymentDetail,
+    DeploymentForm,
+    DeploymentListing,
+    NoBody,
+    ProdPointed,
+)
 
 ZIP = "application/zip"
 # The largest upload: site.zip (its own limits are in basedb.core.site_zip) and fields.
@@ -42,7 +49,7 @@ def _manage(call: Call) -> sites.SiteRow:
     return site
 
 
-async def create_deployment(call: Call) -> dict[str, Any]:
+async def create_deployment(call: Call) -> DeploymentCreated:
     # Refuse non-managers before reading a body of up to 64 MB.
     await run_in_threadpool(_manage, call)
     if _media_type(call) == "application/json":
@@ -110,49 +117,46 @@ def _page_url(call: Call) -> deployment_results.PageUrl:
 
 
 def _create(call: Call, content: bytes | None, fingerprint: str,
-            revision: int | None) -> dict[str, Any]:
+            revision: int | None) -> DeploymentCreated:
     artifact = (HeldArtifact(fingerprint) if content is None
                 else verify_artifact(content, fingerprint))
-    created = deployment_results.create(call.store, call.caches, call.caller,
-                                        call.path["app_token"], artifact, _page_url(call),
-                                        draft_revision=revision)
-    return created.to_dict()
+    return deployment_results.create(call.store, call.caches, call.caller,
+                                     call.path["app_token"], artifact, _page_url(call),
+                                     draft_revision=revision)
 
 
-def list_deployments(call: Call) -> dict[str, Any]:
+def list_deployments(call: Call) -> DeploymentListing:
     site = _manage(call)
     with call.store.read() as conn:
-        return deployment_results.listing(conn, site.app_token).to_dict()
+        return deployment_results.listing(conn, site.app_token)
 
 
-def get_deployment(call: Call) -> dict[str, Any]:
+def get_deployment(call: Call) -> DeploymentDetail:
     site = _manage(call)
     with call.store.read() as conn:
-        found = deployment_results.view(conn, site.app_token, call.path["deployment_id"],
-                                        _page_url(call))
-    return found.to_dict()
+        return deployment_results.view(conn, site.app_token, call.path["deployment_id"],
+                                       _page_url(call))
 
 
-def promote_deployment(call: Call) -> dict[str, Any]:
+def promote_deployment(call: Call) -> ProdPointed:
     return _point_prod(call, deployment_results.promote)
 
 
-def rollback_deployment(call: Call) -> dict[str, Any]:
+def rollback_deployment(call: Call) -> ProdPointed:
     return _point_prod(call, deployment_results.rollback)
 
 
 ProdAction = Callable[[sqlite3.Connection, User, str, str, deployment_results.PageUrl],
-                      deployment_results.ProdPointed]
+                      ProdPointed]
 
 
-def _point_prod(call: Call, action: ProdAction) -> dict[str, Any]:
+def _point_prod(call: Call, action: ProdAction) -> ProdPointed:
     call.optional_body_object(())
     with call.store.write() as conn:
         site, _ = require_site(conn, call.caller, call.path["app_token"],
                                roles=sites.MANAGER_ROLES)
-        pointed = action(conn, call.caller, site.app_token, call.path["deployment_id"],
-                         _page_url(call))
-    return pointed.to_dict()
+        return action(conn, call.caller, site.app_token, call.path["deployment_id"],
+                      _page_url(call))
 
 
 def download_artifact(call: Call) -> Response:
@@ -168,23 +172,8 @@ def download_artifact(call: Call) -> Response:
 
 
 # ------------------------------------------------------------------- schemas
-
-_HINTS: Schema = array({"type": "object"}, description="functionHints, as `basedb check "
-                       "--json` reports them.")
-_NULLABLE_STRING: Schema = {"type": ["string", "null"]}
-_SUMMARY_PROPERTIES: dict[str, Schema] = {
-    "deploymentId": STRING, "fingerprint": STRING, "createdAt": STRING, "createdBy": STRING,
-    "status": {"type": "string", "enum": ["ready"]}, "isProd": BOOLEAN,
-    "promotedAt": {**_NULLABLE_STRING, "description": "When it last became prod."},
-    "draftRevision": {"type": ["integer", "null"], "description": "The draft revision it "
-                      "was built from (null for deployments made before it was recorded)."},
-    "timezone": {**STRING, "description": "The time zone its functions run in (sent with "
-                 "the draft; a release keeps it)."},
-}
-_SUMMARY = obj(_SUMMARY_PROPERTIES, tuple(_SUMMARY_PROPERTIES))
-_PROD = obj({"deploymentId": STRING, "env": {"type": "string", "enum": ["prod"]},
-             "baseAppUrl": STRING}, ("deploymentId", "env", "baseAppUrl"))
-_NO_BODY = obj({}, description="No properties; the body may be left out.")
+# The bodies are the wire's models (basedb.protocol.deployments); the OpenAPI document
+# takes their schemas from them.
 
 _DEPLOYMENTS = "/sites/{app_token}/deployments"
 _ONE = _DEPLOYMENTS + "/{deployment_id}"
@@ -202,51 +191,26 @@ ENDPOINTS = [
              "draftRevision, refused (800004020) unless "
              "the drafts are still at that revision: another deploy of the site wrote them "
              "meanwhile.",
-             body=obj({"artifact": {"type": "string", "format": "binary",
-                                    "description": "site.zip"},
-                       "fingerprint": {**STRING, "pattern": "^sha256:[0-9a-f]{64}$"},
-                       "draftRevision": {**STRING, "pattern": "^[0-9]{1,18}$",
-                                         "description": "The draftRevision the deploy's "
-                                         "last draft write answered."}},
-                      ("fingerprint",)),
+             body=DeploymentForm,
              body_media_type="multipart/form-data", body_limit=MAX_UPLOAD_BYTES,
-             response=obj({"deploymentId": STRING, "env": {"type": "string",
-                                                           "enum": ["preview"]},
-                           "status": STRING, "fingerprint": STRING, "baseAppUrl": STRING,
-                           "functionHints": _HINTS, "createdAt": STRING,
-                           "draftRevision": {"type": "integer"},
-                           "timezone": _SUMMARY_PROPERTIES["timezone"]},
-                          ("deploymentId", "env", "status", "fingerprint", "baseAppUrl",
-                           "functionHints", "createdAt")),
+             response=DeploymentCreated,
              errors=(409,)),
     Endpoint("GET", _DEPLOYMENTS, list_deployments, "The site's deployments, newest first.",
              "deployments",
-             response=obj({"deployments": array(_SUMMARY),
-                           "prodDeploymentId": _NULLABLE_STRING,
-                           "previewDeploymentId": _NULLABLE_STRING},
-                          ("deployments", "prodDeploymentId", "previewDeploymentId"))),
+             response=DeploymentListing),
     Endpoint("GET", _ONE, get_deployment, "One deployment and what it snapshots.",
              "deployments", description="baseAppUrl is the prod URL when it is prod, the "
              "preview URL when it is the latest preview, else null.",
-             response=obj({**_SUMMARY_PROPERTIES, "isPreview": BOOLEAN,
-                           "functions": obj({}, additional=STRINGS,
-                                            description="functionIds by kind"),
-                           "agentTools": obj({"exclude": STRINGS}, ("exclude",)),
-                           "functionHints": _HINTS,
-                           "artifact": obj({"sha256": STRING, "size": INTEGER},
-                                           ("sha256", "size")),
-                           "baseAppUrl": _NULLABLE_STRING},
-                          (*_SUMMARY_PROPERTIES, "functions", "agentTools", "baseAppUrl")),
-             errors=(409,)),
+             response=DeploymentDetail, errors=(409,)),
     Endpoint("POST", _ONE + "/promote", promote_deployment,
              "Point prod at this exact preview snapshot.", "deployments",
              description="Only the site's latest preview; anything else answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD,
+             body=NoBody, body_required=False, response=ProdPointed,
              errors=(409,)),
     Endpoint("POST", _ONE + "/rollback", rollback_deployment,
              "Point prod back at a deployment that was prod before.", "deployments",
              description="A deployment that was never prod answers 800004020.",
-             body=_NO_BODY, body_required=False, response=_PROD,
+             body=NoBody, body_required=False, response=ProdPointed,
              errors=(409,)),
     Endpoint("GET", _ONE + "/artifact", download_artifact, "The deployment's site.zip.",
              "deployments", response_media_type=ZIP,

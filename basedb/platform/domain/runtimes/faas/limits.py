@@ -9,7 +9,7 @@
 | `BASEDB_FAAS_MEMORY_MB` | 256 | resident memory of one worker (cgroup), V8 heap 128 |
 | `BASEDB_FAAS_DISK_MB` | 64 | the work directory of one worker (tmpfs size) |
 | `BASEDB_FAAS_IDLE_SECONDS` | 60 | an idle warm worker is stopped after this long |
-| `BASEDB_FAAS_WARM_MB` | 1024 | PSS of all warm workers (~10 MB each); past it, LRU ones stop |
+| `BASEDB_FAAS_WARM_MB` | 1536 | PSS of all warm workers (~10 MB each); past it, LRU ones stop |
 | `BASEDB_FAAS_SPARES` | 1 | started workers kept ready for a first call |
 | `BASEDB_FAAS_SANDBOX` | auto | `auto`, `require` (no OS sandbox: refuse to run), `off` |
 
@@ -58,7 +58,7 @@ class FaasLimits:
     open_files: int = 256
     idle_seconds: int = 60
     spares: int = 1
-    warm_memory_mb: int = 1024  # the warm workers of all sites, by PSS (memory.py)
+    warm_memory_mb: int = 1536  # the warm workers of all sites, by PSS (memory.py)
     # A worker is recycled once it has used this much CPU time in all; the kernel stops
     # it (RLIMIT_CPU) at twice as much.
     worker_cpu_seconds: int = 120
