@@ -73,23 +73,10 @@ class _Scope:
         return None
 
 
-# The typed columns of each catalog table, built once per table rather than once per
-# query that reads it. Keyed by identity (a Table is immutable) and holding the table, so
-# a key is never reused; cleared when it grows, for processes that see many catalogs.
-_TABLE_COLUMNS: dict[int, tuple[Table, list[tuple[str, str]]]] = {}
-_TABLE_COLUMNS_LIMIT = 4096
-
-
 def _table_columns(table: Table) -> list[tuple[str, str]]:
-    """(name, type) of each of `table`'s columns, record_id last. Shared: never mutate."""
-    cached = _TABLE_COLUMNS.get(id(table))
-    if cached is not None and cached[0] is table:
-        return cached[1]
-    if len(_TABLE_COLUMNS) >= _TABLE_COLUMNS_LIMIT:
-        _TABLE_COLUMNS.clear()
+    """(name, type) of each of `table`'s columns, record_id last."""
     columns = [(f.name, T.field_type(f)) for f in table.fields]
     columns.append(("record_id", T.TEXT))
-    _TABLE_COLUMNS[id(table)] = (table, columns)
     return columns
 
 

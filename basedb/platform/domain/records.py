@@ -165,7 +165,7 @@ class _Preparer:
         self.table = table
         self.zone = zone
         # field name or id -> (field, encoder, whether its cells refer to ids)
-        self.resolved = _resolved_fields(table, zone)
+        self.resolved: Resolved = {}
         self.refs: list[tuple[Field, str | tuple[str | int, ...], list[str]]] = []
 
     def row(self, cells: Iterable[Cell]) -> dict[str, Any]:
@@ -195,25 +195,6 @@ class _Preparer:
 
 
 Resolved = dict[str, tuple[Field, Callable[[Any], Any], bool]]
-_RESOLVED_KEPT = 256
-_resolved_by_table: dict[tuple[int, str], tuple[Table, Resolved]] = {}
-
-
-def _resolved_fields(table: Table, zone: str) -> Resolved:
-    """The fields (with their encoders) resolved so far for writes to this very Table
-    object in `zone`. A kept table (a plan's, a route's) is the same object write after
-    write, and what a key resolves to depends only on the table and the zone, so writes
-    share the map (growing it as keys come); entries hold the table itself, so an id is
-    never taken for another table's."""
-    key = (id(table), zone)
-    found = _resolved_by_table.get(key)
-    if found is not None and found[0] is table:
-        return found[1]
-    if len(_resolved_by_table) >= _RESOLVED_KEPT:
-        _resolved_by_table.clear()
-    resolved: Resolved = {}
-    _resolved_by_table[key] = (table, resolved)
-    return resolved
 
 
 def _check_references(conn: sqlite3.Connection,
@@ -278,7 +259,7 @@ def insert_grid(conn: sqlite3.Connection, table: Table, fields: Sequence[Field],
         return RecordRows(fields=tuple(f.name for f in fields),
                           field_ids=tuple(f.field_id for f in fields), record_ids=(),
                           data=[])
-    plan = _insert_plan(table.table_id, table.fields)
+    plan = _planned_insert(table.table_id, table.fields)
     now = ids.now_in(zone)
     seq = conn.execute(plan.max_seq_sql).fetchone()[0]
     given = {field.field_id: column for field, column in zip(fields, columns, strict=True)}
@@ -332,7 +313,7 @@ def _insert(conn: sqlite3.Connection, table: Table, rows: list[dict[str, Any]], 
     """Insert prepared rows: their record ids."""
     if not rows:
         return []
-    plan = _insert_plan(table.table_id, table.fields)
+    plan = _planned_insert(table.table_id, table.fields)
     now = ids.now_in(zone)
     one = len(rows) == 1 and not plan.auto
     # One row takes the next sequence number within its INSERT; several read it first.
@@ -382,23 +363,6 @@ class _InsertPlan:
     auto: tuple[str, ...]  # auto numbers
     checkbox: tuple[str, ...]  # unticked is 0, never NULL
     cells: tuple[str, ...]  # the prepared cells
-
-
-_plans_by_fields: dict[int, tuple[tuple[Field, ...], _InsertPlan]] = {}
-
-
-def _insert_plan(table_id: str, fields: tuple[Field, ...]) -> _InsertPlan:
-    """`_planned_insert`, found by the identity of the field tuple first: a kept table's
-    fields are the same tuple insert after insert, and hashing it costs more than the
-    lookup."""
-    found = _plans_by_fields.get(id(fields))
-    if found is not None and found[0] is fields and found[1].table_id == table_id:
-        return found[1]
-    plan = _planned_insert(table_id, fields)
-    if len(_plans_by_fields) >= _RESOLVED_KEPT:
-        _plans_by_fields.clear()
-    _plans_by_fields[id(fields)] = (fields, plan)
-    return plan
 
 
 @lru_cache(maxsize=256)

@@ -200,24 +200,16 @@ def shape_result(columns: Sequence[OutputColumn], rows: list[tuple[Any, ...]],
 
 
 _Shape = tuple[tuple[str, ...], tuple[Callable[[Any], Any], ...], tuple[dict[str, Any], ...]]
-# How each statement's columns are shaped (names, decoders, the `columns` entries), kept
-# with the columns they were made from: compiled statements live as long as their plans.
-_shapes: dict[int, tuple[Sequence[OutputColumn], _Shape]] = {}
-_SHAPES_KEPT = 1024
 
 
 def _shape(columns: Sequence[OutputColumn]) -> _Shape:
-    found = _shapes.get(id(columns))
-    if found is not None and found[0] is columns:
-        return found[1]
-    shape: _Shape = (tuple(column.name for column in columns),
-                     tuple(column_decoder(column) for column in columns),
-                     tuple({"name": c.name, "type": c.field.type} if c.field is not None
-                           else {"name": c.name} for c in columns))
-    if len(_shapes) >= _SHAPES_KEPT:
-        _shapes.clear()
-    _shapes[id(columns)] = (columns, shape)
-    return shape
+    """How the statement's columns are shaped: names, decoders, the `columns` entries.
+    (Made for each answer: keeping them by the columns' identity saved under 10% of an
+    invoke, docs/performance.md.)"""
+    return (tuple(column.name for column in columns),
+            tuple(column_decoder(column) for column in columns),
+            tuple({"name": c.name, "type": c.field.type} if c.field is not None
+                  else {"name": c.name} for c in columns))
 
 
 def column_names(compiled: CompiledQuery) -> tuple[str, ...]:
