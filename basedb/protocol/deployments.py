@@ -27,9 +27,9 @@ Timezone = Annotated[str, Meta(description="The time zone its functions run in (
                                            "the draft; a release keeps it).")]
 
 
-class DeploymentFields(WireModel, frozen=True, kw_only=True):
+class DeploymentFields(WireModel, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The text fields of a deploy request: a form's text parts, or a JSON object when
-    site.zip is left out."""
+    site.zip is left out. Nothing else is accepted (the documented schema says so)."""
 
     fingerprint: Annotated[str, Meta(pattern=FINGERPRINT_PATTERN)]
     draft_revision: Annotated[str, Meta(
@@ -38,7 +38,8 @@ class DeploymentFields(WireModel, frozen=True, kw_only=True):
     )] | UnsetType = UNSET
 
 
-class DeploymentForm(DeploymentFields, frozen=True, kw_only=True):
+class DeploymentForm(DeploymentFields, frozen=True, kw_only=True,
+                     forbid_unknown_fields=True):
     """POST deployments as a multipart form: site.zip (left out to reuse the site.zip of
     the site's deployment with this fingerprint) and the text fields."""
 

@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -171,6 +171,9 @@ STATED_RULES: dict[tuple[str, str], tuple[StatedRule, ...]] = {
     ("PUT", "/sites/{app_token}/draft/ai-functions"): (_CHECKED_DRAFT,),
     ("PUT", "/sites/{app_token}/draft/agent-tools"): (StatedRule(
         "Every id in exclude must be a draft function", re.compile(r"^800004030 ")),),
+    ("POST", "/sites/{app_token}/functions/{function_id}/stream"): (StatedRule(
+        "800004002 for params that fail the inputSchema",
+        re.compile(r"^800004002 |^800004011 ai function feature is not enabled")),),
     ("POST", "/sites/{app_token}/functions/{function_id}/invoke"): (StatedRule(
         "params must match the function's inputSchema",
         re.compile(r"^800004002 |^9499 .*Parameter: /params|"
@@ -194,9 +197,15 @@ class RealObjects:
     # A pageToken each listing returned (functions: one per env, a token is tied to it).
     page_tokens: dict[str, dict[str, str]]
 
+    # AI Functions alone stream: on /stream the functions are these.
+    ai_functions: list[str] = field(default_factory=list)
+
     def choices(self, path: str) -> dict[str, list[str]]:
-        return {name: values for name, values in self.by_parameter.items()
-                if "{" + name + "}" in path}
+        found = {name: values for name, values in self.by_parameter.items()
+                 if "{" + name + "}" in path}
+        if path.endswith("/{function_id}/stream") and "function_id" in found:
+            found["function_id"] = self.ai_functions
+        return found
 
     def with_short_wait(self, case: Any) -> Any:
         """The logs' `wait` holds an answer up to 25 s for an entry to arrive (the long
@@ -210,20 +219,29 @@ class RealObjects:
         return short
 
     def with_real_page_token(self, case: Any) -> Any:
-        """A pageToken is opaque and only a listing's own is valid (a random string is
-        refused with 400), so a case that sends one sends a real one."""
-        if not case.query or "pageToken" not in case.query:
+        """A page token is opaque and only a listing's own is valid (a random string is
+        refused with 400), so a case that sends one sends a real one: the token of the
+        listing's first page (per env), or none where no such token applies (a search's
+        token is tied to its arguments, a records token to its table; tests of their
+        own cover those)."""
+        name = next((key for key in _PAGE_TOKEN_NAMES if key in (case.query or {})), None)
+        if name is None:
             return case
-        tokens = self.page_tokens.get(case.operation.path)
-        if tokens is None:
-            return case
+        tokens = self.page_tokens.get(case.operation.path, {})
         env = case.query.get("env", "prod")
-        token = tokens.get(env) if isinstance(env, str) else tokens["prod"]
+        token = tokens.get(env) if isinstance(env, str) else tokens.get("prod")
+        if any(case.query.get(key) not in (None, "") for key in _SEARCH_ARGUMENTS):
+            token = None
         real = case.derive(keep_auth=True)
         # A listing with no second page (dev, here) has no token: send none.
-        real.query = ({**case.query, "pageToken": token} if token is not None else
-                      {k: v for k, v in case.query.items() if k != "pageToken"})
+        real.query = ({**case.query, name: token} if token is not None else
+                      {k: v for k, v in case.query.items() if k != name})
         return real
+
+
+_PAGE_TOKEN_NAMES = ("pageToken", "page_token")
+# The function listing's search arguments, which a pageToken is tied to.
+_SEARCH_ARGUMENTS = ("query", "table", "access")
 
 
 # One platform for the module, its schema loaded here rather than through
@@ -284,7 +302,8 @@ def real_objects(fuzzing: Fuzzing, monkeypatch: pytest.MonkeyPatch) -> RealObjec
         "function_id": sorted(f["functionId"] for f in functions
                               if f["functionId"] not in SLOW_FUNCTIONS),
         "path": PAGE_PATHS,
-    }, page_tokens)
+    }, page_tokens, ai_functions=sorted(f["functionId"] for f in functions
+                                        if f["functionType"] == "ai_function"))
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS,
