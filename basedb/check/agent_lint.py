@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 
 from basedb.check.context import CheckContext
 from basedb.check.messages import did_you_mean
-from basedb.core.text_search import named_table, tokens, words
+from basedb.core.text_search import name_tokens, named_table, tokens, words
 from basedb.protocol.findings import Hint
 from basedb.workspace.model import AnyDeclaration, Mutation
 
@@ -145,8 +145,9 @@ def _name_hints(decl: AnyDeclaration, tables: Sequence[str]) -> Iterator[Hint]:
 
 
 def _tables_at_start(function_id: str, tables: Sequence[str]) -> set[str]:
-    found = tokens(function_id)
-    return {t for t in tables if tokens(t) and found[:len(tokens(t))] == tokens(t)}
+    found = tuple(tokens(function_id))
+    return {t for t in tables
+            if (wanted := name_tokens(t)) and found[:len(wanted)] == wanted}
 
 
 # ---------------------------------------------------------------- near twins
@@ -165,6 +166,10 @@ def _near_duplicates(declarations: Sequence[AnyDeclaration], tables: Sequence[st
     for table, members in by_table.items():
         for i, (first, a) in enumerate(members):
             for second, b in members[i + 1:]:
+                # The overlap of two sets is at most the smaller's size over the larger's:
+                # most pairs are told apart by their sizes alone, without a set made.
+                if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
+                    continue
                 pair = (first.function_id, second.function_id)
                 # Descriptions that differ in the records they name (articles, surveys)
                 # are told apart by those words; near twins differ in none of them.
@@ -188,9 +193,9 @@ def _tables_of(decl: AnyDeclaration, tables: Sequence[str]) -> list[str]:
         spec = decl.spec or decl.spec_as_written
         if spec is not None and isinstance(spec.table, str):
             return [spec.table]
-    found = tokens(decl.function_id)
-    named = [t for t in tables if tokens(t) and any(
-        found[i:i + len(tokens(t))] == tokens(t) for i in range(len(found)))]
+    found = tuple(tokens(decl.function_id))
+    named = [t for t in tables if (wanted := name_tokens(t)) and any(
+        found[i:i + len(wanted)] == wanted for i in range(len(found)))]
     if named:
         return named
     table = named_table(decl.description_str, tables)

@@ -24,6 +24,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 K1 = 1.2
 B = 0.75
@@ -58,6 +59,13 @@ def singular(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """The index terms of `text`: each word in its singular form."""
     return [singular(word) for word in words(text)]
+
+
+@lru_cache(maxsize=4096)
+def name_tokens(name: str) -> tuple[str, ...]:
+    """`tokens` of a table's name, kept: every function of a site is matched against
+    every table, so the few names are tokenized once, not once per function."""
+    return tuple(tokens(name))
 
 
 class SearchIndex:
@@ -109,10 +117,10 @@ def named_table(text: str, table_names: Sequence[str]) -> str | None:
     """The table whose name appears, as whole words, in `text` (an id like
     exportOrderItems, or a sentence): the one named first, the longest name where two
     start at the same word (Order Items over Orders); None when none is named."""
-    found = tokens(text)
+    found = tuple(tokens(text))
     best: tuple[int, int, str] | None = None
     for name in table_names:
-        wanted = tokens(name)
+        wanted = name_tokens(name)
         size = len(wanted)
         if not size:
             continue
