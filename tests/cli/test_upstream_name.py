@@ -69,6 +69,7 @@ def _json(bin_dir: Path, *args: str, cwd: Path) -> Any:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # a whole journey through a launcher, in subprocesses (about 20 s)
 def test_an_upstream_script_runs_under_base_database_cli(upstream_cli: Path,
                                                           tmp_path: Path) -> None:
     helped = _run(upstream_cli, "deploy", "--help", cwd=tmp_path)

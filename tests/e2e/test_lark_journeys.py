@@ -82,6 +82,7 @@ def journey(basedb: Basedb, root: Path, profile: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- bot
 
 
+@pytest.mark.slow  # a whole deploy journey as a bot, in subprocesses
 def test_ci_deploys_to_production_with_only_app_credentials(stand_in: StandIn,
                                                              tmp_path: Path) -> None:
     app_id, secret = stand_in.register_app("CI")
@@ -192,6 +193,7 @@ def test_a_user_sign_in_split_in_two_for_agents(feishu: StandIn) -> None:
 # ------------------------------------------------------------------------ lark-cli
 
 
+@pytest.mark.slow  # a whole journey through the fake lark-cli, in subprocesses
 def test_requests_through_lark_cli(feishu: StandIn, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     app_id, secret = feishu.register_app("Through lark-cli")

@@ -245,6 +245,7 @@ WITHOUT_AI = """async () => {
 }"""
 
 
+@pytest.mark.slow  # Chromium through dev, a preview and production (about 10 s)
 def test_an_upstream_site_runs_unchanged_under_dev_preview_and_production(
         tmp_path: Path, isolated_dirs: dict[str, Path], stub: OpenAIStub,
         monkeypatch: pytest.MonkeyPatch) -> None:
