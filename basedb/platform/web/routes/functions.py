@@ -169,7 +169,7 @@ def parse_function_query(call: Call) -> FunctionQuery:
         raise bad_request(f"query is longer than {MAX_QUERY_CHARS} characters",
                           parameter="?query", received=query[:80] + "…",
                           fix="send a few distinctive words of what the function does")
-    access = call.query.get("access") or None
+    access = call.query.get("access")  # an empty value is not a filter left out
     if access is not None and access not in ACCESS_VALUES:
         raise bad_request("access must be read or write", parameter="?access",
                           received=access, fix="send access=read (functions that only "

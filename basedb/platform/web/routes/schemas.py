@@ -55,7 +55,9 @@ PAGE_QUERY = (
 OPTION: Schema = obj({"name": NAME}, ("name",))
 
 FIELD_BODY: Schema = obj({
-    "name": {**NAME, "description": "Unique within the table; not `record_id`."},
+    "name": {**NAME, "not": {"pattern": r"^\s*record_id\s*$"},
+             "description": "Unique within the table; not `record_id` (the record id "
+                            "pseudo-column's name)."},
     "type": {"type": "string", "enum": [t for t in FIELD_TYPES
                                         if t not in ("formula", "lookup")]},
     "description": STRING,
