@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import ROOT, tree_changes
 
 
+@pytest.mark.slow  # a whole pytest session in a subprocess (about 13 s)
 @pytest.mark.skipif(tree_changes() is None, reason="not a git checkout")
 def test_a_file_left_in_the_checkout_fails_the_run(tmp_path: Path) -> None:
     probe = ROOT / f"left-behind-{os.getpid()}.txt"
