@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from basedb.core.paths import API_PREFIX
+from tests.processes import interrupt
 
 LISTENING = re.compile(r"basedb platform listening on (http://127\.0\.0\.1:\d+)")
 
@@ -84,12 +84,7 @@ def serve_stand_in(root: Path, *, device_interval: int = 1) -> Iterator[StandIn]
         token = (data / "owner.token").read_text().strip()
         yield StandIn(url, token, data, log)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupt(process)
 
 
 def device_sign_in(stand_in: StandIn, app_id: str, secret: str, approver: str) -> dict[str, Any]:

@@ -7,8 +7,6 @@ Python package (a test dependency) as the driver; skips, saying which is missing
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,14 +15,12 @@ import pytest
 
 from tests.cli.deploy_support import init_site
 from tests.dev_support import Dev, dev_session
+from tests.processes import CHROMIUM, NO_CHROMIUM
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright's Python package is not installed "
     "(pip install -e '.[test]')")
-CHROMIUM = os.environ.get("BASEDB_TEST_CHROMIUM") or shutil.which("chromium") \
-    or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
-                                "(apt-get install chromium, or set BASEDB_TEST_CHROMIUM)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 WAIT_MS = 30_000
 
 FIRST_MEMBER = """async () => {

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,14 +25,12 @@ import pytest
 from tests.ai_stub import IMAGE_URL, MODEL, PIECES, OpenAIStub
 from tests.cli.deploy_support import app_token_of, init_site, run
 from tests.dev_support import dev_session
+from tests.processes import CHROMIUM, NO_CHROMIUM, interrupt
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright's Python package is not installed "
     "(pip install -e '.[test]')")
-CHROMIUM = os.environ.get("BASEDB_TEST_CHROMIUM") or shutil.which("chromium") \
-    or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
-                                "(apt-get install chromium, or set BASEDB_TEST_CHROMIUM)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 WAIT_MS = 60_000
 
 # ------------------------------------------------------------------ the site
@@ -203,12 +199,7 @@ def serving(data: Path) -> Iterator[str]:
         assert match, first + (process.stderr.read() if process.poll() is not None else "")
         yield match.group(1)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupt(process)
 
 
 def sign_in_and_open(page: Any, url: str, token: str) -> None:

@@ -20,6 +20,7 @@ from basedb.cli import cli
 from basedb.cli.serve import is_loopback
 from basedb.core.paths import API_PREFIX
 from basedb.platform import open_platform
+from tests.processes import interrupt
 
 
 def _read_line(stream: object, deadline: float) -> str:
@@ -94,12 +95,7 @@ def test_serve_over_http(tmp_path: Path) -> None:
         assert access[1]["log_id"] == me.headers["x-tt-logid"]
         assert all(token not in json.dumps(a) for a in access)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupt(process)
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""
     assert process.stdout is not None and process.stdout.read() == "", "nothing but URLs"
 

@@ -43,6 +43,7 @@ from basedb.platform.domain.runtimes.faas.workdirs import clean_stale, runtime_r
 from basedb.protocol import ApiFailure, Code
 from tests.platform.conftest import Api
 from tests.platform.release_support import TaskSite, deploy, functions_body, task_site
+from tests.processes import interrupt
 
 HAS_NODE = int((node_version() or "0").split(".")[0]) >= 20
 # Detected once: the skips below and the test of what it says ask the same sandbox.
@@ -185,13 +186,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             api.ok("POST", f"/sites/{site.app_token}/deployments/{deployment}/promote")
             yield Served(process, match.group(1), log, api, site.app_token)
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        interrupt(process, timeout=20)
 
 
 @needs_sandbox

@@ -12,8 +12,6 @@ the browser that asked, and exchanges it for a session that calls that site only
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +29,7 @@ from tests.platform.functions_support import TaskSite, add_member, released_site
 from tests.platform.release_support import deploy
 from tests.platform.sign_in_support import PAGE, post_sign_in, sign_in_redirect
 from tests.platform.sign_in_support import sign_in as sign_in_tab
+from tests.processes import CHROMIUM, NO_CHROMIUM
 from tests.security.support import served
 
 # Eve's worker: every request of a page it controls, body included, into Cache Storage.
@@ -226,8 +225,6 @@ def test_the_state_cookie_is_http_only_and_scoped_to_the_callback(scene: Scene) 
 
 # ------------------------------------------------------------- in a real browser
 
-CHROMIUM = os.environ.get("BASEDB_TEST_CHROMIUM") or shutil.which("chromium") \
-    or shutil.which("chromium-browser")
 WAIT_MS = 30_000
 
 
@@ -237,8 +234,7 @@ def browser() -> Iterator[Any]:
         "playwright.sync_api", reason="Playwright's Python package is not installed "
         "(pip install -e '.[test]')")
     if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium, or set "
-                    "BASEDB_TEST_CHROMIUM)")
+        pytest.skip(NO_CHROMIUM)
     with playwright_api.sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
