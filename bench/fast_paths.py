@@ -28,6 +28,7 @@ import functools
 import gc
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -278,7 +279,7 @@ def _httpx_sender(platform: Any, path: str) -> Callable[[dict[str, Any]], Any]:
 
 
 def _read(scratch: Path, counter: _Counter) -> None:
-    from bench.orders_site import FIELDS, TABLE, _rows
+    from bench.orders_site import FIELDS, TABLE, order_rows
 
     platform, client = _embedded(scratch / "read-data")
     try:
@@ -286,7 +287,8 @@ def _read(scratch: Path, counter: _Counter) -> None:
         table = client.request("POST", f"/bases/{base}/tables", json={
             "name": TABLE, "fields": FIELDS})["data"]["id"]
         client.request("POST", f"/bases/{base}/tables/{table}/records/batch_create", json={
-            "fields": [f["name"] for f in FIELDS], "rows": next(_rows(50, seed=7))})
+            "fields": [f["name"] for f in FIELDS],
+            "rows": next(order_rows(50, random.Random(7)))})
         path = f"/bases/{base}/tables/{table}/fields"
         for _ in range(WARM_INVOKES):
             client.request("GET", path)

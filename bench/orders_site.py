@@ -85,20 +85,20 @@ class OrdersSite:
     @staticmethod
     def params_sequence(count: int, seed: int) -> list[dict[str, str]]:
         rng = random.Random(seed)
-        return [{"customer": _customer(rng.randrange(CUSTOMERS)),
+        return [{"customer": customer_id(rng),
                  "status": rng.choice(STATUSES)} for _ in range(count)]
 
 
-def _customer(number: int) -> str:
-    return f"C{number:04d}"
+def customer_id(rng: random.Random) -> str:
+    """One of the CUSTOMERS customers, at random."""
+    return f"C{rng.randrange(CUSTOMERS):04d}"
 
 
-def _rows(count: int, seed: int) -> Iterator[list[list[Any]]]:
-    """Batches of order rows, deterministic for a seed."""
-    rng = random.Random(seed)
+def order_rows(count: int, rng: random.Random) -> Iterator[list[list[Any]]]:
+    """Batches of `count` order rows (FIELDS' columns), BATCH at a time, drawn from `rng`."""
     batch: list[list[Any]] = []
     for number in range(count):
-        batch.append([f"SO{number:07d}", _customer(rng.randrange(CUSTOMERS)),
+        batch.append([f"SO{number:07d}", customer_id(rng),
                       rng.choice(STATUSES), round(rng.uniform(1, 5000), 2),
                       f"2025-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d} "
                       f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}"])
@@ -124,7 +124,7 @@ def build_orders_site(data_dir: Path, *, records: int, seed: int) -> OrdersSite:
             table_id = client.request("POST", f"/bases/{base}/tables", json={
                 "name": TABLE, "fields": FIELDS})["data"]["id"]
             started = time.perf_counter()
-            for batch in _rows(records, seed):
+            for batch in order_rows(records, random.Random(seed)):
                 client.request("POST", f"/bases/{base}/tables/{table_id}/records/batch_create",
                                json={"fields": [f["name"] for f in FIELDS], "rows": batch})
             load_seconds = time.perf_counter() - started

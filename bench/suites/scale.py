@@ -32,7 +32,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from bench.orders_site import BATCH, FIELDS, STATUSES, TABLE
+from bench.orders_site import FIELDS, TABLE, customer_id, order_rows
 from bench.registry import BenchContext, BenchError, BenchResult, Figure, Target, register
 from bench.timing import Samples
 
@@ -46,7 +46,6 @@ TARGETS = {"eq_order": Target(1.3, "ratio"), "range_order": Target(2.0, "ratio")
            "faas_warm": Target(2.0, "ratio"), "restart": Target(1.5, "ratio")}
 RESTARTS = 15  # each is tens of milliseconds; the median of few swings with the machine
 WARM_UP = 20
-CUSTOMERS = 1_000
 PAGE = 100
 SQL = {
     "eqOrder": ('SELECT "订单号", "金额", "下单时间" FROM "订单" WHERE "客户" = $1 '
@@ -139,7 +138,7 @@ def _measure_rows(ctx: BenchContext, size: int,
             records = f"/bases/{base}/tables/{table_id}/records"
             load = Samples(f"batch_create per row at {size:,}")
             started = time.perf_counter()
-            for batch in _batches(size, rng):
+            for batch in order_rows(size, rng):
                 began = time.perf_counter()
                 client.request("POST", f"{records}/batch_create",
                                json={"fields": [f["name"] for f in FIELDS], "rows": batch})
@@ -148,7 +147,7 @@ def _measure_rows(ctx: BenchContext, size: int,
             out["load"] = load
             app = _site(client, base, table_id, "商城", _database_functions())
             for name, function, params in (
-                    ("eq_order", "eqOrder", lambda: {"customer": _customer(rng)}),
+                    ("eq_order", "eqOrder", lambda: {"customer": customer_id(rng)}),
                     ("range_order", "rangeOrder", lambda: _amounts(rng)),
                     ("count", "countAll", dict)):
                 out[name] = _calls(client, f"{name} at {size:,}", calls, lambda f=function,
@@ -193,7 +192,7 @@ def _restarts(data_dir: Any, app: str, label: str, rng: random.Random) -> Sample
             with Client(base_url=EMBEDDED_BASE_URL, token=platform.owner_token,
                         transport=InProcessTransport(platform.app), timeout=300) as client:
                 client.request("POST", f"/sites/{app}/functions/eqOrder/invoke",
-                               json={"params": {"customer": _customer(rng)}})
+                               json={"params": {"customer": customer_id(rng)}})
                 samples.seconds.append(time.perf_counter() - began)
         finally:
             platform.close()
@@ -284,24 +283,6 @@ def _site(client: Client, base: str, table_id: str, title: str,
                                                   "application/zip")})["data"]
     client.request("POST", f"/sites/{app}/deployments/{deployed['deploymentId']}/promote")
     return str(app)
-
-
-def _batches(count: int, rng: random.Random) -> Any:
-    batch: list[list[Any]] = []
-    for number in range(count):
-        batch.append([f"SO{number:07d}", _customer(rng), rng.choice(STATUSES),
-                      round(rng.uniform(1, 5000), 2),
-                      f"2025-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d} "
-                      f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:00"])
-        if len(batch) == BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _customer(rng: random.Random) -> str:
-    return f"C{rng.randrange(CUSTOMERS):04d}"
 
 
 def _amounts(rng: random.Random) -> dict[str, float]:
