@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from basedb.core import environment
-from basedb.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, BasedbError
+from basedb.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, BasedbError, Interrupted
 
 EXIT_DECLINED = 1  # a confirmation was answered no: nothing was done
 
@@ -265,7 +265,7 @@ def run_guarded(ctx: click.Context, call: Callable[[], Any]) -> Any:
     except KeyboardInterrupt:
         # Ctrl-C ends the command as shells expect (128 + SIGINT), not as click's
         # "Aborted!" with the exit code of findings. A deploy stage says more itself.
-        click.echo("Interrupted (Ctrl-C).", err=True)
+        report_error(Interrupted("Interrupted (Ctrl-C).", code="INTERRUPTED"))
         ctx.exit(EXIT_INTERRUPTED)
     except (click.exceptions.Exit, click.ClickException, click.Abort, BrokenPipeError):
         raise

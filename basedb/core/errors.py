@@ -15,6 +15,7 @@
     │   ├── ConnectionRefused        exit 4  no connection was made: nothing was sent
     │   ├── ConnectionLost           exit 4  sent, but no answer came: outcome unknown
     │   └── BadResponse              exit 4  an answer that is not a Lark envelope
+    ├── Interrupted                  exit 130  the user pressed Ctrl-C
     └── InternalError                exit 5  a bug in basedb
 
 An error is built complete and not changed afterwards: to add what a caller knows (a
@@ -225,6 +226,13 @@ class BadResponse(NetworkError):
     def outcome_unknown(self) -> bool:  # type: ignore[override]
         status = self.detail.get("http_status")
         return not isinstance(status, int) or status >= 500
+
+
+class Interrupted(BasedbError):
+    """The user stopped the command (Ctrl-C)."""
+
+    exit_code = EXIT_INTERRUPTED
+    type = "interrupted"
 
 
 class InternalError(BasedbError):

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from basedb.core.errors import (
-    EXIT_INTERRUPTED,
     EXIT_NETWORK,
     ApiError,
     AuthError,
     BasedbError,
     ConnectionRefused,
+    Interrupted,
 )
 from basedb.deploy.state import LocalState, StageStatus
 from basedb.protocol import FailureMessage
@@ -92,13 +92,6 @@ class DeployStageError(BasedbError):
         self.stage = stage
         self.outcome_known = outcome_known
         self.cause = cause
-
-
-class Interrupted(BasedbError):
-    """The user stopped the command (Ctrl-C) while a stage ran."""
-
-    exit_code = EXIT_INTERRUPTED
-    type = "interrupted"
 
 
 _NOT_SENT_HINT = ("The request never reached the platform, so nothing changed: check that it "

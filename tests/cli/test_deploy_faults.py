@@ -282,3 +282,6 @@ def test_ctrl_c_outside_a_stage_exits_130_not_1(site: Path,
     result = run("deploy", "-C", str(site))
     assert result.exit_code == 130
     assert "Interrupted (Ctrl-C)" in result.stderr and "Aborted!" not in result.stderr
+    as_json = run("deploy", "-C", str(site), "--json")
+    assert as_json.exit_code == 130, "and in JSON mode, an error envelope"
+    assert error_json(as_json)["type"] == "interrupted"
